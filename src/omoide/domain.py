@@ -1,0 +1,135 @@
+"""Plain dataclasses shared by every layer. No I/O here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+
+class Role(StrEnum):
+    SYSTEM = "system"
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+
+
+class MessageStatus(StrEnum):
+    COMPLETE = "complete"
+    STREAMING = "streaming"
+    """A reply still being written. Found after a crash, it reads as interrupted."""
+    INTERRUPTED = "interrupted"
+    """The user stopped the reply, or the process died: what arrived is kept."""
+    FAILED = "failed"
+    """The backend failed before anything arrived; kept so the turn is visible."""
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    id: int
+    chat_id: int
+    parent_id: int | None
+    role: Role
+    content: str
+    created_at: datetime
+    status: MessageStatus = MessageStatus.COMPLETE
+    tool_calls: list[dict[str, Any]] | None = None
+    tool_call_id: str | None = None
+    depth: int = 0
+    """Number of ancestors; the root (greeting) has depth 0."""
+
+    @property
+    def interrupted(self) -> bool:
+        return self.status in (MessageStatus.INTERRUPTED, MessageStatus.STREAMING)
+
+
+@dataclass(frozen=True, slots=True)
+class Chat:
+    id: int
+    character: str
+    """The character's id (its folder name or imported card slug)."""
+    title: str
+    head_id: int | None
+    created_at: datetime
+    updated_at: datetime
+    archived: bool = False
+    message_count: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Branch:
+    chat_id: int
+    name: str
+    message_id: int
+    created_at: datetime
+    auto: bool = False
+    """Saved automatically before a restore, so the restore can be undone."""
+
+
+class DiaryAuthor(StrEnum):
+    CHARACTER = "character"
+    USER = "user"
+    COMPRESSION = "compression"
+
+
+@dataclass(frozen=True, slots=True)
+class DiaryEntry:
+    id: int
+    chat_id: int
+    message_id: int
+    """The message at which the entry was written: it exists on that message's subtree."""
+    content: str
+    author: DiaryAuthor
+    created_at: datetime
+    prev_id: int | None = None
+    """The previous entry on the same path; entries form backward-linked chains."""
+
+    @property
+    def compressed(self) -> bool:
+        return self.author is DiaryAuthor.COMPRESSION
+
+    def heading(self) -> str:
+        label = {
+            DiaryAuthor.CHARACTER: "memo entry",
+            DiaryAuthor.USER: "memo entry (written by you)",
+            DiaryAuthor.COMPRESSION: "diary, compressed",
+        }[self.author]
+        return f"## {self.created_at:%m/%d} - {label}"
+
+    def as_markdown(self) -> str:
+        return f"{self.heading()}\n{self.content.strip()}\n"
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """A memory checkpoint: the running summary of the chat up to `covers_to_id`,
+    and the point up to which diary entries are folded into the stable prompt."""
+
+    id: int
+    chat_id: int
+    anchor_id: int
+    """The message at which it came into being; in force on that message's subtree."""
+    covers_to_id: int | None
+    """The newest message compressed into the summary text."""
+    diary_to_id: int | None
+    """The newest diary entry folded into the stable diary block."""
+    content: str
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryState:
+    """What the character remembers at one head of the message tree."""
+
+    summary: Summary | None
+    stable_diary: list[DiaryEntry] = field(default_factory=list)
+    """Diary entries folded in at the last checkpoint, oldest first."""
+    new_diary: list[DiaryEntry] = field(default_factory=list)
+    """Entries saved since the last checkpoint, oldest first (the volatile tail)."""
+    window: list[Message] = field(default_factory=list)
+    """Messages on the path not covered by the summary, oldest first."""
+
+    @property
+    def diary(self) -> list[DiaryEntry]:
+        return [*self.stable_diary, *self.new_diary]

@@ -1,0 +1,106 @@
+"""The exception tree. Every error a user can meet carries a message that
+says what went wrong and a hint that says what to do.
+
+    OmoideError
+    ├── ConfigError              bad config file or environment value
+    ├── StoreError
+    │   ├── NotAnOmoideDatabase  the file exists but is not ours, or is corrupt
+    │   ├── StorageUnavailable   disk full, read-only directory, locked for too long
+    │   └── NotFound             a chat, message or branch that does not exist
+    ├── CharacterError           a character folder or card that cannot be read
+    ├── CommandError             a slash command that cannot be run as typed
+    └── BackendError             anything from an LLM backend
+        ├── BackendUnreachable   connection refused, DNS, TLS
+        ├── AuthenticationFailed 401 / 403
+        ├── RateLimited          429
+        ├── ServerFailed         5xx
+        ├── ModelNotFound        404 / unknown model
+        ├── BadRequest           other 4xx
+        ├── StreamStalled        no bytes for longer than the stall timeout
+        ├── StreamBroken         the connection dropped mid-reply
+        └── LocalModelMissing    the embedded model or llama-cpp-python is not installed
+"""
+
+from __future__ import annotations
+
+
+class OmoideError(Exception):
+    """Base of every error omoide raises on purpose."""
+
+    def __init__(self, message: str, hint: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return f"{self.message} {self.hint}".strip() if self.hint else self.message
+
+
+class ConfigError(OmoideError):
+    pass
+
+
+class StoreError(OmoideError):
+    pass
+
+
+class NotAnOmoideDatabase(StoreError):
+    pass
+
+
+class StorageUnavailable(StoreError):
+    pass
+
+
+class NotFound(StoreError):
+    pass
+
+
+class CharacterError(OmoideError):
+    pass
+
+
+class CommandError(OmoideError):
+    pass
+
+
+class BackendError(OmoideError):
+    """An LLM backend failed. `retryable` marks errors worth retrying later."""
+
+    retryable: bool = False
+
+
+class BackendUnreachable(BackendError):
+    retryable = True
+
+
+class AuthenticationFailed(BackendError):
+    pass
+
+
+class RateLimited(BackendError):
+    retryable = True
+
+
+class ServerFailed(BackendError):
+    retryable = True
+
+
+class ModelNotFound(BackendError):
+    pass
+
+
+class BadRequest(BackendError):
+    pass
+
+
+class StreamStalled(BackendError):
+    retryable = True
+
+
+class StreamBroken(BackendError):
+    retryable = True
+
+
+class LocalModelMissing(BackendError):
+    pass

@@ -1,0 +1,71 @@
+"""What a ChatSession reports while a turn runs and while memory work runs in
+the background. Clients (the TUI, the CLI) match on these."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from omoide.domain import DiaryEntry, Message, Summary
+from omoide.errors import BackendError
+from omoide.llm.base import Usage
+
+
+@dataclass(frozen=True, slots=True)
+class UserMessageStored:
+    message: Message
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyStarted:
+    message: Message
+    """The reply's row, stored at once with status 'streaming' and empty content."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyDelta:
+    text: str
+    """Visible text only: inline <save_memory> tags are already taken out."""
+
+
+@dataclass(frozen=True, slots=True)
+class DiarySaved:
+    entry: DiaryEntry
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyFinished:
+    message: Message
+    usage: Usage | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyFailed:
+    error: BackendError
+    message: Message | None
+    """The partial reply, kept and marked interrupted, or None if nothing arrived."""
+
+
+TurnEvent = UserMessageStored | ReplyStarted | ReplyDelta | DiarySaved | ReplyFinished | ReplyFailed
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryWorkStarted:
+    kind: str
+    """'summary' or 'diary'."""
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryWorkDone:
+    kind: str
+    summary: Summary | None = None
+    entry: DiaryEntry | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryWorkFailed:
+    kind: str
+    reason: str
+    """Readable, for the status bar; the work is retried at a later turn."""
+
+
+MemoryEvent = MemoryWorkStarted | MemoryWorkDone | MemoryWorkFailed

@@ -1,0 +1,122 @@
+"""The backend protocol and the events a backend yields.
+
+A backend turns a list of chat messages (OpenAI-style dicts) plus optional
+tools into an async stream of events. Consumers `match` on the event types.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, TypedDict, runtime_checkable
+
+
+class ChatMessage(TypedDict, total=False):
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str
+    tool_calls: list[dict[str, Any]]
+    tool_call_id: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+    def openai(self) -> dict[str, Any]:
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters,
+            },
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallDelta:
+    """A fragment of a streamed tool call, for progress display only."""
+
+    index: int
+    id: str | None = None
+    name: str | None = None
+    arguments: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A tool call complete with its parsed arguments."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+    raw_arguments: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    finish_reason: str | None = None
+    """'stop', 'length', 'tool_calls' ... as the backend reported it."""
+
+
+Event = TextDelta | ToolCallDelta | ToolCall | Usage | Done
+
+
+@dataclass(frozen=True, slots=True)
+class TokenCount:
+    tokens: int
+    exact: bool
+    """True when the backend's own tokenizer counted; False for an estimate."""
+    method: str = field(default="estimate")
+
+
+@runtime_checkable
+class Backend(Protocol):
+    name: str
+    """Short label for the status bar: 'local', 'openai', 'anthropic'."""
+    model: str
+    supports_tools: bool
+    """Whether native tool calls are offered; otherwise the inline form is used."""
+
+    def stream(
+        self,
+        messages: list[ChatMessage],
+        *,
+        tools: list[ToolSpec] | None = None,
+        tool_choice: str | dict[str, Any] | None = None,
+        max_tokens: int | None = None,
+    ) -> AsyncIterator[Event]:
+        """Stream one completion. Raises BackendError subclasses."""
+        ...
+
+    async def count_tokens(self, messages: list[ChatMessage]) -> TokenCount:
+        """Tokens the prompt would take, exactly where the backend can tell."""
+        ...
+
+    async def check(self) -> str:
+        """A quick health check for `omoide doctor`; returns a description."""
+        ...
+
+    async def aclose(self) -> None: ...
+
+
+def estimate_tokens(messages: list[ChatMessage]) -> TokenCount:
+    """About four characters a token, plus a few tokens of framing per message."""
+    chars = sum(len(m.get("content") or "") for m in messages)
+    return TokenCount(tokens=chars // 4 + 4 * len(messages), exact=False, method="estimate")

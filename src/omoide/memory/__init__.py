@@ -1,0 +1,1 @@
+"""The three memory tiers: the raw window, the running summary, the diary."""

@@ -1,0 +1,139 @@
+"""Tier 3: the diary the character writes with the save_memory tool."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from omoide.domain import DiaryEntry
+from omoide.llm.base import ChatMessage, ToolSpec
+
+SAVE_MEMORY = ToolSpec(
+    name="save_memory",
+    description=(
+        "Write a short entry in your private diary about something that matters: "
+        "an emotional moment, a promise, a plan, a secret shared, something new you "
+        "learned about the user. Write it in your own voice. The diary is your long-term memory."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {"content": {"type": "string", "description": "The diary entry, in your own words."}},
+        "required": ["content"],
+    },
+)
+
+NATIVE_INSTRUCTIONS = (
+    "You keep a private diary. When something significant happens (an emotional moment, "
+    "a promise, a plan, a secret), call the save_memory tool with a short entry in your own "
+    "voice, then carry on with your reply. Never mention the diary to the user."
+)
+
+INLINE_INSTRUCTIONS = (
+    "You keep a private diary. When something significant happens (an emotional moment, "
+    "a promise, a plan, a secret), write a short entry in your own voice between "
+    "<save_memory> and </save_memory> anywhere in your reply. The user never sees it."
+)
+
+OPEN_TAG = "<save_memory>"
+CLOSE_TAG = "</save_memory>"
+
+
+@dataclass
+class InlineMemoryFilter:
+    """Takes <save_memory>...</save_memory> out of a streamed reply.
+
+    Text that might be the start of a tag is held back until it is clear, so
+    the user never sees a tag flicker on screen.
+    """
+
+    _pending: str = ""
+    _inside: bool = False
+    _entry: list[str] = field(default_factory=list)
+
+    def feed(self, text: str) -> tuple[str, list[str]]:
+        visible: list[str] = []
+        entries: list[str] = []
+        data = self._pending + text
+        self._pending = ""
+        while data:
+            if self._inside:
+                end = data.find(CLOSE_TAG)
+                if end == -1:
+                    keep = _partial_suffix(data, CLOSE_TAG)
+                    self._entry.append(data[: len(data) - keep])
+                    self._pending = data[len(data) - keep :]
+                    return "".join(visible), [e for e in entries if e]
+                self._entry.append(data[:end])
+                entries.append("".join(self._entry).strip())
+                self._entry = []
+                self._inside = False
+                data = data[end + len(CLOSE_TAG) :]
+            else:
+                start = data.find(OPEN_TAG)
+                if start == -1:
+                    keep = _partial_suffix(data, OPEN_TAG)
+                    visible.append(data[: len(data) - keep])
+                    self._pending = data[len(data) - keep :]
+                    return "".join(visible), [e for e in entries if e]
+                visible.append(data[:start])
+                self._inside = True
+                data = data[start + len(OPEN_TAG) :]
+        return "".join(visible), [e for e in entries if e]
+
+    def flush(self) -> tuple[str, list[str]]:
+        """End of stream: an unclosed tag still counts as an entry."""
+        pending, self._pending = self._pending, ""
+        if self._inside:
+            self._inside = False
+            entry = ("".join(self._entry) + pending).strip()
+            self._entry = []
+            return "", [entry] if entry else []
+        return pending, []
+
+
+def _partial_suffix(data: str, tag: str) -> int:
+    """Length of the longest suffix of `data` that is a proper prefix of `tag`."""
+    for size in range(min(len(tag) - 1, len(data)), 0, -1):
+        if tag.startswith(data[-size:]):
+            return size
+    return 0
+
+
+def strip_inline_tags(text: str) -> tuple[str, list[str]]:
+    f = InlineMemoryFilter()
+    visible, entries = f.feed(text)
+    rest, more = f.flush()
+    return visible + rest, [e for e in entries + more if e]
+
+
+def render_diary(entries: list[DiaryEntry], max_lines: int) -> str:
+    """The diary as markdown, keeping only its last `max_lines` lines."""
+    text = "\n".join(entry.as_markdown() for entry in entries).strip()
+    lines = text.splitlines()
+    return "\n".join(lines[-max_lines:]) if len(lines) > max_lines else text
+
+
+def diary_lines(entries: list[DiaryEntry]) -> int:
+    return sum(len(entry.as_markdown().strip().splitlines()) for entry in entries)
+
+
+DIARY_COMPRESSION_PROMPT = """Compress the following diary entries written by {name}. Merge related entries,
+remove redundant information, but preserve:
+1. Key relationship milestones
+2. Emotional turning points
+3. Promises and commitments
+4. {name}'s evolving feelings
+Keep {name}'s own voice (first person). Write short dated paragraphs or lines, at most {max_lines} lines.
+Reply with the compressed diary only."""
+
+
+def diary_compression_request(name: str, entries: list[DiaryEntry], max_lines: int) -> list[ChatMessage]:
+    diary = "\n".join(entry.as_markdown() for entry in entries)
+    return [
+        {"role": "system", "content": DIARY_COMPRESSION_PROMPT.format(name=name, max_lines=max_lines)},
+        {"role": "user", "content": f"Diary:\n\n{diary}\n\nCompressed diary:"},
+    ]
+
+
+def clean_entry(text: str) -> str:
+    return re.sub(r"\s+\n", "\n", text).strip()

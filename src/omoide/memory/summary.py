@@ -1,0 +1,78 @@
+"""Tier 2: compressing older messages into a running summary."""
+
+from __future__ import annotations
+
+import re
+
+from omoide.domain import Message, Role
+from omoide.llm.base import ChatMessage
+from omoide.memory.window import stamp
+
+SUMMARY_PROMPT = """Summarize the following conversation between {name} and {user}. Focus on:
+1. Key events and decisions
+2. Emotional moments and shifts in mood
+3. Promises, plans, or commitments made
+4. Relationship dynamics (who initiated what)
+Write in third person, past tense, as a flowing narrative.
+Preserve emotional nuance: don't just list what happened, capture HOW it felt.
+If a previous summary is given, fold it in: the result must cover the whole story so far.
+Reply with the summary only."""
+
+
+class InvalidSummary(ValueError):
+    """The model's output is not a usable summary."""
+
+
+def split_for_compression(window: list[Message], *, threshold: int, keep_recent: int) -> list[Message]:
+    """The messages to compress: once the uncovered window exceeds `threshold`,
+    everything but the last `keep_recent`. Empty when no compression is due."""
+    if len(window) <= threshold:
+        return []
+    return window[: len(window) - keep_recent]
+
+
+def summary_request(name: str, user: str, previous: str | None, chunk: list[Message]) -> list[ChatMessage]:
+    lines = []
+    for message in chunk:
+        speaker = name if message.role is Role.ASSISTANT else user
+        lines.append(f"{stamp(message.created_at)} {speaker}: {message.content.strip()}")
+    parts = []
+    if previous:
+        parts.append(f"Previous summary:\n{previous.strip()}\n")
+    parts.append("Conversation:\n" + "\n".join(lines))
+    parts.append("\nSummary:")
+    return [
+        {"role": "system", "content": SUMMARY_PROMPT.format(name=name, user=user)},
+        {"role": "user", "content": "\n".join(parts)},
+    ]
+
+
+_TEMPLATE_TOKENS = re.compile(r"<\|im_(start|end)\|>|<\|eot_id\|>|</?s>")
+_GREETING = re.compile(r"^(hi|hello|hey|oh|ah|um+|well|sure|okay|ok)\b[,!. ]", re.IGNORECASE)
+_FIRST_PERSON = re.compile(r"\b(I|I'm|I've|me|my)\b")
+_THIRD_PERSON = re.compile(r"\b(he|she|they|his|her|their|him|them)\b", re.IGNORECASE)
+
+
+def validate_summary(text: str, *, name: str, user: str) -> str:
+    """Reject output that is obviously a chat reply rather than a summary."""
+    summary = _TEMPLATE_TOKENS.sub("", text).strip()
+    summary = re.sub(r"^(summary|recent conversation summary)\s*:\s*", "", summary, flags=re.IGNORECASE)
+    if len(summary) < 40:
+        raise InvalidSummary("the summary came back empty or too short")
+    if summary.startswith(("*", '"', "“", "「")):
+        raise InvalidSummary("the model wrote a roleplay reply instead of a summary")
+    if re.match(rf"^\s*(\[[^\]]*\]\s*)?({re.escape(name)}|{re.escape(user)}|assistant|user)\s*:", summary, re.IGNORECASE):
+        raise InvalidSummary("the model continued the dialogue instead of summarizing")
+    if _GREETING.match(summary):
+        raise InvalidSummary("the model answered the chat instead of summarizing")
+    first, third = len(_FIRST_PERSON.findall(summary)), len(_THIRD_PERSON.findall(summary)) + summary.count(name)
+    if first > 3 and first > 2 * third:
+        raise InvalidSummary("the model wrote in the first person, like a chat reply")
+    return summary
+
+
+def validate_diary(text: str) -> str:
+    diary = _TEMPLATE_TOKENS.sub("", text).strip()
+    if len(diary) < 20:
+        raise InvalidSummary("the compressed diary came back empty or too short")
+    return diary

@@ -1,0 +1,189 @@
+"""Background memory work: summary compression and diary compression.
+
+Runs after a reply is stored and never blocks one. A failure changes nothing
+(the raw messages stay in the prompt), is reported, and the work is tried
+again after a later turn, because the condition that triggered it still holds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+
+from omoide.characters.model import Character
+from omoide.config import Settings
+from omoide.domain import DiaryAuthor, MemoryState
+from omoide.errors import OmoideError
+from omoide.events import MemoryEvent, MemoryWorkDone, MemoryWorkFailed, MemoryWorkStarted
+from omoide.llm.base import Backend, ChatMessage, TextDelta
+from omoide.memory.diary import diary_compression_request, diary_lines
+from omoide.memory.summary import InvalidSummary, split_for_compression, summary_request, validate_diary, validate_summary
+from omoide.store import Store
+
+log = logging.getLogger(__name__)
+
+SUMMARY_MAX_TOKENS = 700
+
+
+class MemoryWorker:
+    def __init__(
+        self,
+        store: Store,
+        chat_id: int,
+        character: Character,
+        settings: Settings,
+        backend: Backend,
+        *,
+        user_name: str,
+        on_event: Callable[[MemoryEvent], None] | None = None,
+    ) -> None:
+        self.store = store
+        self.chat_id = chat_id
+        self.character = character
+        self.settings = settings
+        self.backend = backend
+        self.user_name = user_name
+        self.on_event = on_event
+        self.status = ""
+        self.failures = 0
+        self._task: asyncio.Task[None] | None = None
+        self._again: int | None = None
+
+    def _emit(self, event: MemoryEvent) -> None:
+        match event:
+            case MemoryWorkStarted():
+                self.status = "remembering…"
+            case MemoryWorkDone():
+                self.status = ""
+            case MemoryWorkFailed(reason=reason):
+                self.status = f"memory failed ({reason}); will retry"
+        if self.on_event is not None:
+            try:
+                self.on_event(event)
+            except Exception:  # a client's handler must not break memory work
+                log.exception("memory event handler failed")
+
+    @property
+    def running(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    def schedule(self, head_id: int) -> None:
+        """Check, in the background, whether memory work is due at `head_id`."""
+        if self.running:
+            self._again = head_id
+            return
+        self._task = asyncio.get_running_loop().create_task(self._run(head_id))
+
+    async def wait(self) -> None:
+        while self._task is not None and not self._task.done():
+            await asyncio.shield(self._task)
+
+    async def cancel(self) -> None:
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+
+    async def _run(self, head_id: int) -> None:
+        while True:
+            try:
+                await self.run_once(head_id)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - memory work must never crash the chat
+                log.exception("memory work failed")
+                self.failures += 1
+                self._emit(MemoryWorkFailed("memory", _reason(exc)))
+            if self._again is None:
+                return
+            head_id, self._again = self._again, None
+
+    async def run_once(self, head_id: int) -> None:
+        """Compress the summary and then the diary if either is due at `head_id`."""
+        await self._compress_summary(head_id)
+        await self._compress_diary(head_id)
+
+    async def _anchor(self, start_head: int) -> int:
+        """Where a result computed at `start_head` is recorded: the chat's head if
+        the user carried on along the same path, otherwise `start_head` itself,
+        so work begun on one branch never shows up in another."""
+        chat = await self.store.get_chat(self.chat_id)
+        if chat.head_id is not None and chat.head_id != start_head and await self.store.is_ancestor(start_head, chat.head_id):
+            return chat.head_id
+        return start_head
+
+    async def _compress_summary(self, head_id: int) -> None:
+        state = await self.store.memory_state(head_id)
+        chunk = split_for_compression(
+            state.window, threshold=self.settings.summary_threshold, keep_recent=self.settings.recent_messages
+        )
+        if not chunk:
+            return
+        self._emit(MemoryWorkStarted("summary"))
+        name = self.character.display_name
+        try:
+            request = summary_request(name, self.user_name, state.summary.content if state.summary else None, chunk)
+            text = validate_summary(await self._complete(request), name=name, user=self.user_name)
+        except (OmoideError, InvalidSummary) as exc:
+            self.failures += 1
+            self._emit(MemoryWorkFailed("summary", _reason(exc)))
+            return
+        _, diary_head = await self._diary_pointer(head_id)
+        anchor = await self._anchor(head_id)
+        summary = await self.store.add_summary(
+            self.chat_id, anchor, content=text, covers_to_id=chunk[-1].id, diary_to_id=diary_head
+        )
+        self.failures = 0
+        self._emit(MemoryWorkDone("summary", summary=summary))
+
+    async def _diary_pointer(self, head_id: int) -> tuple[MemoryState, int | None]:
+        state = await self.store.memory_state(head_id)
+        entries = state.diary
+        return state, entries[-1].id if entries else None
+
+    async def _compress_diary(self, head_id: int) -> None:
+        state, diary_head = await self._diary_pointer(head_id)
+        if diary_lines(state.diary) <= self.settings.diary_compress_lines:
+            return
+        self._emit(MemoryWorkStarted("diary"))
+        name = self.character.display_name
+        try:
+            request = diary_compression_request(name, state.diary, self.settings.diary_prompt_lines)
+            text = validate_diary(await self._complete(request))
+        except (OmoideError, InvalidSummary) as exc:
+            self.failures += 1
+            self._emit(MemoryWorkFailed("diary", _reason(exc)))
+            return
+        anchor = await self._anchor(head_id)
+        _, head_now = await self._diary_pointer(anchor)
+        if head_now != diary_head:
+            # An entry was saved while we worked; compressing over it would hide it.
+            self._emit(MemoryWorkFailed("diary", "the diary changed while it was being compressed"))
+            return
+        entry = await self.store.add_diary_entry(self.chat_id, anchor, text, DiaryAuthor.COMPRESSION)
+        current = state.summary
+        await self.store.add_summary(
+            self.chat_id,
+            anchor,
+            content=current.content if current else "",
+            covers_to_id=current.covers_to_id if current else None,
+            diary_to_id=entry.id,
+        )
+        self.failures = 0
+        self._emit(MemoryWorkDone("diary", entry=entry))
+
+    async def _complete(self, messages: list[ChatMessage]) -> str:
+        parts: list[str] = []
+        async for event in self.backend.stream(messages, max_tokens=SUMMARY_MAX_TOKENS):
+            if isinstance(event, TextDelta):
+                parts.append(event.text)
+        return "".join(parts)
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, OmoideError):
+        return exc.message
+    return str(exc) or type(exc).__name__

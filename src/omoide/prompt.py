@@ -1,0 +1,223 @@
+"""The prompt: a pure function from the memory state at the head to chat messages.
+
+Ordered from the most stable to the most volatile, so that between two memory
+checkpoints each turn only appends to the previous prompt and every prompt
+cache (llama.cpp, vLLM, OpenAI, Anthropic) reuses the prefix:
+
+    system   card: rules, persona, character, scenario, examples, constant lore
+             memory: the diary and the summary as of the last checkpoint
+    window   the messages no summary covers, timestamped, oldest first
+    system   volatile tail: date and time, diary lines since the checkpoint,
+             lore triggered this turn, post-history instructions
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime, tzinfo
+from typing import Literal
+
+from omoide.characters.model import Character, substitute
+from omoide.domain import MemoryState, Message, MessageStatus, Role
+from omoide.llm.base import ChatMessage
+from omoide.memory.diary import INLINE_INSTRUCTIONS, NATIVE_INSTRUCTIONS, render_diary
+from omoide.memory.window import stamp
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You are {{char}} in an ongoing roleplay with {{user}}. Stay in character. "
+    "Write {{char}}'s next reply only: a few short paragraphs, actions in *asterisks*. "
+    "Never speak or act for {{user}}. Each message starts with the time it was sent; "
+    "use it to sense how much time has passed, but never write timestamps yourself."
+)
+MESSAGE_OVERHEAD_TOKENS = 4
+"""Tokens a chat template spends framing each message (role markers, separators)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PromptContext:
+    character: Character
+    user_name: str = "You"
+    user_persona: str = ""
+    tools: Literal["native", "inline"] = "inline"
+    diary_lines: int = 50
+    now: datetime | None = None
+    tz: tzinfo | None = None
+    constant_lore: Sequence[str] = ()
+    triggered_lore: Sequence[str] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Layer:
+    name: str
+    text: str
+    tokens: int = 0
+    messages: int = 1
+
+
+@dataclass(slots=True)
+class AssembledPrompt:
+    messages: list[ChatMessage]
+    layers: list[Layer]
+    total_tokens: int = 0
+    budget: int | None = None
+    exact: bool = False
+    count_method: str = "estimate"
+    dropped: list[str] = field(default_factory=list)
+    shared_tokens: int | None = None
+    """Tokens at the start of this prompt identical to the previous turn's prompt."""
+    lore: list[str] = field(default_factory=list)
+    """Lore entries that fired, with why."""
+
+    def rendered(self) -> str:
+        return render(self.messages)
+
+
+def render(messages: Sequence[ChatMessage]) -> str:
+    """A plain, stable rendering used for prefix comparison and the inspector."""
+    return "".join(f"<{m['role']}>\n{m.get('content', '')}\n" for m in messages)
+
+
+def _sub(ctx: PromptContext, text: str) -> str:
+    return substitute(text, char=ctx.character.display_name, user=ctx.user_name).strip()
+
+
+def card_text(ctx: PromptContext) -> str:
+    c = ctx.character
+    system = c.system_prompt.replace("{{original}}", DEFAULT_SYSTEM_PROMPT) if c.system_prompt.strip() else DEFAULT_SYSTEM_PROMPT
+    sections = [system, NATIVE_INSTRUCTIONS if ctx.tools == "native" else INLINE_INSTRUCTIONS]
+    for title, body in (
+        ("{{char}}", c.description),
+        ("{{char}}'s personality", c.personality),
+        ("Scenario", c.scenario),
+        ("{{user}}", ctx.user_persona),
+        ("World", "\n".join(ctx.constant_lore)),
+        ("Example dialogue", c.example_dialogue),
+    ):
+        if body and body.strip():
+            sections.append(f"## {title}\n{body.strip()}")
+    return _sub(ctx, "\n\n".join(sections))
+
+
+def memory_text(ctx: PromptContext, state: MemoryState, *, drop_diary: bool = False, summary_chars: int | None = None) -> str:
+    parts = []
+    if state.stable_diary and not drop_diary:
+        parts.append(f"## Diary\n{render_diary(state.stable_diary, ctx.diary_lines)}")
+    if state.summary and state.summary.content.strip():
+        summary = state.summary.content.strip()
+        if summary_chars is not None:
+            summary = summary[-summary_chars:]
+        parts.append(f"## Recent Conversation Summary\n{summary}")
+    return "\n\n".join(parts)
+
+
+def window_messages(window: Sequence[Message], tz: tzinfo | None) -> list[ChatMessage]:
+    out: list[ChatMessage] = []
+    for message in window:
+        if message.role not in (Role.USER, Role.ASSISTANT):
+            continue
+        if message.status is MessageStatus.FAILED and not message.content:
+            continue
+        role: Literal["user", "assistant"] = "user" if message.role is Role.USER else "assistant"
+        out.append({"role": role, "content": f"{stamp(message.created_at, tz)} {message.content.strip()}"})
+    return out
+
+
+def tail_text(ctx: PromptContext, state: MemoryState) -> str:
+    parts = []
+    if ctx.now is not None:
+        parts.append(f"Current date and time: {ctx.now.astimezone(ctx.tz):%A %d %B %Y, %H:%M}.")
+    if state.new_diary:
+        parts.append(f"## Diary lines written since\n{render_diary(state.new_diary, ctx.diary_lines)}")
+    if ctx.triggered_lore:
+        parts.append("## Relevant lore\n" + "\n".join(ctx.triggered_lore))
+    if ctx.character.post_history_instructions.strip():
+        parts.append(ctx.character.post_history_instructions)
+    return _sub(ctx, "\n\n".join(parts))
+
+
+def assemble(
+    ctx: PromptContext,
+    state: MemoryState,
+    *,
+    drop_oldest: int = 0,
+    drop_diary: bool = False,
+    summary_chars: int | None = None,
+) -> AssembledPrompt:
+    card = card_text(ctx)
+    memory = memory_text(ctx, state, drop_diary=drop_diary, summary_chars=summary_chars)
+    window = window_messages(state.window, ctx.tz)[drop_oldest:]
+    tail = tail_text(ctx, state)
+    system = f"{card}\n\n{memory}" if memory else card
+    messages: list[ChatMessage] = [{"role": "system", "content": system}, *window]
+    if tail:
+        messages.append({"role": "system", "content": tail})
+    layers = [
+        Layer("card", card),
+        Layer("memory", memory),
+        Layer("window", render(window), messages=len(window)),
+        Layer("tail", tail),
+    ]
+    return AssembledPrompt(messages=messages, layers=layers)
+
+
+def count_prompt(prompt: AssembledPrompt, count: Callable[[str], int]) -> AssembledPrompt:
+    layers = []
+    for layer in prompt.layers:
+        if layer.name == "window":
+            tokens = sum(count(m["content"]) + MESSAGE_OVERHEAD_TOKENS for m in prompt.messages if m["role"] != "system")
+        else:
+            tokens = count(layer.text) if layer.text else 0
+        layers.append(replace(layer, tokens=tokens))
+    system_messages = sum(1 for m in prompt.messages if m["role"] == "system")
+    prompt.layers = layers
+    prompt.total_tokens = sum(layer.tokens for layer in layers) + MESSAGE_OVERHEAD_TOKENS * system_messages
+    return prompt
+
+
+def fit(ctx: PromptContext, state: MemoryState, count: Callable[[str], int], budget: int) -> AssembledPrompt:
+    """The fullest prompt that fits `budget` tokens. Drops, in order: the oldest
+    window messages (never the last one), the stable diary, then the older part
+    of the summary. What was dropped is listed for the inspector."""
+    window_size = len(window_messages(state.window, ctx.tz))
+    prompt = count_prompt(assemble(ctx, state), count)
+    if prompt.total_tokens <= budget:
+        prompt.budget = budget
+        return prompt
+    # Drop whole window messages, fewest first, by bisection on how many to drop.
+    low, high = 1, max(window_size - 1, 0)
+    best: AssembledPrompt | None = None
+    while low <= high:
+        mid = (low + high) // 2
+        candidate = count_prompt(assemble(ctx, state, drop_oldest=mid), count)
+        if candidate.total_tokens <= budget:
+            best, high = candidate, mid - 1
+            best.dropped = [f"the {mid} oldest message(s) of the raw window"]
+        else:
+            low = mid + 1
+    if best is None:
+        dropped = [f"the {max(window_size - 1, 0)} oldest message(s) of the raw window"] if window_size > 1 else []
+        drop = max(window_size - 1, 0)
+        best = count_prompt(assemble(ctx, state, drop_oldest=drop, drop_diary=True), count)
+        dropped.append("the diary block")
+        summary = state.summary.content if state.summary else ""
+        chars = len(summary)
+        while best.total_tokens > budget and chars > 0:
+            chars = chars // 2
+            best = count_prompt(assemble(ctx, state, drop_oldest=drop, drop_diary=True, summary_chars=chars), count)
+        if summary and chars < len(summary):
+            dropped.append(f"the oldest {len(summary) - chars} characters of the summary")
+        best.dropped = dropped
+    best.budget = budget
+    return best
+
+
+def shared_prefix_chars(previous: str, current: str) -> int:
+    limit = min(len(previous), len(current))
+    i = 0
+    step = 4096
+    while i + step <= limit and previous[i : i + step] == current[i : i + step]:
+        i += step
+    while i < limit and previous[i] == current[i]:
+        i += 1
+    return i

@@ -1,0 +1,393 @@
+"""ChatSession: one chat with one character, with no knowledge of any UI.
+
+One turn: store the user's message, assemble the prompt from the memory at the
+head, stream the reply into a row stored at once (so a crash keeps it), store
+the reply, then schedule memory work in the background.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import time
+from collections.abc import AsyncIterator, Callable
+from datetime import datetime, timezone
+from typing import Literal
+
+from omoide.characters.model import Character, substitute
+from omoide.config import Settings
+from omoide.domain import Branch, Chat, DiaryAuthor, DiaryEntry, MemoryState, Message, MessageStatus, Role
+from omoide.errors import BackendError, CommandError, NotFound, StoreError
+from omoide.events import (
+    DiarySaved,
+    MemoryEvent,
+    ReplyDelta,
+    ReplyFailed,
+    ReplyFinished,
+    ReplyStarted,
+    TurnEvent,
+    UserMessageStored,
+)
+from omoide.llm.base import Backend, ChatMessage, Done, TextDelta, ToolCall, Usage
+from omoide.memory.diary import SAVE_MEMORY, InlineMemoryFilter, clean_entry
+from omoide.memory.window import strip_leading_stamp
+from omoide.memory.worker import MemoryWorker
+from omoide.prompt import AssembledPrompt, PromptContext, assemble, fit, shared_prefix_chars
+from omoide.store import Store
+from omoide.tokens import TokenCounter
+
+log = logging.getLogger(__name__)
+
+PERSIST_INTERVAL = 1.0
+"""Seconds between saves of a streaming reply, so a crash loses at most this much."""
+MAX_TOOL_ROUNDS = 3
+BRANCH_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
+STAMP_HOLD = 16
+"""Characters held back at the start of a reply to strip an imitated timestamp."""
+
+
+class ChatSession:
+    def __init__(
+        self,
+        store: Store,
+        character: Character,
+        settings: Settings,
+        backend: Backend,
+        chat: Chat,
+        *,
+        summarizer: Backend | None = None,
+        on_memory_event: Callable[[MemoryEvent], None] | None = None,
+    ) -> None:
+        self.store = store
+        self.character = character
+        self.settings = settings
+        self.backend = backend
+        self.chat = chat
+        self.user_name = settings.user_name
+        self.user_persona = settings.user_persona
+        self.last_prompt: AssembledPrompt | None = None
+        self.counter = TokenCounter(backend)
+        self.memory_worker = MemoryWorker(
+            store, chat.id, character, settings, summarizer or backend,
+            user_name=self.user_name, on_event=on_memory_event,
+        )
+        self.clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc)
+        self._previous_render: str | None = None
+
+    # -- opening ----------------------------------------------------------------
+
+    @classmethod
+    async def open(
+        cls,
+        store: Store,
+        character: Character,
+        settings: Settings,
+        backend: Backend,
+        *,
+        chat_id: int | None = None,
+        new: bool = False,
+        summarizer: Backend | None = None,
+        on_memory_event: Callable[[MemoryEvent], None] | None = None,
+    ) -> ChatSession:
+        """Open a chat: `chat_id`, or the character's most recent, or a new one."""
+        chat: Chat | None
+        if chat_id is not None:
+            chat = await store.get_chat(chat_id)
+            if chat.character != character.id:
+                raise NotFound(f"Chat #{chat_id} is with {chat.character}, not {character.id}.", "")
+        else:
+            chat = None if new else await store.latest_chat(character.id)
+        if chat is None:
+            greeting = substitute(character.first_message, char=character.display_name, user=settings.user_name).strip()
+            chat = await store.create_chat(character.id, title=f"Chat with {character.display_name}", greeting=greeting or None)
+        else:
+            await store.mark_streaming_interrupted(chat.id)
+        return cls(store, character, settings, backend, chat, summarizer=summarizer, on_memory_event=on_memory_event)
+
+    async def refresh(self) -> Chat:
+        self.chat = await self.store.get_chat(self.chat.id)
+        return self.chat
+
+    @property
+    def tools_mode(self) -> Literal["native", "inline"]:
+        if self.settings.tools != "auto":
+            return self.settings.tools
+        return "native" if self.backend.supports_tools else "inline"
+
+    @property
+    def memory_status(self) -> str:
+        return self.memory_worker.status
+
+    # -- reading --------------------------------------------------------------
+
+    async def transcript(self, *, limit: int = 200) -> list[Message]:
+        chat = await self.refresh()
+        return await self.store.path(chat.head_id, limit=limit)
+
+    async def memory(self) -> MemoryState:
+        chat = await self.refresh()
+        if chat.head_id is None:
+            return MemoryState(summary=None)
+        return await self.store.memory_state(chat.head_id)
+
+    async def head(self) -> Message | None:
+        chat = await self.refresh()
+        return await self.store.get_message(chat.head_id) if chat.head_id else None
+
+    # -- turns ------------------------------------------------------------------
+
+    async def send(self, text: str) -> AsyncIterator[TurnEvent]:
+        text = text.strip()
+        if not text:
+            raise CommandError("There is nothing to send.", "Type a message first.")
+        chat = await self.refresh()
+        user_message = await self.store.add_message(chat.id, chat.head_id, Role.USER, text)
+        yield UserMessageStored(user_message)
+        async for event in self._reply(user_message):
+            yield event
+
+    async def regenerate(self) -> AsyncIterator[TurnEvent]:
+        """Another reply to the last user message, kept beside the others as a swipe."""
+        head = await self.head()
+        if head is None:
+            raise CommandError("There is nothing to regenerate yet.", "Send a message first.")
+        user_message = head if head.role is Role.USER else None
+        if head.role is Role.ASSISTANT and head.parent_id is not None:
+            parent = await self.store.get_message(head.parent_id)
+            user_message = parent if parent.role is Role.USER else None
+        if user_message is None:
+            raise CommandError("The last message is the greeting; there is no reply to regenerate.", "Send a message first.")
+        async for event in self._reply(user_message):
+            yield event
+
+    async def edit_last(self, text: str) -> AsyncIterator[TurnEvent]:
+        """Replace your last message with a new sibling and answer it; the old
+        message and its replies stay in the tree."""
+        text = text.strip()
+        if not text:
+            raise CommandError("/edit needs the new text.", "Usage: /edit TEXT")
+        path = await self.transcript(limit=3)
+        last_user = next((m for m in reversed(path) if m.role is Role.USER), None)
+        if last_user is None:
+            raise CommandError("You have not written anything to edit yet.", "")
+        edited = await self.store.add_message(self.chat.id, last_user.parent_id, Role.USER, text)
+        yield UserMessageStored(edited)
+        async for event in self._reply(edited):
+            yield event
+
+    async def _reply(self, parent: Message) -> AsyncIterator[TurnEvent]:
+        prompt = await self.build_prompt(parent.id)
+        reply = await self.store.add_message(self.chat.id, parent.id, Role.ASSISTANT, "", status=MessageStatus.STREAMING)
+        self.chat = await self.store.get_chat(self.chat.id)
+        yield ReplyStarted(reply)
+        native = self.tools_mode == "native"
+        inline = InlineMemoryFilter()
+        shown: list[str] = []
+        held = ""
+        stamp_checked = False
+        usage: Usage | None = None
+        tool_calls: list[dict[str, object]] = []
+        last_persist = time.monotonic()
+        messages: list[ChatMessage] = list(prompt.messages)
+        finished = False
+        try:
+            for _round in range(MAX_TOOL_ROUNDS):
+                round_calls: list[ToolCall] = []
+                round_text: list[str] = []
+                async for event in self.backend.stream(
+                    messages, tools=[SAVE_MEMORY] if native else None, max_tokens=self.settings.max_tokens
+                ):
+                    match event:
+                        case TextDelta(text=delta):
+                            round_text.append(delta)
+                            visible, entries = inline.feed(delta)
+                            for entry_text in entries:
+                                yield DiarySaved(await self._save_entry(reply.id, entry_text))
+                            if not stamp_checked:
+                                held += visible
+                                if len(held) < STAMP_HOLD:
+                                    continue
+                                visible, held, stamp_checked = strip_leading_stamp(held), "", True
+                            if visible:
+                                shown.append(visible)
+                                yield ReplyDelta(visible)
+                        case ToolCall() as call:
+                            round_calls.append(call)
+                            tool_calls.append({"id": call.id, "name": call.name, "arguments": call.arguments})
+                            content = call.arguments.get("content") if call.name == SAVE_MEMORY.name else None
+                            if isinstance(content, str) and content.strip():
+                                yield DiarySaved(await self._save_entry(reply.id, content))
+                        case Usage() as reported:
+                            usage = reported
+                        case Done():
+                            pass
+                    if time.monotonic() - last_persist > PERSIST_INTERVAL:
+                        last_persist = time.monotonic()
+                        await self.store.update_message(reply.id, content="".join(shown))
+                if not round_calls:
+                    break
+                # The model called save_memory mid-reply: hand back the results and let it carry on.
+                messages.append({
+                    "role": "assistant",
+                    "content": "".join(round_text),
+                    "tool_calls": [
+                        {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.raw_arguments or "{}"}}
+                        for c in round_calls
+                    ],
+                })
+                for call in round_calls:
+                    result = "Saved to your diary." if call.name == SAVE_MEMORY.name else f"Unknown tool {call.name}."
+                    messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
+            rest, entries = inline.flush()
+            for entry_text in entries:
+                yield DiarySaved(await self._save_entry(reply.id, entry_text))
+            tail = held + rest
+            if not stamp_checked:
+                tail = strip_leading_stamp(tail)
+            if tail:
+                shown.append(tail)
+                yield ReplyDelta(tail)
+            text = "".join(shown).strip()
+            stored = await self.store.update_message(
+                reply.id, content=text, status=MessageStatus.COMPLETE, tool_calls=tool_calls or None
+            )
+            finished = True
+            self.memory_worker.schedule(reply.id)
+            yield ReplyFinished(stored, usage)
+        except BackendError as error:
+            partial = "".join(shown).strip()
+            kept = await self._end_unfinished(reply, partial, parent, MessageStatus.INTERRUPTED if partial else MessageStatus.FAILED)
+            finished = True
+            yield ReplyFailed(error, kept)
+        finally:
+            if not finished:
+                # Cancelled (Esc, a restore, the app closing): keep what arrived.
+                partial = "".join(shown).strip()
+                await asyncio.shield(self._end_unfinished(reply, partial, parent, MessageStatus.INTERRUPTED))
+
+    async def _end_unfinished(self, reply: Message, partial: str, parent: Message, status: MessageStatus) -> Message | None:
+        stored = await self.store.update_message(reply.id, content=partial, status=status)
+        if not partial:
+            # Nothing arrived: the head goes back to the user's message, which stays.
+            chat = await self.store.get_chat(self.chat.id)
+            if chat.head_id == reply.id:
+                await self.store.set_head(self.chat.id, parent.id)
+            self.chat = await self.store.get_chat(self.chat.id)
+            return None
+        return stored
+
+    async def _save_entry(self, message_id: int, content: str) -> DiaryEntry:
+        return await self.store.add_diary_entry(self.chat.id, message_id, clean_entry(content), DiaryAuthor.CHARACTER)
+
+    async def build_prompt(self, head_id: int) -> AssembledPrompt:
+        """The prompt at `head_id`, fitted to the context size, counted, and
+        compared with the previous turn's to report the shared prefix."""
+        state = await self.store.memory_state(head_id)
+        ctx = PromptContext(
+            character=self.character,
+            user_name=self.user_name,
+            user_persona=self.user_persona,
+            tools=self.tools_mode,
+            diary_lines=self.settings.diary_prompt_lines,
+            now=self.clock(),
+        )
+        budget = max(self.settings.context_size - self.settings.max_tokens, 256)
+        draft = assemble(ctx, state)
+        await self.counter.prepare([layer.text for layer in draft.layers if layer.name != "window" and layer.text])
+        await self.counter.prepare([m["content"] for m in draft.messages if m["role"] != "system"])
+        prompt = fit(ctx, state, self.counter.count, budget)
+        prompt.exact, prompt.count_method = self.counter.exact, self.counter.method
+        rendered = prompt.rendered()
+        if self._previous_render is not None and rendered:
+            shared = shared_prefix_chars(self._previous_render, rendered)
+            prompt.shared_tokens = round(prompt.total_tokens * shared / len(rendered))
+        self._previous_render = rendered
+        self.last_prompt = prompt
+        return prompt
+
+    # -- memory ---------------------------------------------------------------------
+
+    async def remember(self, text: str) -> DiaryEntry:
+        text = text.strip()
+        if not text:
+            raise CommandError("/remember needs something to remember.", "Usage: /remember TEXT")
+        chat = await self.refresh()
+        if chat.head_id is None:
+            raise CommandError("The chat is empty.", "Send a message first.")
+        return await self.store.add_diary_entry(chat.id, chat.head_id, text, DiaryAuthor.USER)
+
+    async def wait_for_memory_work(self) -> None:
+        await self.memory_worker.wait()
+
+    # -- navigation: swipes, undo, branches ------------------------------------------
+
+    async def swipes(self) -> tuple[list[Message], int]:
+        """The alternatives of the last reply, and which one is on the path."""
+        head = await self.head()
+        if head is None:
+            return [], 0
+        group = await self.store.siblings(head)
+        return group, next(i for i, m in enumerate(group) if m.id == head.id)
+
+    async def select_swipe(self, step: int) -> Message | None:
+        group, index = await self.swipes()
+        if len(group) < 2:
+            return None
+        chosen = group[(index + step) % len(group)]
+        await self.store.set_head(self.chat.id, chosen.id)
+        await self.refresh()
+        return chosen
+
+    async def undo(self) -> Message | None:
+        """Step the head back one exchange (to before your last message)."""
+        head = await self.head()
+        if head is None or head.parent_id is None:
+            raise CommandError("There is nothing to undo.", "")
+        target = await self.store.get_message(head.parent_id)
+        if head.role is Role.ASSISTANT and target.role is Role.USER and target.parent_id is not None:
+            target = await self.store.get_message(target.parent_id)
+        await self.store.set_head(self.chat.id, target.id)
+        await self.refresh()
+        return target
+
+    @staticmethod
+    def validate_branch_name(name: str) -> str:
+        name = name.strip()
+        if not BRANCH_NAME.match(name):
+            raise CommandError(
+                f"'{name}' is not a valid branch name.",
+                "Use 1-64 letters, digits, '-', '_' or '.', starting with a letter or digit.",
+            )
+        return name
+
+    async def save_branch(self, name: str, *, force: bool = False) -> Branch:
+        name = self.validate_branch_name(name)
+        chat = await self.refresh()
+        if chat.head_id is None:
+            raise CommandError("The chat is empty; there is nothing to save.", "")
+        try:
+            return await self.store.save_branch(chat.id, name, chat.head_id, force=force)
+        except StoreError as exc:
+            if isinstance(exc, NotFound):
+                raise
+            raise CommandError(exc.message, exc.hint) from exc
+
+    async def restore_branch(self, name: str) -> tuple[Branch, Branch | None]:
+        """Move the head to `name`, saving the current head first as auto-<time>."""
+        name = self.validate_branch_name(name)
+        autosave = f"auto-{datetime.now():%Y%m%d-%H%M%S}"
+        target, saved = await self.store.restore_branch(self.chat.id, name, autosave_name=autosave)
+        await self.refresh()
+        return target, saved
+
+    async def branches(self) -> list[Branch]:
+        return await self.store.list_branches(self.chat.id)
+
+    async def delete_branch(self, name: str) -> None:
+        if not await self.store.delete_branch(self.chat.id, name):
+            names = ", ".join(b.name for b in await self.branches()) or "none yet"
+            raise NotFound(f"There is no branch named '{name}'.", f"Branches in this chat: {names}.")
+
+    async def aclose(self) -> None:
+        await self.memory_worker.cancel()

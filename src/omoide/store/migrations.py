@@ -1,0 +1,92 @@
+"""Named, append-only schema migrations, recorded in `schema_migrations`.
+
+Never edit a migration that has shipped; add a new one at the end.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    name: str
+    sql: str
+
+
+MIGRATIONS: list[Migration] = [
+    Migration(
+        "0001_message_tree",
+        """
+        CREATE TABLE chats (
+            id          INTEGER PRIMARY KEY,
+            character   TEXT NOT NULL,
+            title       TEXT NOT NULL DEFAULT '',
+            head_id     INTEGER REFERENCES messages(id),
+            archived    INTEGER NOT NULL DEFAULT 0,
+            created_at  TEXT NOT NULL,
+            updated_at  TEXT NOT NULL
+        );
+        CREATE INDEX chats_by_character ON chats(character, archived, updated_at);
+
+        -- A message tree: never deleted, never moved. summary_id / diary_id point at
+        -- the newest summary and diary entry on the path above the message, so the
+        -- memory in force at any head is read, not recomputed.
+        CREATE TABLE messages (
+            id            INTEGER PRIMARY KEY,
+            chat_id       INTEGER NOT NULL REFERENCES chats(id),
+            parent_id     INTEGER REFERENCES messages(id),
+            role          TEXT NOT NULL CHECK (role IN ('system', 'user', 'assistant', 'tool')),
+            content       TEXT NOT NULL,
+            tool_calls    TEXT,
+            tool_call_id  TEXT,
+            created_at    TEXT NOT NULL,
+            status        TEXT NOT NULL DEFAULT 'complete',
+            depth         INTEGER NOT NULL,
+            summary_id    INTEGER REFERENCES summaries(id),
+            diary_id      INTEGER REFERENCES diary_entries(id)
+        );
+        CREATE INDEX messages_by_parent ON messages(parent_id);
+        CREATE INDEX messages_by_chat ON messages(chat_id, id);
+        """,
+    ),
+    Migration(
+        "0002_memory",
+        """
+        CREATE TABLE summaries (
+            id           INTEGER PRIMARY KEY,
+            chat_id      INTEGER NOT NULL REFERENCES chats(id),
+            anchor_id    INTEGER NOT NULL REFERENCES messages(id),
+            covers_to_id INTEGER REFERENCES messages(id),
+            diary_to_id  INTEGER REFERENCES diary_entries(id),
+            content      TEXT NOT NULL,
+            created_at   TEXT NOT NULL
+        );
+        CREATE INDEX summaries_by_anchor ON summaries(anchor_id, id);
+
+        CREATE TABLE diary_entries (
+            id          INTEGER PRIMARY KEY,
+            chat_id     INTEGER NOT NULL REFERENCES chats(id),
+            message_id  INTEGER NOT NULL REFERENCES messages(id),
+            prev_id     INTEGER REFERENCES diary_entries(id),
+            author      TEXT NOT NULL CHECK (author IN ('character', 'user', 'compression')),
+            content     TEXT NOT NULL,
+            created_at  TEXT NOT NULL
+        );
+        CREATE INDEX diary_by_message ON diary_entries(message_id, id);
+        """,
+    ),
+    Migration(
+        "0003_branches",
+        """
+        CREATE TABLE branches (
+            chat_id     INTEGER NOT NULL REFERENCES chats(id),
+            name        TEXT NOT NULL,
+            message_id  INTEGER NOT NULL REFERENCES messages(id),
+            created_at  TEXT NOT NULL,
+            auto        INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (chat_id, name)
+        );
+        """,
+    ),
+]

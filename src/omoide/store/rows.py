@@ -1,0 +1,87 @@
+"""Turning SQLite rows into domain objects."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import datetime
+
+from omoide.domain import (
+    Branch,
+    Chat,
+    DiaryAuthor,
+    DiaryEntry,
+    Message,
+    MessageStatus,
+    Role,
+    Summary,
+)
+
+MESSAGE_COLUMNS = "id, chat_id, parent_id, role, content, tool_calls, tool_call_id, created_at, status, depth"
+
+
+def ts(value: str) -> datetime:
+    return datetime.fromisoformat(value)
+
+
+def message(row: sqlite3.Row) -> Message:
+    return Message(
+        id=row["id"],
+        chat_id=row["chat_id"],
+        parent_id=row["parent_id"],
+        role=Role(row["role"]),
+        content=row["content"],
+        created_at=ts(row["created_at"]),
+        status=MessageStatus(row["status"]),
+        tool_calls=json.loads(row["tool_calls"]) if row["tool_calls"] else None,
+        tool_call_id=row["tool_call_id"],
+        depth=row["depth"],
+    )
+
+
+def chat(row: sqlite3.Row) -> Chat:
+    keys = row.keys()
+    return Chat(
+        id=row["id"],
+        character=row["character"],
+        title=row["title"],
+        head_id=row["head_id"],
+        created_at=ts(row["created_at"]),
+        updated_at=ts(row["updated_at"]),
+        archived=bool(row["archived"]),
+        message_count=(row["message_count"] or 0) if "message_count" in keys else 0,
+    )
+
+
+def summary(row: sqlite3.Row) -> Summary:
+    return Summary(
+        id=row["id"],
+        chat_id=row["chat_id"],
+        anchor_id=row["anchor_id"],
+        covers_to_id=row["covers_to_id"],
+        diary_to_id=row["diary_to_id"],
+        content=row["content"],
+        created_at=ts(row["created_at"]),
+    )
+
+
+def diary_entry(row: sqlite3.Row) -> DiaryEntry:
+    return DiaryEntry(
+        id=row["id"],
+        chat_id=row["chat_id"],
+        message_id=row["message_id"],
+        content=row["content"],
+        author=DiaryAuthor(row["author"]),
+        created_at=ts(row["created_at"]),
+        prev_id=row["prev_id"],
+    )
+
+
+def branch(row: sqlite3.Row) -> Branch:
+    return Branch(
+        chat_id=row["chat_id"],
+        name=row["name"],
+        message_id=row["message_id"],
+        created_at=ts(row["created_at"]),
+        auto=bool(row["auto"]),
+    )
