@@ -143,8 +143,11 @@ def assemble(
     drop_oldest: int = 0,
     drop_diary: bool = False,
     summary_chars: int | None = None,
+    card_chars: int | None = None,
 ) -> AssembledPrompt:
     card = card_text(ctx)
+    if card_chars is not None:
+        card = card[:card_chars]
     memory = memory_text(ctx, state, drop_diary=drop_diary, summary_chars=summary_chars)
     window = window_messages(state.window, ctx.tz)[drop_oldest:]
     tail = tail_text(ctx, state)
@@ -207,6 +210,16 @@ def fit(ctx: PromptContext, state: MemoryState, count: Callable[[str], int], bud
             best = count_prompt(assemble(ctx, state, drop_oldest=drop, drop_diary=True, summary_chars=chars), count)
         if summary and chars < len(summary):
             dropped.append(f"the oldest {len(summary) - chars} characters of the summary")
+        card = len(card_text(ctx))
+        card_chars = card
+        while best.total_tokens > budget and card_chars > 0:
+            card_chars = card_chars * 3 // 4
+            best = count_prompt(
+                assemble(ctx, state, drop_oldest=drop, drop_diary=True, summary_chars=0 if summary else None, card_chars=card_chars),
+                count,
+            )
+        if card_chars < card:
+            dropped.append(f"the last {card - card_chars} characters of the character card (raise context_size)")
         best.dropped = dropped
     best.budget = budget
     return best

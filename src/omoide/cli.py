@@ -1,0 +1,239 @@
+"""The `omoide` command. Heavy imports (Textual, llama.cpp) happen inside the
+commands that need them, so `omoide --help` is instant."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Annotated, TypeVar
+
+import typer
+from rich.console import Console
+from rich.markdown import Markdown
+from rich.table import Table
+
+from omoide import __version__, locations
+from omoide.errors import OmoideError
+
+T = TypeVar("T")
+
+app = typer.Typer(
+    name="omoide",
+    help="思い出 omoide: a terminal roleplay client whose characters remember.",
+    no_args_is_help=False,
+    invoke_without_command=True,
+    add_completion=False,
+    rich_markup_mode="rich",
+)
+out = Console()
+err = Console(stderr=True)
+
+
+def _fail(exc: OmoideError) -> None:
+    err.print(f"[bold red]Error:[/] {exc.message}")
+    if exc.hint:
+        err.print(f"[dim]{exc.hint}[/]")
+    raise typer.Exit(1)
+
+
+def run(coro_factory: Callable[[], Awaitable[T]]) -> T:
+    from omoide.logs import setup_logging
+
+    setup_logging()
+    try:
+        return asyncio.run(coro_factory())  # type: ignore[arg-type]
+    except OmoideError as exc:
+        _fail(exc)
+        raise AssertionError("unreachable")
+    except KeyboardInterrupt:
+        err.print("[dim]Interrupted.[/]")
+        raise typer.Exit(130)
+
+
+@app.callback()
+def _root(
+    ctx: typer.Context,
+    version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
+) -> None:
+    if version:
+        out.print(f"omoide {__version__}")
+        raise typer.Exit()
+    if ctx.invoked_subcommand is None:
+        out.print(ctx.get_help())
+
+
+def _mount_characters() -> None:
+    try:
+        from omoide.characters.cli import app as characters_app
+    except ImportError:  # pragma: no cover - the sub-app ships with the package
+        return
+    app.add_typer(characters_app, name="characters", help="List, show, import and export characters.")
+
+
+_mount_characters()
+
+
+@app.command()
+def chat(
+    character: Annotated[str | None, typer.Argument(help="Character id or name (default: the most recent chat's).")] = None,
+    new: Annotated[bool, typer.Option("--new", help="Start a new chat instead of reopening the most recent.")] = False,
+    chat_id: Annotated[int | None, typer.Option("--chat", help="Open this chat (see `omoide chats`).")] = None,
+    branch: Annotated[str | None, typer.Option("--branch", help="Open the chat at this saved branch.")] = None,
+) -> None:
+    """Chat with a character in the terminal UI."""
+    from omoide.runtime import Runtime
+
+    async def go() -> None:
+        runtime = await Runtime.start()
+        try:
+            name = character or await _most_recent_character(runtime)
+            session = await runtime.session(runtime.character(name), chat_id=chat_id, new=new)
+            if branch:
+                await session.restore_branch(branch)
+            from omoide.tui import run_chat_async
+
+            await run_chat_async(session, runtime.store, runtime.settings)
+        finally:
+            await runtime.aclose()
+
+    run(go)
+
+
+async def _most_recent_character(runtime) -> str | None:  # type: ignore[no-untyped-def]
+    chats = await runtime.store.list_chats()
+    return chats[0].character if chats else None
+
+
+@app.command()
+def say(
+    character: Annotated[str, typer.Argument(help="Character id or name.")],
+    message: Annotated[str, typer.Argument(help="What you say. Use - to read it from standard input.")],
+    new: Annotated[bool, typer.Option("--new", help="Say it in a new chat.")] = False,
+    chat_id: Annotated[int | None, typer.Option("--chat", help="Say it in this chat.")] = None,
+) -> None:
+    """Send one message and stream the reply to stdout (for scripts).
+
+    Both messages are stored in the character's most recent chat, so `omoide chat`
+    shows them. Memory work (summary, diary) finishes before the command exits."""
+    from omoide.events import DiarySaved, ReplyDelta, ReplyFailed, ReplyFinished
+    from omoide.runtime import Runtime
+
+    text = sys.stdin.read() if message == "-" else message
+    failed: list[OmoideError] = []
+
+    async def go() -> None:
+        runtime = await Runtime.start()
+        try:
+            session = await runtime.session(runtime.character(character), chat_id=chat_id, new=new)
+            async for event in session.send(text):
+                match event:
+                    case ReplyDelta(text=delta):
+                        sys.stdout.write(delta)
+                        sys.stdout.flush()
+                    case DiarySaved(entry=entry):
+                        err.print(f"[dim]✎ {session.character.display_name} wrote in the diary: {entry.content}[/]")
+                    case ReplyFinished():
+                        sys.stdout.write("\n")
+                    case ReplyFailed(error=error):
+                        failed.append(error)
+            if session.memory_worker.running:
+                err.print("[dim]Updating memory…[/]")
+            await session.wait_for_memory_work()
+            if session.memory_status:
+                err.print(f"[yellow]{session.memory_status}[/]")
+        finally:
+            await runtime.aclose()
+
+    run(go)
+    if failed:
+        _fail(failed[0])
+
+
+@app.command()
+def chats(
+    character: Annotated[str | None, typer.Argument(help="Only this character's chats.")] = None,
+    archived: Annotated[bool, typer.Option("--archived", help="Include archived chats.")] = False,
+) -> None:
+    """List chats: id, character, title, messages on the current path, last update."""
+    from omoide.runtime import Runtime
+
+    async def go() -> None:
+        runtime = await Runtime.start()
+        try:
+            char_id = runtime.character(character).id if character else None
+            rows = await runtime.store.list_chats(char_id, include_archived=archived)
+        finally:
+            await runtime.aclose()
+        table = Table("id", "character", "title", "messages", "updated", title="Chats")
+        for c in rows:
+            title = c.title + (" [dim](archived)[/]" if c.archived else "")
+            table.add_row(str(c.id), c.character, title, str(c.message_count), f"{c.updated_at.astimezone():%Y-%m-%d %H:%M}")
+        out.print(table if rows else "No chats yet. Start one with `omoide chat`.")
+
+    run(go)
+
+
+def _memory_command(kind: str, character: str, chat_id: int | None) -> None:
+    from omoide.memory.diary import render_diary
+    from omoide.runtime import Runtime
+
+    async def go() -> None:
+        runtime = await Runtime.start()
+        try:
+            char = runtime.character(character)
+            chat = await runtime.store.get_chat(chat_id) if chat_id else await runtime.store.latest_chat(char.id)
+            if chat is None or chat.head_id is None:
+                out.print(f"No chat with {char.display_name} yet.")
+                return
+            state = await runtime.store.memory_state(chat.head_id)
+        finally:
+            await runtime.aclose()
+        if kind == "diary":
+            text = render_diary(state.diary, 10_000) if state.diary else f"*{char.display_name} has not written anything yet.*"
+            out.print(Markdown(f"# {char.display_name}'s diary\n\n{text}"))
+        else:
+            text = state.summary.content if state.summary and state.summary.content else "*No summary yet: the chat is still short enough to be read whole.*"
+            out.print(Markdown(f"# The story so far with {char.display_name}\n\n{text}"))
+
+    run(go)
+
+
+@app.command()
+def diary(
+    character: Annotated[str, typer.Argument(help="Character id or name.")],
+    chat_id: Annotated[int | None, typer.Option("--chat", help="Which chat (default: the most recent).")] = None,
+) -> None:
+    """Print the character's diary as it stands at the chat's head, as Markdown."""
+    _memory_command("diary", character, chat_id)
+
+
+@app.command()
+def summary(
+    character: Annotated[str, typer.Argument(help="Character id or name.")],
+    chat_id: Annotated[int | None, typer.Option("--chat", help="Which chat (default: the most recent).")] = None,
+) -> None:
+    """Print the summary in force at the chat's head, as Markdown."""
+    _memory_command("summary", character, chat_id)
+
+
+@app.command()
+def doctor() -> None:
+    """Check the configuration, the database and the backend, and say what is wrong."""
+    from omoide.doctor import run_doctor
+
+    ok = run(run_doctor)
+    raise typer.Exit(0 if ok else 1)
+
+
+@app.command()
+def paths() -> None:
+    """Show where omoide keeps its config, data and logs."""
+    out.print(f"config file: {locations.config_file()}")
+    out.print(f"database:    {locations.database_file()}")
+    out.print(f"characters:  {locations.user_characters_dir()}")
+    out.print(f"log file:    {locations.log_file()}")
+
+
+def main() -> None:
+    app()

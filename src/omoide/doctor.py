@@ -1,0 +1,98 @@
+"""`omoide doctor`: check each part in turn and say plainly what is wrong."""
+
+from __future__ import annotations
+
+import os
+
+from rich.console import Console
+
+from omoide import locations
+from omoide.config import Settings, load_settings
+from omoide.errors import OmoideError
+
+console = Console()
+
+
+def _ok(label: str, detail: str) -> None:
+    console.print(f"[green]✓[/] {label}: {detail}")
+
+
+def _bad(label: str, exc: OmoideError | str) -> None:
+    if isinstance(exc, OmoideError):
+        console.print(f"[red]✗[/] {label}: {exc.message}")
+        if exc.hint:
+            console.print(f"    [dim]{exc.hint}[/]")
+    else:
+        console.print(f"[red]✗[/] {label}: {exc}")
+
+
+def _key_source(settings: Settings) -> str:
+    if settings.api_key is None:
+        return "not set"
+    return "set (from OMOIDE_API_KEY)" if os.environ.get("OMOIDE_API_KEY") else f"set (from {locations.config_file()})"
+
+
+async def run_doctor() -> bool:
+    healthy = True
+    path = locations.config_file()
+    try:
+        settings = load_settings()
+        _ok("config", f"{path}" if path.exists() else f"{path} (not present; using defaults)")
+    except OmoideError as exc:
+        _bad("config", exc)
+        return False
+
+    from omoide.store import Store
+
+    try:
+        store = await Store.open(synchronous=settings.synchronous)
+        try:
+            count = await store.count_messages()
+            chats = await store.list_chats(include_archived=True)
+        finally:
+            await store.close()
+        _ok("database", f"{locations.database_file()} ({len(chats)} chats, {count} messages, WAL)")
+    except OmoideError as exc:
+        _bad("database", exc)
+        healthy = False
+
+    try:
+        from omoide.characters.library import list_characters
+
+        characters = list_characters()
+        _ok("characters", ", ".join(c.id for c in characters) or "none")
+    except OmoideError as exc:
+        _bad("characters", exc)
+        healthy = False
+
+    kind = settings.resolved_backend
+    where = settings.base_url or "in-process"
+    console.print(f"  backend: {kind} ({where}), model: {settings.model or 'default'}, api key: {_key_source(settings)}")
+    try:
+        from omoide.llm.factory import make_backend
+
+        backend = make_backend(settings)
+        try:
+            detail = await backend.check()
+        finally:
+            await backend.aclose()
+        _ok("backend", detail)
+    except OmoideError as exc:
+        _bad("backend", exc)
+        healthy = False
+
+    summary_settings = settings.summarizer()
+    if summary_settings is not settings:
+        try:
+            from omoide.llm.factory import make_backend
+
+            backend = make_backend(summary_settings)
+            try:
+                _ok("summarizer", await backend.check())
+            finally:
+                await backend.aclose()
+        except OmoideError as exc:
+            _bad("summarizer", exc)
+            healthy = False
+    console.print("[bold green]All good.[/]" if healthy else "[bold red]Something needs fixing (see above).[/]")
+    return healthy

@@ -1,0 +1,197 @@
+"""The store on real SQLite files."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from omoide.domain import DiaryAuthor, MessageStatus, Role
+from omoide.errors import NotAnOmoideDatabase, NotFound, StoreError
+from omoide.store import Store
+from omoide.store.connection import migrate
+from omoide.store.migrations import MIGRATIONS
+
+
+@pytest.fixture
+async def store(tmp_path: Path):
+    s = await Store.open(tmp_path / "omoide.db")
+    yield s
+    await s.close()
+
+
+async def test_database_is_in_wal_mode_with_foreign_keys(tmp_path: Path) -> None:
+    s = await Store.open(tmp_path / "omoide.db")
+    await s.create_chat("suzune", greeting="Hello")
+    fk = await s._one("PRAGMA foreign_keys")
+    await s.close()
+    raw = sqlite3.connect(tmp_path / "omoide.db")
+    assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert fk[0] == 1
+    raw.close()
+
+
+async def test_every_migration_is_recorded_by_name(store: Store) -> None:
+    rows = await store._all("SELECT name FROM schema_migrations ORDER BY name")
+    assert [r[0] for r in rows] == [m.name for m in MIGRATIONS]
+
+
+async def test_migrations_upgrade_an_old_database_and_keep_its_rows(tmp_path: Path) -> None:
+    import aiosqlite
+
+    path = tmp_path / "old.db"
+    conn = await aiosqlite.connect(path, isolation_level=None)
+    await conn.execute("PRAGMA application_id = 1869442921")
+    await migrate(conn, MIGRATIONS[:1])  # a database made by the first release
+    await conn.execute("INSERT INTO chats (character, title, created_at, updated_at) VALUES ('wren', 'old', '2026-01-01T00:00:00+00:00', '2026-01-01T00:00:00+00:00')")
+    await conn.close()
+
+    s = await Store.open(path)
+    chats = await s.list_chats()
+    applied = [r[0] for r in await s._all("SELECT name FROM schema_migrations")]
+    await s.close()
+    assert [c.title for c in chats] == ["old"]
+    assert set(applied) == {m.name for m in MIGRATIONS}
+
+
+async def test_each_migration_applies_on_top_of_the_previous_ones(tmp_path: Path) -> None:
+    import aiosqlite
+
+    for i in range(1, len(MIGRATIONS) + 1):
+        conn = await aiosqlite.connect(tmp_path / f"step{i}.db", isolation_level=None)
+        await migrate(conn, MIGRATIONS[:i])
+        tables = {r[0] for r in await (await conn.execute("SELECT name FROM sqlite_schema WHERE type='table'")).fetchall()}
+        await conn.close()
+        assert "schema_migrations" in tables
+        assert "chats" in tables and "messages" in tables
+
+
+async def test_greeting_is_the_first_message_and_the_head(store: Store) -> None:
+    chat = await store.create_chat("suzune", greeting="Welcome in.")
+    path = await store.path(chat.head_id)
+    assert [(m.role, m.content) for m in path] == [(Role.ASSISTANT, "Welcome in.")]
+
+
+async def test_messages_form_a_tree_and_nothing_is_lost(store: Store) -> None:
+    chat = await store.create_chat("suzune", greeting="Hi")
+    user = await store.add_message(chat.id, chat.head_id, Role.USER, "Coffee?")
+    first = await store.add_message(chat.id, user.id, Role.ASSISTANT, "Black.")
+    second = await store.add_message(chat.id, user.id, Role.ASSISTANT, "With milk.")
+    assert [m.content for m in await store.siblings(second)] == ["Black.", "With milk."]
+    assert [m.content for m in await store.path(second.id)] == ["Hi", "Coffee?", "With milk."]
+    assert [m.content for m in await store.path(first.id)] == ["Hi", "Coffee?", "Black."]
+    assert await store.count_messages(chat.id) == 4
+    assert (await store.get_chat(chat.id)).head_id == second.id
+
+
+async def test_path_paging_returns_the_newest_messages(store: Store) -> None:
+    chat = await store.create_chat("suzune", greeting="0")
+    head = chat.head_id
+    for i in range(1, 50):
+        head = (await store.add_message(chat.id, head, Role.USER if i % 2 else Role.ASSISTANT, str(i))).id
+    page = await store.path(head, limit=10)
+    assert [m.content for m in page] == [str(i) for i in range(40, 50)]
+
+
+async def test_chat_resumes_at_its_head_after_reopening(tmp_path: Path) -> None:
+    s = await Store.open(tmp_path / "omoide.db")
+    chat = await s.create_chat("wren", greeting="Ahoy")
+    reply = await s.add_message(chat.id, chat.head_id, Role.USER, "Any islands today?")
+    await s.close()
+    s = await Store.open(tmp_path / "omoide.db")
+    again = await s.latest_chat("wren")
+    await s.close()
+    assert again is not None and again.head_id == reply.id and again.message_count == 2
+
+
+async def test_a_reply_left_streaming_by_a_crash_reads_as_interrupted(store: Store) -> None:
+    chat = await store.create_chat("wren", greeting="Ahoy")
+    reply = await store.add_message(chat.id, chat.head_id, Role.ASSISTANT, "Half a sen", status=MessageStatus.STREAMING)
+    assert await store.mark_streaming_interrupted(chat.id) == 1
+    assert (await store.get_message(reply.id)).status is MessageStatus.INTERRUPTED
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"this is a text file, not a database\n" * 10, b"\x00\x01garbage" * 500],
+)
+async def test_a_file_that_is_not_sqlite_is_refused_and_left_alone(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "omoide.db"
+    path.write_bytes(content)
+    with pytest.raises(NotAnOmoideDatabase) as info:
+        await Store.open(path)
+    assert str(path) in info.value.message and info.value.hint
+    assert path.read_bytes() == content
+
+
+async def test_another_programs_sqlite_database_is_refused_and_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "omoide.db"
+    raw = sqlite3.connect(path)
+    raw.execute("CREATE TABLE invoices (id INTEGER PRIMARY KEY, total REAL)")
+    raw.execute("INSERT INTO invoices (total) VALUES (12.5)")
+    raw.commit()
+    raw.close()
+    before = path.read_bytes()
+    with pytest.raises(NotAnOmoideDatabase, match="another program"):
+        await Store.open(path)
+    assert path.read_bytes() == before
+
+
+async def test_a_corrupt_omoide_database_is_refused_not_overwritten(tmp_path: Path) -> None:
+    path = tmp_path / "omoide.db"
+    s = await Store.open(path)
+    chat = await s.create_chat("wren", greeting="Ahoy")
+    for i in range(200):
+        await s.add_message(chat.id, chat.head_id, Role.USER, "x" * 500)
+    await s.close()
+    data = bytearray(path.read_bytes())
+    data[100:4096 * 3] = b"\xff" * (4096 * 3 - 100)  # smash the schema pages, keep the header
+    path.write_bytes(bytes(data))
+    with pytest.raises(NotAnOmoideDatabase):
+        s = await Store.open(path)
+        await s.list_chats()
+    assert path.read_bytes() == bytes(data)
+
+
+async def test_branches_save_restore_and_autosave(store: Store) -> None:
+    chat = await store.create_chat("suzune", greeting="Hi")
+    a = await store.add_message(chat.id, chat.head_id, Role.USER, "a")
+    await store.save_branch(chat.id, "before", a.id)
+    b = await store.add_message(chat.id, a.id, Role.ASSISTANT, "b")
+    with pytest.raises(StoreError, match="already exists"):
+        await store.save_branch(chat.id, "before", b.id)
+    target, saved = await store.restore_branch(chat.id, "before", autosave_name="auto-1")
+    assert target.message_id == a.id and saved is not None and saved.message_id == b.id
+    assert (await store.get_chat(chat.id)).head_id == a.id
+    with pytest.raises(NotFound, match="before"):
+        await store.restore_branch(chat.id, "missing", autosave_name=None)
+
+
+async def test_diary_and_summary_follow_the_path(store: Store) -> None:
+    chat = await store.create_chat("suzune", greeting="Hi")
+    fork = await store.add_message(chat.id, chat.head_id, Role.USER, "fork here")
+    left = await store.add_message(chat.id, fork.id, Role.ASSISTANT, "left")
+    await store.add_diary_entry(chat.id, left.id, "only on the left", DiaryAuthor.CHARACTER)
+    await store.add_summary(chat.id, left.id, content="left summary", covers_to_id=fork.id, diary_to_id=None)
+    left_next = await store.add_message(chat.id, left.id, Role.USER, "go on")
+    right = await store.add_message(chat.id, fork.id, Role.ASSISTANT, "right")
+
+    on_left = await store.memory_state(left_next.id)
+    on_right = await store.memory_state(right.id)
+    assert [e.content for e in on_left.diary] == ["only on the left"]
+    assert on_left.summary is not None and on_left.summary.content == "left summary"
+    assert [m.content for m in on_left.window] == ["left", "go on"]
+    assert on_right.diary == [] and on_right.summary is None
+    assert [m.content for m in on_right.window] == ["Hi", "fork here", "right"]
+
+
+async def test_is_ancestor(store: Store) -> None:
+    chat = await store.create_chat("suzune", greeting="Hi")
+    a = await store.add_message(chat.id, chat.head_id, Role.USER, "a")
+    b = await store.add_message(chat.id, a.id, Role.ASSISTANT, "b")
+    c = await store.add_message(chat.id, a.id, Role.ASSISTANT, "c")
+    assert await store.is_ancestor(chat.head_id, b.id)
+    assert await store.is_ancestor(a.id, a.id)
+    assert not await store.is_ancestor(b.id, c.id)
+    assert not await store.is_ancestor(b.id, a.id)

@@ -1,0 +1,115 @@
+"""The diary's inline form, summary validation, compression chunking, slash commands."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from omoide.commands import COMMANDS, parse
+from omoide.domain import Message, Role
+from omoide.errors import CommandError
+from omoide.memory.diary import InlineMemoryFilter, strip_inline_tags
+from omoide.memory.summary import InvalidSummary, split_for_compression, validate_summary
+from omoide.memory.window import strip_leading_stamp
+
+REPLY = "*smiles* Fine.<save_memory>He kept his promise about the café.</save_memory> See you tomorrow."
+
+
+def test_inline_tags_are_taken_out_of_the_reply_and_saved() -> None:
+    visible, entries = strip_inline_tags(REPLY)
+    assert visible == "*smiles* Fine. See you tomorrow."
+    assert entries == ["He kept his promise about the café."]
+
+
+@given(st.lists(st.integers(min_value=1, max_value=len(REPLY)), max_size=12))
+def test_any_split_of_the_stream_gives_the_same_text_and_entries(cuts: list[int]) -> None:
+    points = sorted(set(cuts))
+    chunks = [REPLY[a:b] for a, b in zip([0, *points], [*points, len(REPLY)], strict=True)]
+    f = InlineMemoryFilter()
+    visible, entries = "", []
+    for chunk in chunks:
+        v, e = f.feed(chunk)
+        visible += v
+        entries += e
+    v, e = f.flush()
+    assert (visible + v, entries + e) == ("*smiles* Fine. See you tomorrow.", ["He kept his promise about the café."])
+
+
+def test_a_tag_never_flickers_on_screen() -> None:
+    f = InlineMemoryFilter()
+    shown = "".join(f.feed(c)[0] for c in "ok <save_mem")
+    assert "<" not in shown
+
+
+def test_an_unclosed_tag_at_the_end_still_saves_the_entry() -> None:
+    assert strip_inline_tags("Sure.<save_memory>He likes rain") == ("Sure.", ["He likes rain"])
+
+
+def test_a_lone_angle_bracket_is_shown() -> None:
+    assert strip_inline_tags("3 < 4 and <b>") == ("3 < 4 and <b>", [])
+
+
+GOOD = "Kai found the café Sakura had mentioned and loved the matcha latte. She pretended not to care, but promised to save him a seat on Friday."
+
+
+def test_a_real_summary_is_accepted() -> None:
+    assert validate_summary(GOOD, name="Sakura", user="Kai") == GOOD
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "Too short.",
+        "*smiles softly* Oh, you came back! I was hoping you would, you know. Sit down, I'll bring the usual.",
+        "Sakura: Welcome back! I saved your seat, just like I promised you I would on Friday.",
+        "Hello! I'm so glad you asked. I think I remember everything we talked about, and I loved it.",
+        "I missed you. I kept thinking about what I said and I wonder if I was too harsh with my words, I'm sorry.",
+    ],
+)
+def test_a_chat_reply_is_not_taken_for_a_summary(text: str) -> None:
+    with pytest.raises(InvalidSummary):
+        validate_summary(text, name="Sakura", user="Kai")
+
+
+def window(n: int) -> list[Message]:
+    return [Message(id=i, chat_id=1, parent_id=None, role=Role.USER, content=str(i), created_at=datetime.now(UTC)) for i in range(n)]
+
+
+def test_compression_starts_past_the_threshold_and_keeps_the_recent_window() -> None:
+    assert split_for_compression(window(20), threshold=20, keep_recent=15) == []
+    chunk = split_for_compression(window(21), threshold=20, keep_recent=15)
+    assert [m.id for m in chunk] == list(range(6))
+
+
+def test_an_imitated_timestamp_is_stripped_from_a_reply() -> None:
+    assert strip_leading_stamp("[04/02 09:15] *yawns* Morning.") == "*yawns* Morning."
+    assert strip_leading_stamp("*yawns* [not a stamp]") == "*yawns* [not a stamp]"
+
+
+def test_plain_text_is_not_a_command() -> None:
+    assert parse("hello there") is None
+    assert parse("//shrug") is None
+
+
+def test_commands_parse_with_arguments() -> None:
+    cmd = parse("/remember  He hates   thunder ")
+    assert cmd is not None and cmd.name == "remember" and cmd.raw_args == "He hates   thunder"
+    branch = parse('/branch save "before confession"')
+    assert branch is not None and branch.args == ["save", "before confession"]
+
+
+def test_an_unknown_command_suggests_the_nearest() -> None:
+    with pytest.raises(CommandError) as info:
+        parse("/hepl")
+    assert "Unknown command /hepl" in info.value.message and "/help" in info.value.hint
+    with pytest.raises(CommandError) as info:
+        parse("/brnch save x")
+    assert "/branch" in info.value.hint
+
+
+def test_every_command_has_usage_and_summary() -> None:
+    assert all(spec.usage.startswith("/") and spec.summary for spec in COMMANDS.values())

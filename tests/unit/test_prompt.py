@@ -1,0 +1,121 @@
+"""The prompt assembly: golden output, cache-friendly growth, the token budget."""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from omoide.characters.model import Character
+from omoide.domain import DiaryAuthor, DiaryEntry, MemoryState, Message, Role, Summary
+from omoide.prompt import PromptContext, assemble, count_prompt, fit, render
+
+GOLDEN = Path(__file__).parent / "golden" / "prompt.txt"
+T0 = datetime(2026, 4, 1, 22, 15, tzinfo=UTC)
+
+SAKURA = Character(
+    id="sakura",
+    name="Sakura",
+    description="{{char}} runs a small café by the station. She teases {{user}} but cares.",
+    personality="Sharp-tongued, secretly warm.",
+    scenario="Late evening; the café is about to close.",
+    first_message="*wipes the counter* We're closing, {{user}}.",
+    example_dialogue="{{user}}: Hi\n{{char}}: *glances up* ...You again.",
+    post_history_instructions="Keep replies under 80 words.",
+)
+
+
+def msg(i: int, role: Role, text: str, minutes: int) -> Message:
+    return Message(id=i, chat_id=1, parent_id=i - 1 or None, role=role, content=text, created_at=T0 + timedelta(minutes=minutes), depth=i - 1)
+
+
+def entry(i: int, text: str, author: DiaryAuthor = DiaryAuthor.CHARACTER) -> DiaryEntry:
+    return DiaryEntry(id=i, chat_id=1, message_id=1, content=text, author=author, created_at=T0)
+
+
+def fixed_state(n: int = 4) -> MemoryState:
+    window = [msg(i, Role.USER if i % 2 == 0 else Role.ASSISTANT, f"message {i}", i) for i in range(1, n + 1)]
+    return MemoryState(
+        summary=Summary(id=1, chat_id=1, anchor_id=1, covers_to_id=None, diary_to_id=1,
+                        content="He found the café she mentioned and liked the matcha latte.", created_at=T0),
+        stable_diary=[entry(1, "He remembered my birthday. I didn't expect that.")],
+        new_diary=[entry(2, "He asked about my novel. Nobody asks about that.")],
+        window=window,
+    )
+
+
+def ctx(**kw) -> PromptContext:
+    base = dict(character=SAKURA, user_name="Kai", user_persona="A regular who works late.", now=T0 + timedelta(days=1), tz=UTC)
+    base.update(kw)
+    return PromptContext(**base)
+
+
+def test_golden_prompt_is_byte_for_byte_stable() -> None:
+    text = render(assemble(ctx(), fixed_state()).messages)
+    if os.environ.get("OMOIDE_UPDATE_GOLDEN"):
+        GOLDEN.write_text(text, encoding="utf-8")
+    assert text == GOLDEN.read_text(encoding="utf-8")
+
+
+def test_layers_run_from_stable_to_volatile() -> None:
+    prompt = assemble(ctx(), fixed_state())
+    system, *window, tail = prompt.messages
+    assert system["role"] == "system" and tail["role"] == "system"
+    assert system["content"].index("Sakura runs a small café") < system["content"].index("## Diary")
+    assert system["content"].index("## Diary") < system["content"].index("## Recent Conversation Summary")
+    assert [m["content"] for m in window][0] == "[04/01 22:16] message 1"
+    assert "Current date and time: Thursday 02 April 2026, 22:15." in tail["content"]
+    assert "Nobody asks about that" in tail["content"] and "Nobody asks" not in system["content"]
+    assert tail["content"].endswith("Keep replies under 80 words.")
+
+
+def test_macros_are_replaced_and_creator_notes_never_appear() -> None:
+    character = Character(id="x", name="Ann", nickname="Annie", description="{{char}} likes {{user}}.", creator_notes="SECRET NOTE")
+    text = render(assemble(ctx(character=character), MemoryState(summary=None)).messages)
+    assert "Annie likes Kai." in text
+    assert "{{" not in text and "SECRET NOTE" not in text
+
+
+def test_between_compressions_each_turn_only_appends() -> None:
+    for n in range(2, 12):
+        before = assemble(ctx(), fixed_state(n)).messages
+        after = assemble(ctx(now=T0 + timedelta(days=2)), fixed_state(n + 2)).messages
+        previous_without_tail = render(before[:-1])
+        assert render(after).startswith(previous_without_tail)
+
+
+def words(text: str) -> int:
+    return len(text.split()) + 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(min_value=1, max_value=60), budget=st.integers(min_value=150, max_value=2000), size=st.integers(1, 80))
+def test_the_budget_is_never_exceeded(n: int, budget: int, size: int) -> None:
+    state = fixed_state(n)
+    state = MemoryState(
+        summary=state.summary, stable_diary=state.stable_diary, new_diary=state.new_diary,
+        window=[msg(m.id, m.role, " ".join(["word"] * size), m.id) for m in state.window],
+    )
+    prompt = fit(ctx(), state, words, budget)
+    full = count_prompt(assemble(ctx(), state), words)
+    assert prompt.total_tokens <= budget
+    assert prompt.total_tokens == count_prompt(prompt, words).total_tokens
+    if full.total_tokens <= budget:
+        assert prompt.dropped == [] and prompt.messages == full.messages
+    else:
+        assert prompt.dropped
+    last_window = [m for m in prompt.messages if m["role"] != "system"][-1]["content"]
+    assert last_window.endswith(f"message {n}" if size == 0 else " ".join(["word"] * size))
+
+
+def test_fit_drops_oldest_messages_first_and_says_so() -> None:
+    state = fixed_state(30)
+    full = count_prompt(assemble(ctx(), state), words).total_tokens
+    prompt = fit(ctx(), state, words, full - 10)
+    assert prompt.total_tokens <= full - 10
+    assert prompt.dropped and "oldest" in prompt.dropped[0]
+    assert prompt.messages[1]["content"] != "[04/01 22:16] message 1"
+    assert prompt.messages[-2]["content"].endswith("message 30")
