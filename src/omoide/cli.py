@@ -186,7 +186,7 @@ def _memory_command(kind: str, character: str, chat_id: int | None) -> None:
             if chat is None or chat.head_id is None:
                 out.print(f"No chat with {char.display_name} yet.")
                 return
-            state = await runtime.store.memory_state(chat.head_id)
+            state = await runtime.store.memory_state(chat.head_id, diary_limit=10_000)
         finally:
             await runtime.aclose()
         if kind == "diary":

@@ -34,7 +34,10 @@ from omoide.store.connection import now_iso, open_connection, storage_error, wri
 
 WINDOW_CAP = 2000
 """Most messages read for the raw window, however long compression has been failing."""
-DIARY_CHAIN_CAP = 400
+DIARY_CHAIN_CAP = 10_000
+MEMORY_DIARY_CAP = 100
+"""Diary entries read per turn: more than the prompt's 50 lines need, and more than
+compression lets accumulate, unless compression has been failing for a long time."""
 
 
 class Store:
@@ -374,7 +377,7 @@ class Store:
         _, diary_id = await self._pointers(head_id)
         return await self.diary_chain(diary_id, limit=limit)
 
-    async def memory_state(self, head_id: int) -> MemoryState:
+    async def memory_state(self, head_id: int, *, diary_limit: int = MEMORY_DIARY_CAP) -> MemoryState:
         """The summary, diary and raw window in force at `head_id`, read via the
         pointers: cost grows with the window and the diary, never with history."""
         summary_id, diary_id = await self._pointers(head_id)
@@ -383,8 +386,8 @@ class Store:
             row = await self._one("SELECT * FROM summaries WHERE id = ?", (summary_id,))
             summary = rows.summary(row) if row else None
         fold = summary.diary_to_id if summary else None
-        new_diary = await self.diary_chain(diary_id, stop_at=fold) if fold is not None else []
-        stable_diary = await self.diary_chain(fold) if fold is not None else await self.diary_chain(diary_id)
+        new_diary = await self.diary_chain(diary_id, stop_at=fold, limit=diary_limit) if fold is not None else []
+        stable_diary = await self.diary_chain(fold if fold is not None else diary_id, limit=diary_limit)
         if fold is None:
             stable_diary, new_diary = [], stable_diary
         window = await self.path(head_id, limit=WINDOW_CAP, stop_before=summary.covers_to_id if summary else None)

@@ -1,0 +1,98 @@
+"""Make a big chat to measure with: `python benchmarks/make_chat.py N [--home DIR]`.
+
+Writes N messages (alternating user and character, a few days apart in
+total), with a summary checkpoint every 20 messages and a diary entry every
+50, exactly as omoide would have stored them, into $OMOIDE_HOME (or --home).
+Prints the chat id.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import sqlite3
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from omoide import locations
+from omoide.store import Store
+
+WORDS = (
+    "the café station rain matcha promise tomorrow window lighthouse map island quiet "
+    "laugh remember letter train evening warm cold shy secret novel chapter cat harbor"
+).split()
+
+
+def sentence(rng: random.Random, n: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(n)).capitalize() + "."
+
+
+async def make_chat(n: int, character: str = "suzune", seed: int = 7) -> int:
+    """Create the chat through the store (so the schema is current), then bulk-insert."""
+    store = await Store.open()
+    chat = await store.create_chat(character, title=f"benchmark {n}", greeting="*looks up* Oh. It's you.")
+    path = store.db_path
+    await store.close()
+
+    rng = random.Random(seed)
+    start = datetime.now(UTC) - timedelta(days=max(1, n // 500))
+    step = (datetime.now(UTC) - start) / max(n, 1)
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("BEGIN IMMEDIATE")
+    parent = conn.execute("SELECT head_id FROM chats WHERE id = ?", (chat.id,)).fetchone()[0]
+    summary_id = diary_id = None
+    pending_summary = pending_diary = None
+    ids: list[int] = [parent]
+    for i in range(1, n):
+        stamp = (start + step * i).isoformat(timespec="microseconds")
+        role = "user" if i % 2 else "assistant"
+        content = sentence(rng, rng.randint(8, 40))
+        # Children inherit the newest summary/diary anchored at their parent.
+        summary_id = pending_summary or summary_id
+        diary_id = pending_diary or diary_id
+        pending_summary = pending_diary = None
+        cur = conn.execute(
+            "INSERT INTO messages (chat_id, parent_id, role, content, created_at, status, depth, summary_id, diary_id) "
+            "VALUES (?, ?, ?, ?, ?, 'complete', ?, ?, ?)",
+            (chat.id, parent, role, content, stamp, i, summary_id, diary_id),
+        )
+        parent = cur.lastrowid
+        ids.append(parent)
+        if i % 50 == 0:
+            cur = conn.execute(
+                "INSERT INTO diary_entries (chat_id, message_id, prev_id, author, content, created_at) VALUES (?, ?, ?, 'character', ?, ?)",
+                (chat.id, parent, diary_id, sentence(rng, 20), stamp),
+            )
+            pending_diary = cur.lastrowid
+        if i % 20 == 0 and i > 20:
+            cur = conn.execute(
+                "INSERT INTO summaries (chat_id, anchor_id, covers_to_id, diary_to_id, content, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                (chat.id, parent, ids[i - 15], pending_diary or diary_id, " ".join(sentence(rng, 25) for _ in range(6)), stamp),
+            )
+            pending_summary = cur.lastrowid
+    conn.execute("UPDATE chats SET head_id = ?, updated_at = ? WHERE id = ?", (parent, datetime.now(UTC).isoformat(), chat.id))
+    conn.execute("COMMIT")
+    conn.close()
+    return chat.id
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("n", type=int, help="number of messages")
+    parser.add_argument("--home", type=Path, help="OMOIDE_HOME to write into")
+    parser.add_argument("--character", default="suzune")
+    args = parser.parse_args()
+    if args.home:
+        os.environ["OMOIDE_HOME"] = str(args.home)
+    t0 = time.perf_counter()
+    chat_id = asyncio.run(make_chat(args.n, args.character))
+    print(f"chat {chat_id}: {args.n} messages in {locations.database_file()} ({time.perf_counter() - t0:.1f} s)")
+
+
+if __name__ == "__main__":
+    main()
