@@ -218,6 +218,34 @@ def summary(
 
 
 @app.command()
+def search(
+    character: Annotated[str, typer.Argument(help="Character id or name.")],
+    text: Annotated[str, typer.Argument(help="Words to look for (all must match).")],
+    limit: Annotated[int, typer.Option(help="Most results to show.")] = 20,
+) -> None:
+    """Search every chat with a character, all branches included, newest first."""
+    from omoide.runtime import Runtime
+
+    async def go() -> None:
+        runtime = await Runtime.start()
+        try:
+            char = runtime.character(character)
+            hits = await runtime.store.search(text, character=char.id, limit=limit)
+        finally:
+            await runtime.aclose()
+        if not hits:
+            out.print(f"Nothing found for '{text}' in chats with {char.display_name}.")
+            return
+        table = Table("chat", "message", "when", "who", "match", title=f"'{text}' with {char.display_name}")
+        for hit in hits:
+            who = char.display_name if hit.message.role == "assistant" else "you"
+            table.add_row(str(hit.message.chat_id), f"#{hit.message.id}", f"{hit.message.created_at.astimezone():%Y-%m-%d %H:%M}", who, hit.snippet)
+        out.print(table)
+
+    run(go)
+
+
+@app.command()
 def doctor() -> None:
     """Check the configuration, the database and the backend, and say what is wrong."""
     from omoide.doctor import run_doctor

@@ -195,3 +195,33 @@ async def test_is_ancestor(store: Store) -> None:
     assert await store.is_ancestor(a.id, a.id)
     assert not await store.is_ancestor(b.id, c.id)
     assert not await store.is_ancestor(b.id, a.id)
+
+
+async def test_search_finds_words_across_branches_and_survives_odd_input(store: Store) -> None:
+    chat = await store.create_chat("suzune", greeting="Welcome to Tsuki no Shizuku.")
+    a = await store.add_message(chat.id, chat.head_id, Role.USER, "The matcha latte was good")
+    await store.add_message(chat.id, a.id, Role.ASSISTANT, "Told you about the MATCHA.")
+    reply = await store.add_message(chat.id, a.id, Role.ASSISTANT, "streaming", status=MessageStatus.STREAMING)
+    await store.update_message(reply.id, content="A café near the station")
+    hits = await store.search("matcha", chat_id=chat.id)
+    assert [h.message.content for h in hits] == ["Told you about the MATCHA.", "The matcha latte was good"]
+    assert "[matcha]" in hits[1].snippet
+    assert [h.message.id for h in await store.search("café station")] == [reply.id]
+    assert await store.search("streaming") == []
+    assert await store.search('"unbalanced AND (') == []
+    assert await store.search("   ") == []
+
+
+async def test_per_turn_queries_use_indexes(store: Store) -> None:
+    plans = []
+    for sql in (
+        "SELECT id FROM summaries WHERE anchor_id = 1 ORDER BY id DESC LIMIT 1",
+        "SELECT id FROM diary_entries WHERE message_id = 1 ORDER BY id DESC LIMIT 1",
+        "SELECT id FROM messages WHERE parent_id = 1",
+        "SELECT * FROM chats WHERE character = 'x' AND archived = 0 ORDER BY updated_at DESC",
+        "SELECT * FROM branches WHERE chat_id = 1 AND name = 'x'",
+    ):
+        rows_ = await store._all(f"EXPLAIN QUERY PLAN {sql}")
+        plans.append(" ".join(r["detail"] for r in rows_))
+    for plan in plans:
+        assert "SCAN" not in plan.replace("SCAN CONSTANT ROW", ""), plan

@@ -89,4 +89,20 @@ MIGRATIONS: list[Migration] = [
         );
         """,
     ),
+    Migration(
+        "0004_full_text_search",
+        """
+        CREATE VIRTUAL TABLE messages_fts USING fts5(
+            content, content='messages', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
+        );
+        INSERT INTO messages_fts (rowid, content) SELECT id, content FROM messages;
+        CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+            INSERT INTO messages_fts (rowid, content) VALUES (new.id, new.content);
+        END;
+        CREATE TRIGGER messages_fts_update AFTER UPDATE OF content ON messages BEGIN
+            INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+            INSERT INTO messages_fts (rowid, content) VALUES (new.id, new.content);
+        END;
+        """,
+    ),
 ]

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import sqlite3
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +33,13 @@ from omoide.domain import (
 from omoide.errors import NotFound, StoreError
 from omoide.store import rows
 from omoide.store.connection import now_iso, open_connection, storage_error, write_transaction
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    message: Message
+    snippet: str
+    """The matching words in [brackets], with a little context."""
+
 
 WINDOW_CAP = 2000
 """Most messages read for the raw window, however long compression has been failing."""
@@ -302,6 +311,29 @@ class Store:
                 (str(MessageStatus.INTERRUPTED), chat_id, str(MessageStatus.STREAMING)),
             )
             return cur.rowcount
+
+    async def search(self, query: str, *, chat_id: int | None = None, character: str | None = None, limit: int = 50) -> list[SearchHit]:
+        """Full-text search over every message ever stored (all branches), newest first.
+        Words are matched as typed (each one quoted), so no query can be a syntax error."""
+        terms = [t for t in re.findall(r"\w+", query, flags=re.UNICODE)]
+        if not terms:
+            return []
+        match = " ".join('"' + t.replace('"', '""') + '"' for t in terms)
+        where, params = ["messages_fts MATCH ?"], [match]
+        if chat_id is not None:
+            where.append("m.chat_id = ?")
+            params.append(chat_id)
+        if character is not None:
+            where.append("m.chat_id IN (SELECT id FROM chats WHERE character = ?)")
+            params.append(character)
+        result = await self._all(
+            f"""SELECT {', '.join('m.' + c.strip() for c in rows.MESSAGE_COLUMNS.split(','))},
+                       snippet(messages_fts, 0, '[', ']', '…', 12) AS snippet
+                FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid
+                WHERE {' AND '.join(where)} ORDER BY m.id DESC LIMIT ?""",
+            (*params, limit),
+        )
+        return [SearchHit(rows.message(r), r["snippet"]) for r in result]
 
     # -- memory ---------------------------------------------------------------
 
