@@ -1,0 +1,299 @@
+"""ChatSession end to end on a real SQLite file, with a scripted model."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from omoide.characters.model import Character
+from omoide.config import Settings
+from omoide.domain import DiaryAuthor, MessageStatus, Role
+from omoide.errors import CommandError, NotFound, ServerFailed
+from omoide.events import DiarySaved, MemoryWorkDone, MemoryWorkFailed, ReplyDelta, ReplyFailed, ReplyFinished
+from omoide.llm.base import ToolCall
+from omoide.session import ChatSession
+from omoide.store import Store
+from tests.scripted import ScriptedBackend
+
+MIKA = Character(id="mika", name="Mika", first_message="*waves* Hi, {{user}}!", description="{{char}} keeps a small bakery.")
+SUMMARY = "Kai and Mika talked about the bakery. She promised to save him a melon pan, and he seemed pleased by it."
+
+
+@pytest.fixture
+async def store(tmp_path: Path):
+    s = await Store.open(tmp_path / "omoide.db")
+    yield s
+    await s.close()
+
+
+def settings(**kw) -> Settings:
+    base = dict(user_name="Kai", context_size=4096, max_tokens=200)
+    base.update(kw)
+    return Settings(**base)
+
+
+async def run_turn(session: ChatSession, text: str) -> list:
+    return [event async for event in session.send(text)]
+
+
+async def open_session(store: Store, backend: ScriptedBackend, summarizer: ScriptedBackend | None = None, events: list | None = None, **kw) -> ChatSession:
+    return await ChatSession.open(
+        store, MIKA, settings(**kw), backend, summarizer=summarizer,
+        on_memory_event=(events.append if events is not None else None),
+    )
+
+
+async def test_a_new_chat_starts_with_the_greeting_and_a_turn_is_stored(store: Store) -> None:
+    backend = ScriptedBackend([["*smiles* ", "Fresh ", "bread?"]])
+    session = await open_session(store, backend)
+    events = await run_turn(session, "Morning!")
+    assert "".join(e.text for e in events if isinstance(e, ReplyDelta)) == "*smiles* Fresh bread?"
+    transcript = await session.transcript()
+    assert [(m.role, m.content) for m in transcript] == [
+        (Role.ASSISTANT, "*waves* Hi, Kai!"), (Role.USER, "Morning!"), (Role.ASSISTANT, "*smiles* Fresh bread?"),
+    ]
+    assert transcript[-1].status is MessageStatus.COMPLETE
+    prompt = backend.calls[0]["messages"]
+    assert prompt[0]["role"] == "system" and "Mika keeps a small bakery." in prompt[0]["content"]
+    assert prompt[-2]["content"].endswith("Morning!") and prompt[-1]["role"] == "system"
+
+
+async def test_reopening_resumes_the_same_chat(store: Store) -> None:
+    session = await open_session(store, ScriptedBackend([["Hello again."]]))
+    await run_turn(session, "Hi")
+    again = await open_session(store, ScriptedBackend())
+    assert again.chat.id == session.chat.id
+    assert [m.content for m in await again.transcript()][-1] == "Hello again."
+
+
+async def test_an_imitated_timestamp_never_reaches_the_transcript(store: Store) -> None:
+    session = await open_session(store, ScriptedBackend([["[04/02 ", "09:15] ", "*yawns* Morning."]]))
+    events = await run_turn(session, "Up early?")
+    assert "".join(e.text for e in events if isinstance(e, ReplyDelta)) == "*yawns* Morning."
+
+
+async def test_inline_save_memory_is_saved_and_hidden(store: Store) -> None:
+    backend = ScriptedBackend([["Deal. <save_", "memory>He promised to come ", "back Friday.</save_memory> See you."]])
+    session = await open_session(store, backend)
+    events = await run_turn(session, "I'll come back Friday, promise.")
+    saved = [e.entry for e in events if isinstance(e, DiarySaved)]
+    assert [e.content for e in saved] == ["He promised to come back Friday."]
+    assert (await session.transcript())[-1].content == "Deal.  See you."
+    assert "save_memory" in backend.calls[0]["messages"][0]["content"]
+    memory = await session.memory()
+    assert [e.content for e in memory.diary] == ["He promised to come back Friday."]
+
+
+async def test_native_save_memory_tool_call_continues_the_same_reply(store: Store) -> None:
+    call = ToolCall(id="call_1", name="save_memory", arguments={"content": "He likes melon pan."}, raw_arguments='{"content": "He likes melon pan."}')
+    backend = ScriptedBackend([["Oh? "], call], supports_tools=True)
+    backend.turns = [["Oh? ", call], ["Then I'll bake some."]]
+    session = await open_session(store, backend)
+    events = await run_turn(session, "Melon pan is my favourite.")
+    assert [e.entry.content for e in events if isinstance(e, DiarySaved)] == ["He likes melon pan."]
+    reply = (await session.transcript())[-1]
+    assert reply.content == "Oh? Then I'll bake some."
+    assert backend.calls[0]["tools"][0].name == "save_memory"
+    second = backend.calls[1]["messages"]
+    assert second[-2]["tool_calls"][0]["function"]["name"] == "save_memory"
+    assert second[-1] == {"role": "tool", "tool_call_id": "call_1", "content": "Saved to your diary."}
+
+
+async def test_a_failing_backend_keeps_the_users_message_and_the_chat_usable(store: Store) -> None:
+    backend = ScriptedBackend([ServerFailed("The server answered 500.", "Try again later."), ["Sorry, I was out back."]])
+    session = await open_session(store, backend)
+    events = await run_turn(session, "Hello?")
+    failed = [e for e in events if isinstance(e, ReplyFailed)]
+    assert failed and failed[0].message is None and "500" in failed[0].error.message
+    assert (await session.transcript())[-1].content == "Hello?"
+    await run_turn(session, "Anyone there?")
+    assert [m.content for m in await session.transcript()][-3:] == ["Hello?", "Anyone there?", "Sorry, I was out back."]
+
+
+async def test_a_failure_mid_reply_keeps_what_arrived_as_interrupted(store: Store) -> None:
+    backend = ScriptedBackend([["The oven is ", "still warm and ", ServerFailed("dropped", "")]])
+    session = await open_session(store, backend)
+    events = await run_turn(session, "Still open?")
+    failed = next(e for e in events if isinstance(e, ReplyFailed))
+    assert failed.message is not None and failed.message.status is MessageStatus.INTERRUPTED
+    assert failed.message.content == "The oven is still warm and"
+
+
+async def test_cancelling_a_reply_keeps_the_partial_text_marked_interrupted(store: Store) -> None:
+    hold = asyncio.Event()
+    backend = ScriptedBackend([["Let me tell you about ", "the sourdough starter, ", hold, "never sent"]])
+    session = await open_session(store, backend)
+    seen: list[str] = []
+
+    async def consume() -> None:
+        async for event in session.send("Tell me a story"):
+            if isinstance(event, ReplyDelta):
+                seen.append(event.text)
+
+    task = asyncio.create_task(consume())
+    while "".join(seen) != "Let me tell you about the sourdough starter, ":
+        await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    last = (await session.transcript())[-1]
+    assert last.status is MessageStatus.INTERRUPTED
+    assert last.content == "Let me tell you about the sourdough starter,"
+
+
+async def chat_turns(session: ChatSession, n: int) -> None:
+    for i in range(n):
+        await run_turn(session, f"message {i}")
+
+
+async def test_compression_folds_old_messages_into_the_summary(store: Store) -> None:
+    events: list = []
+    summarizer = ScriptedBackend([[SUMMARY]])
+    session = await open_session(store, ScriptedBackend(default=lambda m: ["ok"]), summarizer, events, recent_messages=3, summary_threshold=4)
+    await chat_turns(session, 2)  # greeting + 4 messages: past the threshold of 4
+    await session.wait_for_memory_work()
+    assert any(isinstance(e, MemoryWorkDone) and e.kind == "summary" for e in events)
+    memory = await session.memory()
+    assert memory.summary is not None and memory.summary.content == SUMMARY
+    assert [m.content for m in memory.window] == ["ok", "message 1", "ok"]
+    request = summarizer.calls[0]["messages"]
+    assert "third person, past tense" in request[0]["content"]
+    assert "*waves* Hi, Kai!" in request[1]["content"] and "message 0" in request[1]["content"]
+    session.backend.turns = [["fine"]]
+    await run_turn(session, "next")
+    assert SUMMARY in session.backend.calls[-1]["messages"][0]["content"]
+
+
+async def test_failed_compression_changes_nothing_and_is_retried_next_turn(store: Store) -> None:
+    events: list = []
+    summarizer = ScriptedBackend([ServerFailed("The summarizer answered 503.", ""), ["*giggles* Hi! I'm so happy you came back to see me today!"], [SUMMARY]])
+    session = await open_session(store, ScriptedBackend(default=lambda m: ["ok"]), summarizer, events, recent_messages=3, summary_threshold=4)
+    await chat_turns(session, 2)
+    await session.wait_for_memory_work()
+    assert isinstance(events[-1], MemoryWorkFailed) and "503" in events[-1].reason
+    assert "503" in session.memory_status
+    memory = await session.memory()
+    assert memory.summary is None and len(memory.window) == 5
+    await chat_turns(session, 1)  # the summarizer now answers like a chat partner: rejected
+    await session.wait_for_memory_work()
+    assert isinstance(events[-1], MemoryWorkFailed) and (await session.memory()).summary is None
+    await chat_turns(session, 1)
+    await session.wait_for_memory_work()
+    assert (await session.memory()).summary.content == SUMMARY
+    assert session.memory_status == ""
+
+
+async def test_the_reply_never_waits_for_compression(store: Store) -> None:
+    release = asyncio.Event()
+    summarizer = ScriptedBackend([[release, SUMMARY]])
+    session = await open_session(store, ScriptedBackend(default=lambda m: ["ok"]), summarizer, recent_messages=3, summary_threshold=4)
+    await chat_turns(session, 2)
+    assert session.memory_worker.running
+    events = await asyncio.wait_for(run_turn(session, "are you there?"), timeout=5)
+    assert any(isinstance(e, ReplyFinished) for e in events)
+    assert session.memory_worker.running  # compression is still held
+    release.set()
+    await session.wait_for_memory_work()
+    memory = await session.memory()
+    assert memory.summary is not None
+    assert [m.content for m in memory.window][-2:] == ["are you there?", "ok"]
+
+
+async def test_diary_compression_replaces_old_entries_in_the_characters_voice(store: Store) -> None:
+    compressed = "I keep a seat for him now. He promised Friday, and I believe him."
+    events: list = []
+    summarizer = ScriptedBackend([[compressed]])
+    session = await open_session(store, ScriptedBackend(default=lambda m: ["ok"]), summarizer, events, diary_compress_lines=6)
+    for i in range(4):
+        await session.remember(f"note {i}")
+    await chat_turns(session, 1)
+    await session.wait_for_memory_work()
+    memory = await session.memory()
+    assert [e.content for e in memory.diary] == [compressed]
+    assert memory.stable_diary[0].author is DiaryAuthor.COMPRESSION and memory.new_diary == []
+    assert "own voice" in summarizer.calls[0]["messages"][0]["content"]
+
+
+async def test_the_diary_survives_a_restart(tmp_path: Path) -> None:
+    store = await Store.open(tmp_path / "d.db")
+    session = await open_session(store, ScriptedBackend([["Noted.<save_memory>He hates thunder.</save_memory>"]]))
+    await run_turn(session, "I hate thunder.")
+    await session.remember("He works nights.")
+    await store.close()
+    store = await Store.open(tmp_path / "d.db")
+    again = await open_session(store, ScriptedBackend())
+    diary = (await again.memory()).diary
+    await store.close()
+    assert [(e.content, e.author) for e in diary] == [("He hates thunder.", DiaryAuthor.CHARACTER), ("He works nights.", DiaryAuthor.USER)]
+
+
+async def test_the_prompt_never_exceeds_the_context_size(store: Store) -> None:
+    backend = ScriptedBackend(default=lambda m: ["word " * 60])
+    session = await open_session(store, backend, context_size=600, max_tokens=100)
+    for i in range(12):
+        await run_turn(session, "talk " * 50)
+        assert session.last_prompt is not None and session.last_prompt.total_tokens <= 500
+    assert session.last_prompt.dropped and "oldest" in session.last_prompt.dropped[0]
+
+
+async def test_memory_follows_the_branch(store: Store) -> None:
+    backend = ScriptedBackend([["Hm."], ["Fine.<save_memory>He confessed. I said yes.</save_memory>"]])
+    session = await open_session(store, backend)
+    await run_turn(session, "Can I ask you something?")
+    await session.save_branch("before_confession")
+    with pytest.raises(CommandError, match="already exists"):
+        await session.save_branch("before_confession")
+    await run_turn(session, "I like you.")
+    assert [e.content for e in (await session.memory()).diary] == ["He confessed. I said yes."]
+
+    target, autosaved = await session.restore_branch("before_confession")
+    assert autosaved is not None and autosaved.name.startswith("auto-")
+    assert (await session.memory()).diary == []
+    assert (await session.transcript())[-1].content == "Hm."
+
+    await session.restore_branch(autosaved.name)
+    assert [e.content for e in (await session.memory()).diary] == ["He confessed. I said yes."]
+    assert (await session.transcript())[-1].content.startswith("Fine.")
+    with pytest.raises(NotFound, match="before_confession"):
+        await session.restore_branch("nope")
+    with pytest.raises(CommandError, match="not a valid branch name"):
+        await session.save_branch("../etc")
+
+
+async def test_compression_begun_on_one_branch_never_lands_in_another(store: Store) -> None:
+    release = asyncio.Event()
+    summarizer = ScriptedBackend([[release, SUMMARY]])
+    session = await open_session(store, ScriptedBackend(default=lambda m: ["ok"]), summarizer, recent_messages=3, summary_threshold=4)
+    await run_turn(session, "first")
+    await session.save_branch("early")
+    await run_turn(session, "second")  # compression starts here, and is held
+    assert session.memory_worker.running
+    await session.restore_branch("early")
+    release.set()
+    await session.wait_for_memory_work()
+    assert (await session.memory()).summary is None
+    await run_turn(session, "a different path")
+    assert (await session.memory()).summary is None or SUMMARY not in (await session.memory()).summary.content
+
+
+async def test_regenerate_adds_a_swipe_and_swipes_can_be_selected(store: Store) -> None:
+    session = await open_session(store, ScriptedBackend([["First take."], ["Second take."]]))
+    await run_turn(session, "Say something")
+    [e async for e in session.regenerate()]
+    swipes, index = await session.swipes()
+    assert [m.content for m in swipes] == ["First take.", "Second take."] and index == 1
+    await session.select_swipe(-1)
+    assert (await session.transcript())[-1].content == "First take."
+
+
+async def test_edit_and_undo_keep_everything_reachable(store: Store) -> None:
+    session = await open_session(store, ScriptedBackend([["Reply one."], ["Reply two."]]))
+    await run_turn(session, "Typo mesage")
+    [e async for e in session.edit_last("Typo-free message")]
+    path = [m.content for m in await session.transcript()]
+    assert path[-2:] == ["Typo-free message", "Reply two."]
+    await session.undo()
+    assert [m.content for m in await session.transcript()] == ["*waves* Hi, Kai!"]
+    assert await store.count_messages(session.chat.id) == 5
