@@ -246,6 +246,74 @@ def search(
 
 
 @app.command()
+def export(
+    character: Annotated[str, typer.Argument(help="Character id or name.")],
+    format: Annotated[str, typer.Option("--format", "-f", help="jsonl (SillyTavern), md (Markdown) or tree (every branch, omoide JSON).")] = "jsonl",
+    chat_id: Annotated[int | None, typer.Option("--chat", help="Which chat (default: the most recent).")] = None,
+    output: Annotated[str | None, typer.Option("--output", "-o", help="File to write (default: standard output).")] = None,
+) -> None:
+    """Export a chat: the current path as SillyTavern JSONL or Markdown, or the whole tree."""
+    from omoide.exchange import sillytavern as st
+    from omoide.runtime import Runtime
+
+    if format not in ("jsonl", "md", "tree"):
+        _fail(OmoideError(f"Unknown format '{format}'.", "Use --format jsonl, md or tree."))
+
+    async def go() -> str:
+        runtime = await Runtime.start()
+        try:
+            char = runtime.character(character)
+            chat = await runtime.store.get_chat(chat_id) if chat_id else await runtime.store.latest_chat(char.id)
+            if chat is None:
+                raise OmoideError(f"No chat with {char.display_name} yet.", "Start one with `omoide chat`.")
+            user = runtime.settings.user_name
+            if format == "tree":
+                messages = await runtime.store.tree(chat.id)
+                branches = [{"name": b.name, "message_id": b.message_id, "auto": b.auto} for b in await runtime.store.list_branches(chat.id)]
+                return st.write_tree(messages, head_id=chat.head_id, character=char.id, title=chat.title, extra={"branches": branches})
+            path = await runtime.store.path(chat.head_id)
+            if format == "md":
+                return st.write_markdown(path, user_name=user, character_name=char.display_name, title=chat.title)
+            swipes = {m.id: await runtime.store.siblings(m) for m in path if m.role == "assistant"}
+            return st.write_chat(path, swipes, user_name=user, character_name=char.display_name, created=chat.created_at)
+        finally:
+            await runtime.aclose()
+
+    text = run(go)
+    if output:
+        from pathlib import Path
+
+        Path(output).write_text(text, encoding="utf-8")
+        err.print(f"Wrote {output}.")
+    else:
+        sys.stdout.write(text)
+
+
+@app.command("import-chat")
+def import_chat(
+    file: Annotated[str, typer.Argument(help="A SillyTavern chat file (.jsonl).")],
+    character: Annotated[str, typer.Option("--character", "-c", help="The character the chat is with.")],
+) -> None:
+    """Import a SillyTavern chat; swipes become alternatives you can switch between."""
+    from pathlib import Path
+
+    from omoide.exchange import sillytavern as st
+    from omoide.runtime import Runtime
+
+    async def go() -> str:
+        parsed = st.read_chat(Path(file))
+        runtime = await Runtime.start()
+        try:
+            char = runtime.character(character)
+            chat = await runtime.store.import_tree(char.id, f"Imported from {Path(file).name}", parsed.nodes, parsed.head_index)
+            return f"Imported {len(parsed.nodes)} messages into chat #{chat.id} with {char.display_name}. Open it with `omoide chat {char.id} --chat {chat.id}`."
+        finally:
+            await runtime.aclose()
+
+    out.print(run(go))
+
+
+@app.command()
 def doctor() -> None:
     """Check the configuration, the database and the backend, and say what is wrong."""
     from omoide.doctor import run_doctor

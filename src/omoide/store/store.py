@@ -35,6 +35,16 @@ from omoide.store import rows
 from omoide.store.connection import now_iso, open_connection, storage_error, write_transaction
 
 @dataclass(frozen=True, slots=True)
+class ImportNode:
+    parent: int | None
+    """Index of the parent in the import list, or None for a root."""
+    role: Role
+    content: str
+    created_at: str | None = None
+    status: MessageStatus = MessageStatus.COMPLETE
+
+
+@dataclass(frozen=True, slots=True)
 class SearchHit:
     message: Message
     snippet: str
@@ -218,6 +228,33 @@ class Store:
             if move_head:
                 await conn.execute("UPDATE chats SET head_id = ?, updated_at = ? WHERE id = ?", (msg_id, stamp, chat_id))
         return await self.get_message(msg_id)
+
+    async def import_tree(self, character: str, title: str, nodes: Sequence[ImportNode], head_index: int | None) -> Chat:
+        """Create a chat holding a whole message tree in one transaction: a failed
+        import leaves nothing behind. `nodes` are in parent-before-child order."""
+        stamp = now_iso()
+        async with self._write() as conn:
+            cur = await conn.execute(
+                "INSERT INTO chats (character, title, created_at, updated_at) VALUES (?, ?, ?, ?)",
+                (character, title, stamp, stamp),
+            )
+            chat_id = cur.lastrowid
+            assert chat_id is not None
+            ids: list[int] = []
+            for node in nodes:
+                parent = ids[node.parent] if node.parent is not None else None
+                ids.append(await self._insert_message(
+                    conn, chat_id, parent, node.role, node.content, node.status, None, None,
+                    node.created_at or stamp,
+                ))
+            if head_index is not None and ids:
+                await conn.execute("UPDATE chats SET head_id = ? WHERE id = ?", (ids[head_index], chat_id))
+        return await self.get_chat(chat_id)
+
+    async def tree(self, chat_id: int) -> list[Message]:
+        """Every message of a chat, parents before children."""
+        result = await self._all(f"SELECT {rows.MESSAGE_COLUMNS} FROM messages WHERE chat_id = ? ORDER BY id", (chat_id,))
+        return [rows.message(r) for r in result]
 
     async def update_message(self, message_id: int, *, content: str | None = None, status: MessageStatus | None = None,
                              tool_calls: list[dict[str, Any]] | None = None) -> Message:
