@@ -333,3 +333,7 @@ def paths() -> None:
 
 def main() -> None:
     app()
+
+
+if __name__ == "__main__":
+    main()

@@ -48,7 +48,7 @@ def storage_error(path: Path, exc: BaseException) -> StoreError:
         return StorageUnavailable(f"The disk holding {path} is full.", "Free some space and try again; nothing stored was lost.")
     if "disk is full" in text or "database or disk is full" in text:
         return StorageUnavailable(f"The disk holding {path} is full.", "Free some space and try again; nothing stored was lost.")
-    if "readonly" in text or "read-only" in text or (isinstance(exc, OSError) and exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM)):
+    if "readonly" in text or "read-only" in text or "unable to open" in text or (isinstance(exc, OSError) and exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM)):
         return StorageUnavailable(f"{path} cannot be written (read-only or no permission).", "Check the permissions of the data directory, or set OMOIDE_HOME elsewhere.")
     if "locked" in text or "busy" in text:
         return StorageUnavailable(f"{path} stayed locked by another process for over {BUSY_TIMEOUT_MS // 1000} s.", "Close other omoide windows that are stuck, then try again.")
@@ -98,6 +98,8 @@ async def _check_identity(conn: aiosqlite.Connection, path: Path) -> None:
     try:
         app_id = await _fetch_value(conn, "PRAGMA application_id")
         tables = await _fetch_value(conn, "SELECT count(*) FROM sqlite_schema")
+    except sqlite3.OperationalError as exc:
+        raise storage_error(path, exc) from exc
     except sqlite3.DatabaseError as exc:
         raise _refuse(path, f"SQLite reports '{exc}'") from exc
     if app_id == APPLICATION_ID:
@@ -162,7 +164,10 @@ async def write_transaction(conn: aiosqlite.Connection) -> AsyncIterator[aiosqli
     try:
         yield conn
     except BaseException:
-        await conn.execute("ROLLBACK")
+        # SQLite rolls back by itself on some errors (a full disk); a second
+        # ROLLBACK would fail and hide the error that matters.
+        if conn.in_transaction:
+            await conn.execute("ROLLBACK")
         raise
     else:
         await conn.execute("COMMIT")
