@@ -76,6 +76,8 @@ class Settings(BaseSettings):
     """Your name, used for {{user}}."""
     user_persona: str = ""
     """What the character knows about you from the start."""
+    personas: dict[str, str] = Field(default_factory=dict)
+    """More personas to switch to with /persona NAME: name -> description."""
 
     synchronous: Literal["NORMAL", "FULL"] = "NORMAL"
     """SQLite durability: FULL survives power loss at some speed cost."""

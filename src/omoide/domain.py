@@ -55,6 +55,8 @@ class Chat:
     updated_at: datetime
     archived: bool = False
     message_count: int = 0
+    persona: str | None = None
+    """The persona name chosen for this chat with /persona; None for the default."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -66,6 +66,8 @@ class ChatSession:
         self.chat = chat
         self.user_name = settings.user_name
         self.user_persona = settings.user_persona
+        if chat.persona and chat.persona in settings.personas:
+            self.user_name, self.user_persona = chat.persona, settings.personas[chat.persona]
         self.last_prompt: AssembledPrompt | None = None
         self.counter = TokenCounter(backend)
         self.memory_worker = MemoryWorker(
@@ -305,6 +307,27 @@ class ChatSession:
         self._previous_render = rendered
         self.last_prompt = prompt
         return prompt
+
+    # -- personas -------------------------------------------------------------------
+
+    def personas(self) -> dict[str, str]:
+        """Every persona you can be: the default (user_name) and the configured ones."""
+        return {self.settings.user_name: self.settings.user_persona, **self.settings.personas}
+
+    async def set_persona(self, name: str) -> tuple[str, str]:
+        """Talk as another persona in this chat from now on (remembered for the chat)."""
+        choices = self.personas()
+        match = next((n for n in choices if n.lower() == name.strip().lower()), None)
+        if match is None:
+            raise CommandError(
+                f"There is no persona named '{name}'.",
+                f"Personas: {', '.join(choices)}. Add more under [personas] in the config file.",
+            )
+        self.user_name, self.user_persona = match, choices[match]
+        self.memory_worker.user_name = match
+        stored = None if match == self.settings.user_name else match
+        self.chat = await self.store.set_persona(self.chat.id, stored)
+        return self.user_name, self.user_persona
 
     # -- memory ---------------------------------------------------------------------
 

@@ -297,3 +297,17 @@ async def test_edit_and_undo_keep_everything_reachable(store: Store) -> None:
     await session.undo()
     assert [m.content for m in await session.transcript()] == ["*waves* Hi, Kai!"]
     assert await store.count_messages(session.chat.id) == 5
+
+
+async def test_switching_persona_changes_who_the_character_talks_to_and_is_remembered(store: Store) -> None:
+    backend = ScriptedBackend(default=lambda m: ["Hi."])
+    cfg = settings(personas={"Captain Rhea": "A sea captain with a scar and a soft spot for cats."})
+    session = await ChatSession.open(store, MIKA, cfg, backend)
+    with pytest.raises(CommandError, match="no persona named 'Rhea'"):
+        await session.set_persona("Rhea")
+    await session.set_persona("captain rhea")
+    await run_turn(session, "Ahoy.")
+    system = backend.calls[-1]["messages"][0]["content"]
+    assert "## Captain Rhea\nA sea captain with a scar" in system
+    again = await ChatSession.open(store, MIKA, cfg, backend)
+    assert again.user_name == "Captain Rhea"

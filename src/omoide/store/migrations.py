@@ -105,4 +105,10 @@ MIGRATIONS: list[Migration] = [
         END;
         """,
     ),
+    Migration(
+        "0005_chat_persona",
+        """
+        ALTER TABLE chats ADD COLUMN persona TEXT;
+        """,
+    ),
 ]

@@ -50,6 +50,7 @@ def chat(row: sqlite3.Row) -> Chat:
         updated_at=ts(row["updated_at"]),
         archived=bool(row["archived"]),
         message_count=(row["message_count"] or 0) if "message_count" in keys else 0,
+        persona=row["persona"] if "persona" in keys else None,
     )
 
 

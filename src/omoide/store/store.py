@@ -161,6 +161,11 @@ class Store:
             await conn.execute("UPDATE chats SET archived = ? WHERE id = ?", (int(archived), chat_id))
         return await self.get_chat(chat_id)
 
+    async def set_persona(self, chat_id: int, persona: str | None) -> Chat:
+        async with self._write() as conn:
+            await conn.execute("UPDATE chats SET persona = ? WHERE id = ?", (persona, chat_id))
+        return await self.get_chat(chat_id)
+
     async def set_head(self, chat_id: int, message_id: int) -> None:
         msg = await self.get_message(message_id)
         if msg.chat_id != chat_id:
