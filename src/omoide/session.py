@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Callable
 from datetime import datetime, timezone
 from typing import Literal
 
+from omoide.characters import lorebook
 from omoide.characters.model import Character, substitute
 from omoide.config import Settings
 from omoide.domain import Branch, Chat, DiaryAuthor, DiaryEntry, MemoryState, Message, MessageStatus, Role
@@ -286,6 +287,7 @@ class ChatSession:
         """The prompt at `head_id`, fitted to the context size, counted, and
         compared with the previous turn's to report the shared prefix."""
         state = await self.store.memory_state(head_id)
+        fired = lorebook.scan(self.character.character_book, [m.content for m in state.window])
         ctx = PromptContext(
             character=self.character,
             user_name=self.user_name,
@@ -293,6 +295,8 @@ class ChatSession:
             tools=self.tools_mode,
             diary_lines=self.settings.diary_prompt_lines,
             now=self.clock(),
+            constant_lore=[f.entry.content for f in fired if f.reason == "constant"],
+            triggered_lore=[f.entry.content for f in fired if f.reason != "constant"],
         )
         budget = max(self.settings.context_size - self.settings.max_tokens, 256)
         draft = assemble(ctx, state)
@@ -300,6 +304,7 @@ class ChatSession:
         await self.counter.prepare([m["content"] for m in draft.messages if m["role"] != "system"])
         prompt = fit(ctx, state, self.counter.count, budget)
         prompt.exact, prompt.count_method = self.counter.exact, self.counter.method
+        prompt.lore = [f"{f.entry.name or (f.entry.keys[0] if f.entry.keys else 'entry')}: {f.reason}" for f in fired]
         rendered = prompt.rendered()
         if self._previous_render is not None and rendered:
             shared = shared_prefix_chars(self._previous_render, rendered)

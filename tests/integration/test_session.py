@@ -311,3 +311,22 @@ async def test_switching_persona_changes_who_the_character_talks_to_and_is_remem
     assert "## Captain Rhea\nA sea captain with a scar" in system
     again = await ChatSession.open(store, MIKA, cfg, backend)
     assert again.user_name == "Captain Rhea"
+
+
+async def test_lore_fires_on_keywords_and_lands_in_the_volatile_tail(store: Store) -> None:
+    from omoide.characters.model import LoreEntry, Lorebook
+
+    book = Lorebook(entries=[
+        LoreEntry(keys=["cat"], content="Mochi is a grey stray cat.", name="The cat"),
+        LoreEntry(keys=[], content="It always rains on Tuesdays.", constant=True, name="Weather"),
+        LoreEntry(keys=["harbor"], content="The harbor froze once.", name="Harbor"),
+    ])
+    character = Character(id="mika", name="Mika", first_message="Hi.", character_book=book)
+    backend = ScriptedBackend(default=lambda m: ["Mm."])
+    session = await ChatSession.open(store, character, settings(), backend)
+    await run_turn(session, "Is that your cat on the windowsill?")
+    system, *_, tail = backend.calls[-1]["messages"]
+    assert "It always rains on Tuesdays." in system["content"]
+    assert "Mochi is a grey stray cat." in tail["content"] and "Mochi" not in system["content"]
+    assert "harbor froze" not in system["content"] + tail["content"]
+    assert sorted(session.last_prompt.lore) == ["The cat: key 'cat' in the last message", "Weather: constant"]
