@@ -116,8 +116,15 @@ def say(
 
     Both messages are stored in the character's most recent chat, so `omoide chat`
     shows them. Memory work (summary, diary) finishes before the command exits."""
-    from omoide.events import DiarySaved, ReplyDelta, ReplyFailed, ReplyFinished
+    from omoide.events import DiarySaved, MemoryEvent, MemoryWorkDone, MemoryWorkStarted, ReplyDelta, ReplyFailed, ReplyFinished
     from omoide.runtime import Runtime
+
+    def on_memory(event: MemoryEvent) -> None:
+        match event:
+            case MemoryWorkStarted(kind=kind):
+                err.print(f"[dim]Updating memory ({kind})…[/]")
+            case MemoryWorkDone(kind=kind):
+                err.print(f"[dim]Memory updated ({kind}).[/]")
 
     text = sys.stdin.read() if message == "-" else message
     failed: list[OmoideError] = []
@@ -125,7 +132,7 @@ def say(
     async def go() -> None:
         runtime = await Runtime.start()
         try:
-            session = await runtime.session(runtime.character(character), chat_id=chat_id, new=new)
+            session = await runtime.session(runtime.character(character), chat_id=chat_id, new=new, on_memory_event=on_memory)
             async for event in session.send(text):
                 match event:
                     case ReplyDelta(text=delta):
@@ -137,8 +144,6 @@ def say(
                         sys.stdout.write("\n")
                     case ReplyFailed(error=error):
                         failed.append(error)
-            if session.memory_worker.running:
-                err.print("[dim]Updating memory…[/]")
             await session.wait_for_memory_work()
             if session.memory_status:
                 err.print(f"[yellow]{session.memory_status}[/]")

@@ -1,0 +1,60 @@
+"""Turning HTTP failures into errors that say what to do."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+
+from omoide.errors import (
+    AuthenticationFailed,
+    BackendError,
+    BackendUnreachable,
+    BadRequest,
+    ModelNotFound,
+    RateLimited,
+    ServerFailed,
+)
+
+RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504}
+
+
+def error_detail(body: bytes) -> str:
+    """The server's own message, when the body is the usual {"error": ...} JSON."""
+    try:
+        data = json.loads(body)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return body.decode("utf-8", errors="replace").strip()[:300]
+    if isinstance(data, dict):
+        error = data.get("error", data)
+        if isinstance(error, dict):
+            return str(error.get("message") or error.get("type") or error)[:300]
+        return str(error)[:300]
+    return str(data)[:300]
+
+
+def http_error(status: int, body: bytes, *, url: str, model: str) -> BackendError:
+    detail = error_detail(body)
+    said = f" The server said: {detail}" if detail else ""
+    if status in (401, 403):
+        return AuthenticationFailed(
+            f"The server at {url} refused the API key ({status}).{said}",
+            "Set the right key in OMOIDE_API_KEY or api_key in the config file.",
+        )
+    if status == 404 or (status == 400 and "model" in detail.lower() and ("not found" in detail.lower() or "does not exist" in detail.lower())):
+        return ModelNotFound(
+            f"The server at {url} has no model '{model}' ({status}).{said}",
+            "Check `model` in the config (`omoide doctor` lists the server's models) and `base_url`.",
+        )
+    if status == 429:
+        return RateLimited(f"The server at {url} is rate-limiting requests (429).{said}", "Wait a moment and send again.")
+    if status >= 500:
+        return ServerFailed(f"The server at {url} failed ({status}).{said}", "It may be overloaded or restarting; send again in a moment.")
+    return BadRequest(f"The server at {url} rejected the request ({status}).{said}", "Check the model and sampling settings with `omoide doctor`.")
+
+
+def connect_error(exc: httpx.HTTPError, url: str) -> BackendUnreachable:
+    return BackendUnreachable(
+        f"Cannot reach the server at {url} ({type(exc).__name__}).",
+        "Is it running? Check base_url in the config or OMOIDE_BASE_URL, then run `omoide doctor`.",
+    )

@@ -1,0 +1,153 @@
+"""The embedded default: llama-cpp-python in-process, on the CPU.
+
+Generation runs in a worker thread and hands chunks to the event loop through
+a queue, so the UI never freezes; a cancelled reply sets a flag the thread
+checks between tokens. One model instance per file is shared by the process,
+and a lock keeps it to one generation at a time (llama.cpp contexts are not
+thread-safe).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from omoide.config import Settings
+from omoide.errors import LocalModelMissing, ServerFailed
+from omoide.llm.base import ChatMessage, Done, Event, TextDelta, TokenCount, ToolSpec, Usage
+from omoide.llm.model_file import INSTALL_HINT, smollm2_path
+
+_models: dict[tuple[str, int], Any] = {}
+_models_lock = threading.Lock()
+_END = object()
+
+
+def _load(path: Path, n_ctx: int, threads: int | None) -> Any:
+    try:
+        import llama_cpp
+    except ImportError as exc:
+        raise LocalModelMissing("llama-cpp-python is not installed, so the embedded model cannot run.", INSTALL_HINT) from exc
+    key = (str(path), n_ctx)
+    with _models_lock:
+        if key not in _models:
+            if not path.is_file():
+                raise LocalModelMissing(f"The model file {path} does not exist.", "Fix model_path in the config, or remove it to use the shipped model.")
+            _models[key] = (llama_cpp.Llama(
+                model_path=str(path), n_ctx=n_ctx, n_threads=threads or os.cpu_count() or 2, verbose=False,
+            ), threading.Lock())
+        return _models[key]
+
+
+class LocalBackend:
+    name = "local"
+    supports_tools = False
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.path = settings.model_path or smollm2_path()
+        self.model = self.path.stem
+        self.n_ctx = min(settings.context_size, 8192)
+        self._llama: Any = None
+        self._generate_lock: threading.Lock | None = None
+
+    def _ensure(self) -> Any:
+        if self._llama is None:
+            self._llama, self._generate_lock = _load(self.path, self.n_ctx, self.settings.threads)
+        return self._llama
+
+    async def load(self) -> None:
+        """Load the model off the event loop (it takes a moment the first time)."""
+        await asyncio.to_thread(self._ensure)
+
+    async def stream(
+        self,
+        messages: list[ChatMessage],
+        *,
+        tools: list[ToolSpec] | None = None,
+        tool_choice: str | dict[str, Any] | None = None,
+        max_tokens: int | None = None,
+    ) -> AsyncIterator[Event]:
+        await self.load()
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        stop = threading.Event()
+        clean = [{"role": m["role"], "content": m.get("content") or ""} for m in messages if m["role"] != "tool"]
+
+        def put(item: Any) -> None:
+            loop.call_soon_threadsafe(queue.put_nowait, item)
+
+        def generate() -> None:
+            assert self._generate_lock is not None
+            with self._generate_lock:
+                try:
+                    stream = self._llama.create_chat_completion(
+                        messages=clean, stream=True, max_tokens=max_tokens or self.settings.max_tokens,
+                        temperature=self.settings.temperature, top_p=self.settings.top_p,
+                    )
+                    for chunk in stream:
+                        if stop.is_set():
+                            break
+                        put(chunk)
+                except Exception as exc:  # handed to the consumer, which raises it there
+                    put(exc)
+                finally:
+                    put(_END)
+
+        thread = threading.Thread(target=generate, name="omoide-local-llm", daemon=True)
+        thread.start()
+        finish: str | None = None
+        completion = 0
+        try:
+            while True:
+                item = await queue.get()
+                if item is _END:
+                    break
+                if isinstance(item, Exception):
+                    raise ServerFailed(f"The embedded model failed: {item}.", "Try a shorter message, or `omoide doctor`.") from item
+                for choice in item.get("choices", []):
+                    text = (choice.get("delta") or {}).get("content")
+                    if text:
+                        completion += 1
+                        yield TextDelta(text)
+                    if choice.get("finish_reason"):
+                        finish = choice["finish_reason"]
+        finally:
+            stop.set()
+        yield Usage(prompt_tokens=None, completion_tokens=completion)
+        yield Done(finish or "stop")
+
+    def render_prompt(self, messages: list[ChatMessage]) -> str:
+        """The prompt text exactly as the model's chat template lays it out."""
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        llama = self._ensure()
+        template = llama.metadata.get("tokenizer.chat_template")
+        if not template:
+            return "".join(f"<|im_start|>{m['role']}\n{m.get('content') or ''}<|im_end|>\n" for m in messages) + "<|im_start|>assistant\n"
+        eos = llama._model.token_get_text(llama.token_eos()) if hasattr(llama, "_model") else ""
+        bos = llama._model.token_get_text(llama.token_bos()) if hasattr(llama, "_model") else ""
+        formatter = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)
+        clean = [{"role": m["role"], "content": m.get("content") or ""} for m in messages if m["role"] != "tool"]
+        return formatter(messages=clean).prompt
+
+    def tokenize(self, text: str) -> list[int]:
+        return list(self._ensure().tokenize(text.encode("utf-8"), add_bos=False, special=True))
+
+    async def count_tokens(self, messages: list[ChatMessage]) -> TokenCount:
+        def count() -> int:
+            return len(self.tokenize(self.render_prompt(messages)))
+
+        tokens = await asyncio.to_thread(count)
+        return TokenCount(tokens, exact=True, method="embedded tokenizer, chat template applied")
+
+    async def check(self) -> str:
+        await self.load()
+        size = self.path.stat().st_size / 1_048_576
+        return f"embedded model {self.model} ({size:.0f} MiB) loaded from {self.path}"
+
+    async def aclose(self) -> None:
+        pass
