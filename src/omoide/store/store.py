@@ -338,6 +338,20 @@ class Store:
         )
         return row is not None and row[0] == ancestor_id
 
+    async def fork_point(self, a: int, b: int) -> Message | None:
+        """The deepest message on both paths (their common ancestor)."""
+        row = await self._one(
+            """WITH RECURSIVE
+                 up_a(id, parent_id) AS (SELECT id, parent_id FROM messages WHERE id = :a
+                     UNION ALL SELECT m.id, m.parent_id FROM messages m JOIN up_a ON m.id = up_a.parent_id),
+                 up_b(id, parent_id) AS (SELECT id, parent_id FROM messages WHERE id = :b
+                     UNION ALL SELECT m.id, m.parent_id FROM messages m JOIN up_b ON m.id = up_b.parent_id)
+               SELECT m.id FROM up_a JOIN messages m ON m.id = up_a.id
+               WHERE up_a.id IN (SELECT id FROM up_b) ORDER BY m.depth DESC LIMIT 1""",
+            {"a": a, "b": b},
+        )
+        return await self.get_message(row[0]) if row else None
+
     async def count_messages(self, chat_id: int | None = None) -> int:
         if chat_id is None:
             row = await self._one("SELECT count(*) FROM messages")

@@ -1,0 +1,310 @@
+"""The Textual app: one client of ChatSession. It shows the transcript, sends
+turns in a worker, and routes slash commands to `tui.commands`."""
+
+from __future__ import annotations
+
+import asyncio
+
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Input, Static
+from textual.worker import Worker, WorkerState
+
+from omoide import commands as slash
+from omoide.config import Settings
+from omoide.errors import OmoideError
+from omoide.events import (
+    DiarySaved,
+    MemoryEvent,
+    MemoryWorkDone,
+    MemoryWorkFailed,
+    MemoryWorkStarted,
+    ReplyDelta,
+    ReplyFailed,
+    ReplyFinished,
+    ReplyStarted,
+    TurnEvent,
+    UserMessageStored,
+)
+from omoide.session import ChatSession
+from omoide.store import Store
+from omoide.tui.messages import MemoryUpdate, TurnUpdate
+from omoide.tui.widgets.diary import DiaryPane
+from omoide.tui.widgets.message import MessageView
+from omoide.tui.widgets.status import StatusBar
+from omoide.tui.widgets.transcript import Transcript
+
+
+class OmoideApp(App[None]):
+    CSS_PATH = "app.tcss"
+    TITLE = "omoide"
+    BINDINGS = [
+        Binding("escape", "stop_reply", "Stop reply", id="chat.stop"),
+        Binding("ctrl+d", "toggle_diary", "Diary", id="chat.diary"),
+        Binding("ctrl+p", "inspect_prompt", "Prompt", id="chat.prompt"),
+        Binding("ctrl+l", "chat_list", "Chats", id="chat.list"),
+        Binding("ctrl+b", "branch_list", "Branches", id="chat.branches"),
+        Binding("ctrl+left", "swipe(-1)", "Previous swipe", id="chat.swipe_prev"),
+        Binding("ctrl+right", "swipe(1)", "Next swipe", id="chat.swipe_next"),
+        Binding("pageup", "scroll_page(-1)", "Page up", id="chat.page_up", show=False),
+        Binding("pagedown", "scroll_page(1)", "Page down", id="chat.page_down", show=False),
+        Binding("ctrl+home", "scroll_top", "Top", id="chat.top", show=False),
+        Binding("ctrl+end", "scroll_bottom", "Bottom", id="chat.bottom", show=False),
+        Binding("ctrl+q", "quit", "Quit", id="app.quit"),
+    ]
+    ENABLE_COMMAND_PALETTE = False
+
+    def __init__(self, session: ChatSession, *, store: Store, settings: Settings) -> None:
+        super().__init__()
+        self.session = session
+        self.store = store
+        self.settings = settings
+        self.reply_view: MessageView | None = None
+        self.last_error: str = ""
+        session.memory_worker.on_event = self.handle_memory_event
+
+    # -- layout -----------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Static(self._title(), id="title")
+        with Horizontal(id="body"):
+            yield Transcript(self.store, self.session.character.display_name, self.session.user_name)
+            yield DiaryPane(self.session.character.display_name)
+        with Vertical(id="composer"):
+            yield Input(placeholder=f"Message {self.session.character.display_name}…  (/help for commands)", id="input")
+        yield StatusBar(id="status")
+
+    def _title(self) -> str:
+        return f"{self.session.character.display_name} — {self.session.chat.title or 'chat #' + str(self.session.chat.id)}"
+
+    async def on_mount(self) -> None:
+        status = self.query_one(StatusBar)
+        status.backend = f"{self.session.backend.name} · {self.session.backend.model}"
+        await self.show_chat()
+        self.query_one("#input", Input).focus()
+
+    async def show_chat(self) -> None:
+        chat = await self.session.refresh()
+        self.query_one("#title", Static).update(self._title())
+        await self.transcript.show_path(chat.head_id)
+        await self.refresh_diary()
+
+    @property
+    def transcript(self) -> Transcript:
+        return self.query_one(Transcript)
+
+    @property
+    def diary(self) -> DiaryPane:
+        return self.query_one(DiaryPane)
+
+    async def refresh_diary(self) -> None:
+        memory = await self.session.memory()
+        await self.diary.show_entries(memory.diary)
+
+    # -- input -----------------------------------------------------------------------
+
+    async def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id != "input":
+            return
+        text = event.value
+        if not text.strip():
+            return
+        try:
+            command = slash.parse(text)
+        except OmoideError as exc:
+            self.notify(f"{exc.message} {exc.hint}".strip(), severity="warning", title="Command")
+            return
+        event.input.value = ""
+        if command is None:
+            if self.turn_running:
+                self.notify("A reply is still coming; press Esc to stop it first.", severity="warning")
+                event.input.value = text
+                return
+            self.run_turn(lambda: self.session.send(slash.unescape(text)))
+            return
+        from omoide.tui.commands import dispatch
+
+        await dispatch(self, command)
+
+    @property
+    def turn_running(self) -> bool:
+        return any(w.group == "turn" and w.state in (WorkerState.PENDING, WorkerState.RUNNING) for w in self.workers)
+
+    # -- turns -------------------------------------------------------------------------
+
+    @work(exclusive=True, group="turn")
+    async def run_turn(self, start) -> None:  # type: ignore[no-untyped-def]
+        async for event in start():
+            self.post_message(TurnUpdate(event))
+            await asyncio.sleep(0)
+
+    async def on_turn_update(self, message: TurnUpdate) -> None:
+        await self.apply_turn_event(message.event)
+
+    async def apply_turn_event(self, event: TurnEvent) -> None:
+        status = self.query_one(StatusBar)
+        match event:
+            case UserMessageStored(message=msg):
+                await self.transcript.add(msg)
+            case ReplyStarted(message=msg):
+                self.reply_view = await self.transcript.add(msg)
+                status.activity = f"{self.session.character.display_name} is writing…"
+                self._update_tokens()
+            case ReplyDelta(text=text):
+                if self.reply_view is not None:
+                    await self.reply_view.append(text)
+                    self.transcript.scroll_end(animate=False)
+            case DiarySaved(entry=entry):
+                await self.refresh_diary()
+                self.notify(f"{self.session.character.display_name} wrote in the diary.", timeout=3)
+            case ReplyFinished(message=msg, usage=usage):
+                if self.reply_view is not None:
+                    await self.reply_view.finish(msg)
+                self.reply_view = None
+                status.activity = ""
+                self._update_tokens(usage.prompt_tokens if usage else None)
+            case ReplyFailed(error=error, message=msg):
+                if self.reply_view is not None:
+                    if msg is None:
+                        await self.reply_view.remove()
+                    else:
+                        await self.reply_view.finish(msg)
+                self.reply_view = None
+                status.activity = ""
+                self.last_error = f"{error.message} {error.hint}".strip()
+                self.notify(self.last_error, severity="error", title="The reply failed", timeout=10)
+
+    def _update_tokens(self, reported: int | None = None) -> None:
+        prompt = self.session.last_prompt
+        if prompt is None:
+            return
+        kind = "" if prompt.exact else "~"
+        tokens = reported or prompt.total_tokens
+        self.query_one(StatusBar).tokens = f"prompt {kind}{tokens} tok"
+
+    async def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        worker = event.worker
+        if worker.group != "turn":
+            return
+        if event.state is WorkerState.CANCELLED and self.reply_view is not None:
+            await self.reply_view.finish(interrupted=True)
+            self.reply_view = None
+            self.query_one(StatusBar).activity = ""
+        elif event.state is WorkerState.ERROR:
+            error = worker.error
+            text = f"{error.message} {error.hint}".strip() if isinstance(error, OmoideError) else f"Something went wrong: {error!r}"
+            if self.reply_view is not None:
+                await self.reply_view.finish(interrupted=True)
+                self.reply_view = None
+            self.query_one(StatusBar).activity = ""
+            self.notify(text, severity="error", timeout=10)
+
+    async def stop_turn_and_wait(self) -> None:
+        """Stop a streaming reply and wait until it is stored as interrupted."""
+        running = [w for w in self.workers if w.group == "turn" and w.state in (WorkerState.PENDING, WorkerState.RUNNING)]
+        if not running:
+            return
+        self.workers.cancel_group(self, "turn")
+        for worker in running:
+            try:
+                await worker.wait()
+            except Exception:  # WorkerCancelled, or the failure already shown
+                pass
+
+    def action_stop_reply(self) -> None:
+        if self.turn_running:
+            self.workers.cancel_group(self, "turn")
+            self.notify("Stopped. What arrived is kept.", timeout=3)
+
+    # -- memory events -------------------------------------------------------------------
+
+    def handle_memory_event(self, event: MemoryEvent) -> None:
+        """Given to the session's memory worker; safe to call from the app's loop."""
+        self.post_message(MemoryUpdate(event))
+
+    async def on_memory_update(self, message: MemoryUpdate) -> None:
+        status = self.query_one(StatusBar)
+        match message.event:
+            case MemoryWorkStarted(kind=kind):
+                status.memory = f"◐ remembering ({kind})…"
+            case MemoryWorkDone():
+                status.memory = ""
+                await self.refresh_diary()
+            case MemoryWorkFailed(reason=reason):
+                status.memory = f"memory: failed ({reason}) — will retry"
+
+    # -- actions ------------------------------------------------------------------------------
+
+    async def action_toggle_diary(self) -> None:
+        self.diary.toggle_class("visible")
+        if self.diary.has_class("visible"):
+            await self.refresh_diary()
+
+    def action_inspect_prompt(self) -> None:
+        from omoide.tui.screens.inspector import InspectorScreen
+
+        self.push_screen(InspectorScreen(self.session.last_prompt))
+
+    def action_chat_list(self) -> None:
+        from omoide.tui.screens.chats import ChatListScreen
+
+        async def chosen(result: int | str | None) -> None:
+            if result is None:
+                return
+            await self.switch_chat(None if result == "new" else int(result))
+
+        self.push_screen(
+            ChatListScreen(self.store, self.session.character.id, self.session.character.display_name, self.session.chat.id),
+            chosen,
+        )
+
+    async def switch_chat(self, chat_id: int | None) -> None:
+        await self.stop_turn_and_wait()
+        await self.session.aclose()
+        self.session = await ChatSession.open(
+            self.store, self.session.character, self.settings, self.session.backend,
+            chat_id=chat_id, new=chat_id is None, summarizer=self.session.memory_worker.backend,
+            on_memory_event=self.handle_memory_event,
+        )
+        await self.show_chat()
+
+    async def action_branch_list(self) -> None:
+        from omoide.tui.commands import open_branch_picker
+
+        await open_branch_picker(self)
+
+    async def action_swipe(self, step: int) -> None:
+        if self.turn_running:
+            return
+        chosen = await self.session.select_swipe(step)
+        if chosen is None:
+            self.notify("The last reply has no other swipes. /regen makes one.", timeout=3)
+            return
+        group, index = await self.session.swipes()
+        await self.show_chat()
+        self.notify(f"Swipe {index + 1} of {len(group)}", timeout=2)
+
+    def action_scroll_page(self, direction: int) -> None:
+        if direction < 0:
+            self.transcript.scroll_page_up()
+        else:
+            self.transcript.scroll_page_down()
+
+    async def action_scroll_top(self) -> None:
+        while await self.transcript.load_older():
+            pass
+        self.transcript.scroll_home(animate=False)
+
+    async def action_scroll_bottom(self) -> None:
+        if not self.transcript.at_live_end:
+            await self.transcript.show_path((await self.session.refresh()).head_id)
+        self.transcript.scroll_end(animate=False)
+
+    async def on_unmount(self) -> None:
+        await self.session.aclose()
+
+
+async def run_chat_async(session: ChatSession, store: Store, settings: Settings) -> None:
+    await OmoideApp(session, store=store, settings=settings).run_async()

@@ -1,0 +1,19 @@
+"""Messages the TUI posts to itself: results of background work, in order."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.message import Message
+
+from omoide.events import MemoryEvent, TurnEvent
+
+
+@dataclass
+class TurnUpdate(Message):
+    event: TurnEvent
+
+
+@dataclass
+class MemoryUpdate(Message):
+    event: MemoryEvent

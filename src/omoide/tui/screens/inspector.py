@@ -1,0 +1,70 @@
+"""The prompt inspector: the last prompt, layer by layer."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Static
+
+from omoide.prompt import AssembledPrompt
+
+DESCRIPTIONS = {
+    "card": "rules, persona, character card, constant lore (stable)",
+    "memory": "diary and summary as of the last checkpoint (stable between compressions)",
+    "window": "recent messages, verbatim and timestamped (only grows between compressions)",
+    "tail": "date and time, new diary lines, triggered lore (volatile)",
+}
+
+
+def inspector_text(prompt: AssembledPrompt | None) -> str:
+    if prompt is None:
+        return "No prompt yet: send a message first."
+    lines = [
+        f"Total: {prompt.total_tokens} tokens"
+        + (f" of a {prompt.budget}-token budget" if prompt.budget else "")
+        + f"  ({'exact' if prompt.exact else 'estimated'}: {prompt.count_method})"
+    ]
+    if prompt.shared_tokens is not None and prompt.total_tokens:
+        share = prompt.shared_tokens / prompt.total_tokens
+        lines.append(f"Shared with the previous turn's prompt: about {prompt.shared_tokens} tokens ({share:.0%}), reusable from a prompt cache.")
+    lines.append("Dropped to fit: " + ("; ".join(prompt.dropped) if prompt.dropped else "nothing"))
+    lines.append("Lore that fired: " + ("; ".join(prompt.lore) if prompt.lore else "none"))
+    return "\n".join(lines)
+
+
+class InspectorScreen(ModalScreen[None]):
+    DEFAULT_CSS = """
+    InspectorScreen { align: center middle; }
+    InspectorScreen > VerticalScroll { width: 95%; height: 90%; border: round $accent; background: $surface; padding: 1 2; }
+    InspectorScreen DataTable { height: auto; margin: 1 0; }
+    InspectorScreen .layer-title { text-style: bold; margin-top: 1; }
+    InspectorScreen .layer-text { color: $text-muted; }
+    """
+    BINDINGS = [Binding("escape,q", "close", "Close", id="inspector.close")]
+
+    def __init__(self, prompt: AssembledPrompt | None) -> None:
+        super().__init__()
+        self.prompt = prompt
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Static("Prompt inspector", classes="layer-title")
+            yield Static(inspector_text(self.prompt), id="inspector-summary")
+            table: DataTable[str] = DataTable(id="layers", cursor_type="row")
+            yield table
+            if self.prompt is not None:
+                for layer in self.prompt.layers:
+                    yield Static(f"── {layer.name} ({layer.tokens} tokens) ──", classes="layer-title")
+                    yield Static(layer.text or "(empty)", classes="layer-text", markup=False)
+
+    def on_mount(self) -> None:
+        table = self.query_one("#layers", DataTable)
+        table.add_columns("layer", "tokens", "messages", "what it holds")
+        if self.prompt is not None:
+            for layer in self.prompt.layers:
+                table.add_row(layer.name, str(layer.tokens), str(layer.messages), DESCRIPTIONS.get(layer.name, ""))
+
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,39 @@
+"""The diary pane: the character's diary at the current head, live."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.widgets import Markdown, Static
+
+from omoide.domain import DiaryAuthor, DiaryEntry
+
+
+def diary_markdown(entries: list[DiaryEntry], name: str) -> str:
+    if not entries:
+        return f"*{name} has not written anything yet.*"
+    parts = []
+    for entry in entries:
+        who = {DiaryAuthor.USER: " ✎ *(written by you)*", DiaryAuthor.COMPRESSION: " *(compressed)*"}.get(entry.author, "")
+        parts.append(f"**{entry.created_at.astimezone():%m/%d}**{who}\n\n{entry.content.strip()}")
+    return "\n\n---\n\n".join(parts)
+
+
+class DiaryPane(VerticalScroll):
+    DEFAULT_CSS = """
+    DiaryPane { width: 38; border-left: solid $accent; padding: 0 1; display: none; }
+    DiaryPane.visible { display: block; }
+    DiaryPane .title { text-style: bold; margin-bottom: 1; }
+    """
+
+    def __init__(self, name: str) -> None:
+        super().__init__(id="diary")
+        self.character_name = name
+
+    def compose(self) -> ComposeResult:
+        yield Static(f"{self.character_name}'s diary", classes="title")
+        yield Markdown(diary_markdown([], self.character_name))
+
+    async def show_entries(self, entries: list[DiaryEntry]) -> None:
+        await self.query_one(Markdown).update(diary_markdown(entries, self.character_name))
+        self.scroll_end(animate=False)
