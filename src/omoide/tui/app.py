@@ -42,12 +42,12 @@ class OmoideApp(App[None]):
     TITLE = "omoide"
     BINDINGS = [
         Binding("escape", "stop_reply", "Stop reply", id="chat.stop"),
-        Binding("ctrl+d", "toggle_diary", "Diary", id="chat.diary"),
-        Binding("ctrl+p", "inspect_prompt", "Prompt", id="chat.prompt"),
-        Binding("ctrl+l", "chat_list", "Chats", id="chat.list"),
-        Binding("ctrl+b", "branch_list", "Branches", id="chat.branches"),
-        Binding("ctrl+left", "swipe(-1)", "Previous swipe", id="chat.swipe_prev"),
-        Binding("ctrl+right", "swipe(1)", "Next swipe", id="chat.swipe_next"),
+        Binding("ctrl+d", "toggle_diary", "Diary", id="chat.diary", priority=True),
+        Binding("ctrl+p", "inspect_prompt", "Prompt", id="chat.prompt", priority=True),
+        Binding("ctrl+l", "chat_list", "Chats", id="chat.list", priority=True),
+        Binding("ctrl+b", "branch_list", "Branches", id="chat.branches", priority=True),
+        Binding("ctrl+left", "swipe(-1)", "Previous swipe", id="chat.swipe_prev", priority=True),
+        Binding("ctrl+right", "swipe(1)", "Next swipe", id="chat.swipe_next", priority=True),
         Binding("pageup", "scroll_page(-1)", "Page up", id="chat.page_up", show=False),
         Binding("pagedown", "scroll_page(1)", "Page down", id="chat.page_down", show=False),
         Binding("ctrl+home", "scroll_top", "Top", id="chat.top", show=False),

@@ -1,0 +1,194 @@
+"""The real TUI, driven through Textual's Pilot, on a real SQLite file."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from omoide.characters.model import Character
+from omoide.config import Settings
+from omoide.domain import MessageStatus
+from omoide.errors import BackendUnreachable
+from omoide.session import ChatSession
+from omoide.store import Store
+from omoide.tui.app import OmoideApp
+from omoide.tui.widgets.diary import DiaryPane
+from tests.scripted import ScriptedBackend
+
+MIKA = Character(id="mika", name="Mika", first_message="*waves* Hello, {{user}}!")
+SIZE = (110, 36)
+
+
+@pytest.fixture
+async def store(tmp_path: Path):
+    s = await Store.open(tmp_path / "omoide.db")
+    yield s
+    await s.close()
+
+
+async def make_app(store: Store, backend: ScriptedBackend) -> OmoideApp:
+    settings = Settings(user_name="Kai")
+    session = await ChatSession.open(store, MIKA, settings, backend)
+    return OmoideApp(session, store=store, settings=settings)
+
+
+async def type_and_send(pilot, text: str) -> None:  # type: ignore[no-untyped-def]
+    pilot.app.query_one("#input").value = text
+    await pilot.press("enter")
+
+
+async def wait_for(pilot, condition, timeout: float = 5.0) -> None:  # type: ignore[no-untyped-def]
+    for _ in range(int(timeout / 0.05)):
+        if condition():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError("condition not met in time")
+
+
+def texts(app: OmoideApp) -> list[tuple[str, str]]:
+    return [(v.speaker, v.text) for v in app.transcript.views()]
+
+
+def notices(app: OmoideApp) -> list[str]:
+    return [str(n.message) for n in app._notifications]
+
+
+async def test_a_message_and_its_streamed_reply_appear(store: Store) -> None:
+    app = await make_app(store, ScriptedBackend([["*smiles* ", "Fresh ", "bread ", "today."]], delay=0.02))
+    async with app.run_test(size=SIZE) as pilot:
+        assert texts(app) == [("Mika", "*waves* Hello, Kai!")]
+        await type_and_send(pilot, "Good morning!")
+        await wait_for(pilot, lambda: len(texts(app)) == 3 and app.reply_view is None)
+        assert texts(app)[1:] == [("Kai", "Good morning!"), ("Mika", "*smiles* Fresh bread today.")]
+        assert "prompt" in app.query_one("StatusBar").render()
+        assert app.query_one("#input").value == ""
+
+
+async def test_escape_stops_the_reply_and_keeps_it_marked_interrupted(store: Store) -> None:
+    hold = asyncio.Event()
+    app = await make_app(store, ScriptedBackend([["Once upon ", "a time, ", hold, "never shown"]]))
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, "Tell me a story")
+        await wait_for(pilot, lambda: app.reply_view is not None and app.reply_view.text == "Once upon a time, ")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.reply_view is None)
+        view = app.transcript.views()[-1]
+        assert "(interrupted)" in str(view.query_one(".meta").render())
+        assert view.text == "Once upon a time, "
+    reply = (await store.path((await store.latest_chat("mika")).head_id))[-1]
+    assert reply.status is MessageStatus.INTERRUPTED and reply.content == "Once upon a time,"
+
+
+async def test_a_failing_backend_shows_a_notice_and_keeps_the_message(store: Store) -> None:
+    error = BackendUnreachable("Cannot reach the server at http://127.0.0.1:9/v1 (ConnectError).", "Is it running? Check base_url.")
+    app = await make_app(store, ScriptedBackend([error, ["I'm back."]]))
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, "Hello?")
+        await wait_for(pilot, lambda: any("Cannot reach the server" in n for n in notices(app)))
+        assert texts(app)[-1] == ("Kai", "Hello?")
+        assert any("Check base_url" in n for n in notices(app))
+        await type_and_send(pilot, "Still there?")
+        await wait_for(pilot, lambda: texts(app)[-1] == ("Mika", "I'm back."))
+
+
+async def test_help_lists_the_commands_and_a_typo_gets_a_suggestion(store: Store) -> None:
+    app = await make_app(store, ScriptedBackend())
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, "/hepl")
+        await pilot.pause()
+        assert any("Unknown command /hepl" in n and "Did you mean /help?" in n for n in notices(app))
+        app.query_one("#input").value = ""
+        await type_and_send(pilot, "/help")
+        await pilot.pause()
+        from omoide.tui.screens.text_modal import TextModal
+
+        assert isinstance(app.screen, TextModal)
+        assert "/branch save|restore|list|delete NAME" in app.screen.markdown
+        assert "/remember TEXT" in app.screen.markdown
+
+
+async def test_the_diary_pane_toggles_and_shows_remembered_lines(store: Store) -> None:
+    app = await make_app(store, ScriptedBackend([["Noted.<save_memory>He is allergic to walnuts.</save_memory>"]]))
+    async with app.run_test(size=SIZE) as pilot:
+        pane = app.query_one(DiaryPane)
+        assert not pane.has_class("visible")
+        await pilot.press("ctrl+d")
+        assert pane.has_class("visible")
+        await type_and_send(pilot, "/remember He works night shifts.")
+        await wait_for(pilot, lambda: "He works night shifts." in _pane_text(app))
+        assert "written by you" in _pane_text(app)
+        await type_and_send(pilot, "I can't eat walnuts.")
+        await wait_for(pilot, lambda: "allergic to walnuts" in _pane_text(app))
+        assert texts(app)[-1] == ("Mika", "Noted.")
+
+
+def _pane_text(app: OmoideApp) -> str:
+    from textual.widgets import Markdown
+
+    return app.query_one(DiaryPane).query_one(Markdown).source
+
+
+async def test_reopening_shows_the_same_chat(store: Store) -> None:
+    app = await make_app(store, ScriptedBackend([["See you tomorrow."]]))
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, "Bye!")
+        await wait_for(pilot, lambda: texts(app)[-1] == ("Mika", "See you tomorrow."))
+    again = await make_app(store, ScriptedBackend())
+    async with again.run_test(size=SIZE):
+        assert texts(again)[-2:] == [("Kai", "Bye!"), ("Mika", "See you tomorrow.")]
+
+
+async def test_branch_restore_rewinds_the_transcript_and_the_diary(store: Store) -> None:
+    backend = ScriptedBackend([["Hm?"], ["Yes.<save_memory>He confessed.</save_memory>"]])
+    app = await make_app(store, backend)
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, "Can I tell you something?")
+        await wait_for(pilot, lambda: texts(app)[-1] == ("Mika", "Hm?"))
+        await type_and_send(pilot, "/branch save before_confession")
+        await pilot.press("ctrl+d")
+        await type_and_send(pilot, "I like you.")
+        await wait_for(pilot, lambda: "He confessed." in _pane_text(app))
+        await type_and_send(pilot, "/branch restore before_confession")
+        await wait_for(pilot, lambda: texts(app)[-1] == ("Mika", "Hm?"))
+        assert "He confessed." not in _pane_text(app)
+        assert any("saved as 'auto-" in n for n in notices(app))
+
+
+async def test_the_prompt_inspector_shows_the_layers(store: Store) -> None:
+    app = await make_app(store, ScriptedBackend([["Hi."]]))
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, "Hello")
+        await wait_for(pilot, lambda: texts(app)[-1] == ("Mika", "Hi."))
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        from textual.widgets import DataTable
+
+        table = app.screen.query_one("#layers", DataTable)
+        assert [table.get_row_at(i)[0] for i in range(table.row_count)] == ["card", "memory", "window", "tail"]
+        summary = str(app.screen.query_one("#inspector-summary").render())
+        assert "Total:" in summary and "Dropped to fit: nothing" in summary
+
+
+async def test_a_long_chat_keeps_the_mounted_widgets_bounded(store: Store) -> None:
+    from omoide.domain import Role
+    from omoide.tui.widgets.transcript import MAX_MOUNTED, PAGE
+
+    settings = Settings(user_name="Kai")
+    session = await ChatSession.open(store, MIKA, settings, ScriptedBackend())
+    head = session.chat.head_id
+    for i in range(400):
+        head = (await store.add_message(session.chat.id, head, Role.USER if i % 2 == 0 else Role.ASSISTANT, f"line {i}")).id
+    app = OmoideApp(session, store=store, settings=settings)
+    async with app.run_test(size=SIZE) as pilot:
+        assert len(app.transcript.views()) == PAGE
+        assert app.transcript.views()[-1].text == "line 399"
+        for _ in range(5):
+            await app.transcript.load_older()
+        await pilot.pause()
+        assert len(app.transcript.views()) <= MAX_MOUNTED
+        assert app.transcript.views()[0].text == f"line {399 - PAGE * 6 + 1}"
+        await pilot.press("ctrl+end")
+        await pilot.pause()
+        assert app.transcript.views()[-1].text == "line 399"
