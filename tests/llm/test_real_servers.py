@@ -1,0 +1,147 @@
+"""Against real models: llama-cpp-python's OpenAI-compatible server and the
+embedded backend, both running the shipped SmolLM2-135M-Instruct."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import pytest
+
+from omoide.config import Settings
+from omoide.llm.base import Done, TextDelta, ToolCall, Usage
+from omoide.llm.local import LocalBackend
+from omoide.llm.openai_compat import OpenAICompatBackend
+from omoide.memory.diary import SAVE_MEMORY
+
+pytestmark = pytest.mark.model
+HELLO = [{"role": "system", "content": "You are a friendly barista."}, {"role": "user", "content": "Say hello in one sentence."}]
+
+
+async def test_a_real_server_streams_a_reply(llama_server: str) -> None:
+    backend = OpenAICompatBackend(Settings(base_url=llama_server, model="smollm2", max_tokens=24, temperature=0.0))
+    events = [e async for e in backend.stream(HELLO)]
+    text = "".join(e.text for e in events if isinstance(e, TextDelta))
+    await backend.aclose()
+    assert len([e for e in events if isinstance(e, TextDelta)]) > 1, "the reply should arrive in several pieces"
+    assert text.strip()
+    assert isinstance(events[-1], Done)
+
+
+async def test_a_forced_tool_call_arrives_whole(llama_server: str) -> None:
+    backend = OpenAICompatBackend(Settings(base_url=llama_server, model="smollm2", max_tokens=96, temperature=0.0))
+    messages = [
+        {"role": "system", "content": "You keep a diary with the save_memory tool."},
+        {"role": "user", "content": "Remember that my cat is called Mochi."},
+    ]
+    events = [e async for e in backend.stream(
+        messages, tools=[SAVE_MEMORY], tool_choice={"type": "function", "function": {"name": "save_memory"}},
+    )]
+    await backend.aclose()
+    calls = [e for e in events if isinstance(e, ToolCall)]
+    assert len(calls) == 1
+    assert calls[0].name == "save_memory"
+    assert isinstance(calls[0].arguments.get("content"), str) and calls[0].arguments["content"].strip()
+
+
+async def test_the_server_tokenizer_counts_exactly(llama_server: str) -> None:
+    backend = OpenAICompatBackend(Settings(base_url=llama_server, model="smollm2"))
+    short = await backend.count_tokens([{"role": "user", "content": "hi"}])
+    long = await backend.count_tokens([{"role": "user", "content": "hi " * 50}])
+    check = await backend.check()
+    await backend.aclose()
+    assert short.exact and long.exact and long.tokens > short.tokens + 40
+    assert "answers" in check
+
+
+@pytest.fixture(scope="module")
+def local_backend(smollm2_path) -> LocalBackend:  # type: ignore[no-untyped-def]
+    return LocalBackend(Settings(max_tokens=32, temperature=0.0, context_size=2048))
+
+
+async def test_the_embedded_model_streams_a_reply(local_backend: LocalBackend) -> None:
+    events = [e async for e in local_backend.stream(HELLO)]
+    deltas = [e for e in events if isinstance(e, TextDelta)]
+    assert len(deltas) > 1 and "".join(d.text for d in deltas).strip()
+    assert any(isinstance(e, Usage) for e in events) and isinstance(events[-1], Done)
+
+
+async def test_the_embedded_tokenizer_counts_the_templated_prompt(local_backend: LocalBackend) -> None:
+    count = await local_backend.count_tokens(HELLO)
+    rendered = local_backend.render_prompt(HELLO)
+    assert count.exact and count.tokens == len(local_backend.tokenize(rendered))
+    assert "<|im_start|>system" in rendered and rendered.rstrip().endswith("assistant")
+
+
+async def test_cancelling_stops_the_embedded_model_promptly(local_backend: LocalBackend) -> None:
+    backend = LocalBackend(Settings(max_tokens=2000, temperature=0.8, context_size=2048))
+    first = asyncio.Event()
+
+    async def consume() -> None:
+        async for event in backend.stream([{"role": "user", "content": "Write a very long story about the sea."}]):
+            if isinstance(event, TextDelta):
+                first.set()
+
+    task = asyncio.create_task(consume())
+    await asyncio.wait_for(first.wait(), 60)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    started = time.monotonic()
+    while any(t.name == "omoide-local-llm" for t in threading.enumerate()) and time.monotonic() - started < 5:
+        await asyncio.sleep(0.05)
+    assert not any(t.name == "omoide-local-llm" for t in threading.enumerate())
+    assert time.monotonic() - started < 2.0
+
+
+async def test_the_ui_loop_stays_responsive_while_the_model_generates(local_backend: LocalBackend) -> None:
+    gaps: list[float] = []
+    done = False
+
+    async def ticker() -> None:
+        last = time.monotonic()
+        while not done:
+            await asyncio.sleep(0.01)
+            now = time.monotonic()
+            gaps.append(now - last)
+            last = now
+
+    tick = asyncio.create_task(ticker())
+    [e async for e in local_backend.stream(HELLO)]
+    done = True
+    await tick
+    assert max(gaps) < 0.25, f"the event loop was blocked for {max(gaps):.2f} s"
+
+
+async def test_the_session_saves_a_diary_entry_from_a_real_native_tool_call(llama_server: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The character calls save_memory mid-reply (forced on the first round, as a
+    real model would choose to): the entry is saved, the result goes back, and the
+    reply continues in the same turn."""
+    from omoide.characters.model import Character
+    from omoide.events import DiarySaved, ReplyFinished
+    from omoide.session import ChatSession
+    from omoide.store import Store
+
+    class FirstRoundForced(OpenAICompatBackend):
+        rounds = 0
+
+        def stream(self, messages, *, tools=None, tool_choice=None, max_tokens=None):  # type: ignore[no-untyped-def]
+            self.rounds += 1
+            forced = {"type": "function", "function": {"name": "save_memory"}} if self.rounds == 1 else None
+            return super().stream(messages, tools=tools if self.rounds == 1 else None, tool_choice=forced, max_tokens=max_tokens)
+
+    settings = Settings(base_url=llama_server, model="smollm2", max_tokens=64, temperature=0.0, tools="native")
+    backend = FirstRoundForced(settings)
+    store = await Store.open(tmp_path / "omoide.db")
+    session = await ChatSession.open(store, Character(id="mika", name="Mika", first_message="Hi!"), settings, backend)
+    events = [e async for e in session.send("Please remember that my cat is called Mochi.")]
+    saved = [e.entry for e in events if isinstance(e, DiarySaved)]
+    finished = [e for e in events if isinstance(e, ReplyFinished)]
+    diary = (await session.memory()).diary
+    await store.close()
+    await backend.aclose()
+    assert len(saved) == 1 and saved[0].content.strip()
+    assert [e.content for e in diary] == [saved[0].content]
+    assert backend.rounds == 2 and finished
+    assert finished[0].message.tool_calls and finished[0].message.tool_calls[0]["name"] == "save_memory"
