@@ -4,6 +4,7 @@ commands that need them, so `omoide --help` is instant."""
 from __future__ import annotations
 
 import asyncio
+import re
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Annotated, TypeVar
@@ -12,6 +13,7 @@ import typer
 from rich.console import Console
 from rich.markdown import Markdown
 from rich.table import Table
+from rich.text import Text
 
 from omoide import __version__, locations
 from omoide.errors import OmoideError
@@ -31,9 +33,9 @@ err = Console(stderr=True)
 
 
 def _fail(exc: OmoideError) -> None:
-    err.print(f"[bold red]Error:[/] {exc.message}")
+    err.print(f"[bold red]Error:[/] {exc.message}", soft_wrap=True)
     if exc.hint:
-        err.print(f"[dim]{exc.hint}[/]")
+        err.print(f"[dim]{exc.hint}[/]", soft_wrap=True)
     raise typer.Exit(1)
 
 
@@ -222,6 +224,14 @@ def summary(
     _memory_command("summary", character, chat_id)
 
 
+def _highlight(snippet: str) -> Text:
+    """FTS marks matches as [word]; show them bold, and never read them as Rich markup."""
+    text = Text()
+    for i, part in enumerate(re.split(r"\[|\]", snippet)):
+        text.append(part, style="bold yellow" if i % 2 else "")
+    return text
+
+
 @app.command()
 def search(
     character: Annotated[str, typer.Argument(help="Character id or name.")],
@@ -244,7 +254,8 @@ def search(
         table = Table("chat", "message", "when", "who", "match", title=f"'{text}' with {char.display_name}")
         for hit in hits:
             who = char.display_name if hit.message.role == "assistant" else "you"
-            table.add_row(str(hit.message.chat_id), f"#{hit.message.id}", f"{hit.message.created_at.astimezone():%Y-%m-%d %H:%M}", who, hit.snippet)
+            snippet = _highlight(hit.snippet)
+            table.add_row(str(hit.message.chat_id), f"#{hit.message.id}", f"{hit.message.created_at.astimezone():%Y-%m-%d %H:%M}", who, snippet)
         out.print(table)
 
     run(go)

@@ -10,7 +10,7 @@ from omoide import locations
 from omoide.config import Settings, load_settings
 from omoide.errors import OmoideError
 
-console = Console()
+console = Console(soft_wrap=True)
 
 
 def _ok(label: str, detail: str) -> None:

@@ -19,9 +19,9 @@ err = Console(stderr=True)
 
 
 def _fail(exc: OmoideError) -> None:
-    err.print(f"[bold red]Error:[/] {exc.message}")
+    err.print(f"[bold red]Error:[/] {exc.message}", soft_wrap=True)
     if exc.hint:
-        err.print(f"[dim]{exc.hint}[/]")
+        err.print(f"[dim]{exc.hint}[/]", soft_wrap=True)
     raise typer.Exit(1)
 
 

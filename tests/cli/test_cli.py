@@ -1,0 +1,99 @@
+"""The `omoide` command through typer's runner, on a temp OMOIDE_HOME."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from omoide.cli import app
+
+runner = CliRunner()
+
+
+def run(*args: str, **kw):  # type: ignore[no-untyped-def]
+    return runner.invoke(app, list(args), catch_exceptions=False, **kw)
+
+
+@pytest.mark.model
+def test_say_streams_a_reply_on_the_embedded_model_and_chat_history_keeps_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OMOIDE_MAX_TOKENS", "24")
+    result = run("say", "wren", "Any new islands on the map today?")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip()
+    chats = run("chats", "wren")
+    assert "Chat with Wren" in chats.stdout and " 3 " in chats.stdout
+    exported = run("export", "wren", "--format", "md")
+    assert "Any new islands on the map today?" in exported.stdout
+    assert result.stdout.strip()[:20] in exported.stdout
+
+
+def test_a_wrong_base_url_gives_a_clear_error_not_a_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OMOIDE_BASE_URL", "http://127.0.0.1:9/v1")
+    result = run("say", "suzune", "hello")
+    assert result.exit_code == 1
+    assert "Cannot reach the server at http://127.0.0.1:9/v1" in result.stderr
+    assert "Traceback" not in result.output + result.stderr
+    history = run("export", "suzune", "--format", "md")
+    assert "hello" in history.stdout  # the message is kept
+
+
+def test_doctor_names_what_is_wrong(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OMOIDE_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("OMOIDE_API_KEY", "sk-do-not-print-me")
+    result = run("doctor")
+    assert result.exit_code == 1
+    assert "✗ backend: Cannot reach the server" in result.stdout
+    assert "api key: set (from OMOIDE_API_KEY)" in result.stdout
+    assert "sk-do-not-print-me" not in result.stdout
+
+
+def test_a_broken_config_file_is_named(omoide_home: Path) -> None:
+    config = omoide_home / "config" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text("context_size = 'lots'\n")
+    result = run("chats")
+    assert result.exit_code == 1
+    assert "context_size" in result.stderr and str(config) in result.stderr
+
+
+def test_an_unknown_character_suggests_the_nearest() -> None:
+    result = run("say", "suzne", "hi")
+    assert result.exit_code == 1
+    assert "There is no character called 'suzne'" in result.stderr and "Did you mean 'suzune'" in result.stderr
+
+
+def test_characters_list_shows_the_shipped_characters() -> None:
+    result = run("characters", "list")
+    assert result.exit_code == 0 and "suzune" in result.stdout and "wren" in result.stdout
+
+
+def test_import_chat_then_search_diary_summary_and_export(tmp_path: Path) -> None:
+    lines = [
+        {"user_name": "Kai", "character_name": "Suzune"},
+        {"name": "Suzune", "is_user": False, "mes": "Welcome to Tsuki no Shizuku.", "send_date": "April 1, 2026 8:15pm"},
+        {"name": "Kai", "is_user": True, "mes": "One matcha latte, please.", "send_date": "April 1, 2026 8:16pm"},
+        {"name": "Suzune", "is_user": False, "mes": "Fine.", "swipes": ["Fine.", "Out of matcha."], "swipe_id": 0,
+         "send_date": "April 1, 2026 8:16pm"},
+    ]
+    path = tmp_path / "chat.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines))
+    imported = run("import-chat", str(path), "--character", "suzune")
+    assert imported.exit_code == 0 and "Imported 4 messages" in imported.stdout
+    found = run("search", "suzune", "matcha")
+    assert "One matcha latte, please." in found.stdout and "Welcome" not in found.stdout
+    assert "has not written anything yet" in run("diary", "suzune").stdout
+    assert "No summary yet" in run("summary", "suzune").stdout
+    exported = run("export", "suzune", "--format", "jsonl")
+    records = [json.loads(x) for x in exported.stdout.splitlines()]
+    assert records[-1]["swipes"] == ["Fine.", "Out of matcha."]
+
+
+def test_import_chat_refuses_a_broken_file_and_writes_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"user_name": "Kai"}\n{oops\n')
+    result = run("import-chat", str(path), "--character", "suzune")
+    assert result.exit_code == 1 and "line 2: invalid JSON" in result.stderr
+    assert "No chats yet" in run("chats").stdout
