@@ -10,6 +10,7 @@ thread-safe).
 from __future__ import annotations
 
 import asyncio
+import atexit
 import os
 import threading
 from collections.abc import AsyncIterator
@@ -24,6 +25,18 @@ from omoide.llm.model_file import INSTALL_HINT, smollm2_path
 _models: dict[tuple[str, int], Any] = {}
 _models_lock = threading.Lock()
 _END = object()
+
+
+@atexit.register
+def _free_models() -> None:
+    # Freed explicitly: left to interpreter shutdown, llama.cpp's finalizers run
+    # after their C library is gone and print errors.
+    with _models_lock:
+        for llama, _lock in _models.values():
+            close = getattr(llama, "close", None)
+            if close is not None:
+                close()
+        _models.clear()
 
 
 def _load(path: Path, n_ctx: int, threads: int | None) -> Any:
