@@ -192,3 +192,8 @@ async def test_a_long_chat_keeps_the_mounted_widgets_bounded(store: Store) -> No
         await pilot.press("ctrl+end")
         await pilot.pause()
         assert app.transcript.views()[-1].text == "line 399"
+        await pilot.press("ctrl+home")
+        await pilot.pause()
+        assert app.transcript.views()[0].text == "*waves* Hello, Kai!" and len(app.transcript.views()) == PAGE
+        assert await app.transcript.load_newer() == PAGE
+        assert app.transcript.views()[-1].text == f"line {2 * PAGE - 2}"

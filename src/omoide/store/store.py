@@ -322,6 +322,23 @@ class Store:
         )
         return [rows.message(r) for r in result]
 
+    async def path_slice(self, head_id: int, start_depth: int, count: int) -> list[Message]:
+        """The messages at depths [start_depth, start_depth + count) on the path to
+        `head_id`, oldest first. Costs a walk from the head up to `start_depth`."""
+        result = await self._all(
+            f"""WITH RECURSIVE up(id, parent_id, depth) AS (
+                    SELECT id, parent_id, depth FROM messages WHERE id = :head
+                    UNION ALL
+                    SELECT m.id, m.parent_id, m.depth FROM messages m JOIN up ON m.id = up.parent_id
+                    WHERE up.depth > :start
+                )
+                SELECT {', '.join('m.' + c.strip() for c in rows.MESSAGE_COLUMNS.split(','))}
+                FROM up JOIN messages m ON m.id = up.id
+                WHERE up.depth >= :start AND up.depth < :start + :count ORDER BY up.depth""",
+            {"head": head_id, "start": start_depth, "count": count},
+        )
+        return [rows.message(r) for r in result]
+
     async def is_ancestor(self, ancestor_id: int, descendant_id: int) -> bool:
         """True when `ancestor_id` lies on the path from the root to `descendant_id` (inclusive)."""
         a = await self.get_message(ancestor_id)

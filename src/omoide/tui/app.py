@@ -293,9 +293,7 @@ class OmoideApp(App[None]):
             self.transcript.scroll_page_down()
 
     async def action_scroll_top(self) -> None:
-        while await self.transcript.load_older():
-            pass
-        self.transcript.scroll_home(animate=False)
+        await self.transcript.show_start((await self.session.refresh()).head_id)
 
     async def action_scroll_bottom(self) -> None:
         if not self.transcript.at_live_end:

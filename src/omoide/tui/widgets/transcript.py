@@ -28,6 +28,7 @@ class Transcript(VerticalScroll):
         self.speaker = speaker
         self.user_name = user_name
         self.at_live_end = True
+        self.head_id: int | None = None
         self._loading = False
 
     def views(self) -> list[MessageView]:
@@ -41,6 +42,7 @@ class Transcript(VerticalScroll):
         await self.remove_children()
         messages = await self.store.path(head_id, limit=PAGE) if head_id else []
         await self.mount_all([self.view(m) for m in messages])
+        self.head_id = head_id
         self.at_live_end = True
         self.scroll_end(animate=False)
 
@@ -73,7 +75,40 @@ class Transcript(VerticalScroll):
         finally:
             self._loading = False
 
+    async def show_start(self, head_id: int | None) -> None:
+        """Jump to the first page of the path (the start of the story)."""
+        if head_id is None:
+            return
+        await self.remove_children()
+        first = await self.store.path_slice(head_id, 0, PAGE)
+        await self.mount_all([self.view(m) for m in first])
+        self.head_id = head_id
+        self.at_live_end = bool(first) and first[-1].id == head_id
+        self.scroll_home(animate=False)
+
+    async def load_newer(self) -> int:
+        """Append the page after the newest mounted message, when away from the end."""
+        views = self.views()
+        if self._loading or self.at_live_end or not views or self.head_id is None:
+            return 0
+        self._loading = True
+        try:
+            newer = await self.store.path_slice(self.head_id, views[-1].message.depth + 1, PAGE)
+            await self.mount_all([self.view(m) for m in newer])
+            if not newer or newer[-1].id == self.head_id:
+                self.at_live_end = True
+            excess = len(self.views()) - MAX_MOUNTED
+            for view in self.views()[: max(excess, 0)]:
+                await view.remove()
+            return len(newer)
+        finally:
+            self._loading = False
+
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
-        if new_value <= 0 < old_value and not self._loading:
+        if self._loading:
+            return
+        if new_value <= 0 < old_value:
             self.run_worker(self.load_older(), exclusive=True, group="older")
+        elif new_value >= self.max_scroll_y > old_value and not self.at_live_end:
+            self.run_worker(self.load_newer(), exclusive=True, group="newer")
