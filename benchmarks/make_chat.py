@@ -1,8 +1,8 @@
 """Make a big chat to measure with: `python benchmarks/make_chat.py N [--home DIR]`.
 
 Writes N messages (alternating user and character, a few days apart in
-total), with a summary checkpoint every 20 messages and a diary entry every
-50, exactly as omoide would have stored them, into $OMOIDE_HOME (or --home).
+total), with a summary checkpoint every 20 messages, a diary entry every 50 and a
+diary compression every 1,000, exactly as omoide would have stored them, into $OMOIDE_HOME (or --home).
 Prints the chat id.
 """
 
@@ -64,9 +64,11 @@ async def make_chat(n: int, character: str = "suzune", seed: int = 7) -> int:
         parent = cur.lastrowid
         ids.append(parent)
         if i % 50 == 0:
+            # Every 20th entry stands for a diary compression, as the real diary gets one past 50 lines.
+            author = "compression" if i % 1000 == 0 else "character"
             cur = conn.execute(
-                "INSERT INTO diary_entries (chat_id, message_id, prev_id, author, content, created_at) VALUES (?, ?, ?, 'character', ?, ?)",
-                (chat.id, parent, diary_id, sentence(rng, 20), stamp),
+                "INSERT INTO diary_entries (chat_id, message_id, prev_id, author, content, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                (chat.id, parent, diary_id, author, sentence(rng, 20), stamp),
             )
             pending_diary = cur.lastrowid
         if i % 20 == 0 and i > 20:

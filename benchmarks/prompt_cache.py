@@ -34,6 +34,7 @@ from make_chat import make_chat, sentence  # noqa: E402
 
 from omoide.characters.library import find_character  # noqa: E402
 from omoide.config import Settings  # noqa: E402
+from omoide.events import MemoryWorkDone  # noqa: E402
 from omoide.llm.base import ChatMessage  # noqa: E402
 from omoide.llm.local import LocalBackend  # noqa: E402
 from omoide.memory.diary import render_diary  # noqa: E402
@@ -86,14 +87,16 @@ def common_prefix(a: list[int], b: list[int]) -> int:
     return n
 
 
-async def cache_reuse(turns: int, tokenizer: LocalBackend) -> tuple[float, float, int]:
+async def cache_reuse(turns: int, tokenizer: LocalBackend, **memory_settings: int) -> tuple[float, float, int]:
     rng = random.Random(11)
-    settings = Settings(user_name="Kai")
+    settings = Settings(user_name="Kai", **memory_settings)
     store = await Store.open()
     character = find_character("suzune")
+    done: list[object] = []
     session = await ChatSession.open(
         store, character, settings, ScriptedBackend(default=scripted_reply(rng)),
         summarizer=ScriptedBackend(default=scripted_summary(rng)),
+        on_memory_event=lambda e: done.append(e) if isinstance(e, MemoryWorkDone) else None,
     )
     clock = [datetime(2026, 4, 1, 20, 0, tzinfo=UTC)]
     session.clock = lambda: clock[0]
@@ -101,7 +104,6 @@ async def cache_reuse(turns: int, tokenizer: LocalBackend) -> tuple[float, float
     naive: list[float] = []
     prev_ours: list[int] | None = None
     prev_naive: list[int] | None = None
-    compressions = 0
     for turn in range(turns):
         clock[0] += timedelta(minutes=rng.randint(1, 30))
         async for _ in session.send(sentence(rng, rng.randint(5, 25))):
@@ -118,11 +120,9 @@ async def cache_reuse(turns: int, tokenizer: LocalBackend) -> tuple[float, float
             ours.append(common_prefix(prev_ours, tokens) / len(tokens))
             naive.append(common_prefix(prev_naive, naive_tokens) / len(naive_tokens))
         prev_ours, prev_naive = tokens, naive_tokens
-        before = session.memory_worker.running
         await session.wait_for_memory_work()
-        compressions += before
     await store.close()
-    return statistics.mean(ours), statistics.mean(naive), compressions
+    return statistics.mean(ours), statistics.mean(naive), len(done)
 
 
 async def per_turn_overhead(history: int, turns: int = 30) -> float:
@@ -151,12 +151,18 @@ def main() -> None:
     parser.add_argument("--history", type=int, nargs="+", default=[0, 1_000, 100_000])
     args = parser.parse_args()
     tokenizer = LocalBackend(Settings(context_size=8192))
-    with tempfile.TemporaryDirectory() as home:
-        os.environ["OMOIDE_HOME"] = home
-        ours, naive, compressions = asyncio.run(cache_reuse(args.turns, tokenizer))
-    print(f"prompt-cache reuse over {args.turns} turns ({compressions} memory compressions), SmolLM2 chat template + tokenizer:")
-    print(f"  omoide layout (stable -> volatile):        {ours:6.1%} of each prompt is a prefix of the previous one")
-    print(f"  naive layout (summary+time on top, slide): {naive:6.1%}")
+    print(f"prompt-cache reuse over {args.turns} turns: the share of each prompt that is a prefix of the previous one")
+    print("(SmolLM2's chat template and tokenizer, as llama.cpp reuses them)")
+    print(f"  {'settings':<42} | {'omoide':>7} | {'naive':>7} | compressions")
+    for label, memory in (
+        ("seed defaults (recent 15, threshold 20)", {}),
+        ("recent 15, threshold 40", {"summary_threshold": 40}),
+    ):
+        with tempfile.TemporaryDirectory() as home:
+            os.environ["OMOIDE_HOME"] = home
+            ours, naive, compressions = asyncio.run(cache_reuse(args.turns, tokenizer, **memory))
+        print(f"  {label:<42} | {ours:7.1%} | {naive:7.1%} | {compressions}")
+    print("  naive = summary and current time at the top, a window sliding by one exchange every turn")
     print("client-side time per turn (assembly + storage; the model answers instantly):")
     for history in args.history:
         with tempfile.TemporaryDirectory() as home:

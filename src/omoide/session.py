@@ -40,7 +40,7 @@ from omoide.tokens import TokenCounter
 
 log = logging.getLogger(__name__)
 
-PERSIST_INTERVAL = 1.0
+PERSIST_INTERVAL = 0.25
 """Seconds between saves of a streaming reply, so a crash loses at most this much."""
 MAX_TOOL_ROUNDS = 3
 BRANCH_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")

@@ -1,9 +1,16 @@
 """The Textual app: one client of ChatSession. It shows the transcript, sends
-turns in a worker, and routes slash commands to `tui.commands`."""
+turns in a worker, and routes slash commands to `tui.commands`.
+
+Memory events: the constructor sets `session.memory_worker.on_event` to
+`handle_memory_event`, and `switch_chat` passes it as `on_memory_event` when it
+opens a session; a caller that builds sessions itself for the app wires it the
+same way. Every key binding has an id (`chat.*`, `app.*`) so a keymap can move it.
+"""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator, Callable, Mapping
 
 from textual import work
 from textual.app import App, ComposeResult
@@ -64,6 +71,9 @@ class OmoideApp(App[None]):
         self.reply_view: MessageView | None = None
         self.last_error: str = ""
         session.memory_worker.on_event = self.handle_memory_event
+        keymap: Mapping[str, str] | None = getattr(settings, "keymap", None)
+        if keymap:
+            self.set_keymap(dict(keymap))
 
     # -- layout -----------------------------------------------------------------------
 
@@ -82,6 +92,7 @@ class OmoideApp(App[None]):
     async def on_mount(self) -> None:
         status = self.query_one(StatusBar)
         status.backend = f"{self.session.backend.name} · {self.session.backend.model}"
+        status.memory = memory_label(self.session.memory_status)
         await self.show_chat()
         self.query_one("#input", Input).focus()
 
@@ -134,8 +145,10 @@ class OmoideApp(App[None]):
 
     # -- turns -------------------------------------------------------------------------
 
-    @work(exclusive=True, group="turn")
-    async def run_turn(self, start) -> None:  # type: ignore[no-untyped-def]
+    # exit_on_error=False: a turn that raises (a CommandError from /regen, a store
+    # fault) becomes a notice through on_worker_state_changed, never a crash.
+    @work(exclusive=True, group="turn", exit_on_error=False)
+    async def run_turn(self, start: Callable[[], AsyncIterator[TurnEvent]]) -> None:
         async for event in start():
             self.post_message(TurnUpdate(event))
             await asyncio.sleep(0)
@@ -149,13 +162,13 @@ class OmoideApp(App[None]):
             case UserMessageStored(message=msg):
                 await self.transcript.add(msg)
             case ReplyStarted(message=msg):
-                self.reply_view = await self.transcript.add(msg)
+                self.reply_view = await self.transcript.add(msg, live=True)
                 status.activity = f"{self.session.character.display_name} is writing…"
                 self._update_tokens()
             case ReplyDelta(text=text):
                 if self.reply_view is not None:
-                    await self.reply_view.append(text)
-                    self.transcript.scroll_end(animate=False)
+                    self.reply_view.append(text)
+                    self.transcript.follow()
             case DiarySaved(entry=entry):
                 await self.refresh_diary()
                 self.notify(f"{self.session.character.display_name} wrote in the diary.", timeout=3)
@@ -185,21 +198,29 @@ class OmoideApp(App[None]):
         self.query_one(StatusBar).tokens = f"prompt {kind}{tokens} tok"
 
     async def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """The one place a failed worker (a turn, a page load) becomes a visible notice."""
         worker = event.worker
-        if worker.group != "turn":
-            return
-        if event.state is WorkerState.CANCELLED and self.reply_view is not None:
-            await self.reply_view.finish(interrupted=True)
-            self.reply_view = None
-            self.query_one(StatusBar).activity = ""
-        elif event.state is WorkerState.ERROR:
+        if worker.group == "turn" and event.state in (WorkerState.CANCELLED, WorkerState.ERROR):
+            await self._end_reply_view()
+        if event.state is WorkerState.ERROR:
             error = worker.error
-            text = f"{error.message} {error.hint}".strip() if isinstance(error, OmoideError) else f"Something went wrong: {error!r}"
-            if self.reply_view is not None:
-                await self.reply_view.finish(interrupted=True)
-                self.reply_view = None
-            self.query_one(StatusBar).activity = ""
-            self.notify(text, severity="error", timeout=10)
+            if isinstance(error, OmoideError):
+                text, severity = f"{error.message} {error.hint}".strip(), "warning"
+            else:
+                text, severity = f"Something went wrong: {error!r}", "error"
+            self.last_error = text
+            self.notify(text, severity=severity, timeout=10)  # type: ignore[arg-type]
+
+    async def _end_reply_view(self) -> None:
+        """A reply cut off: keep what arrived, marked interrupted; drop it if nothing
+        arrived (the session then moves the head back to your message)."""
+        view, self.reply_view = self.reply_view, None
+        self.query_one(StatusBar).activity = ""
+        if view is None:
+            return
+        await view.finish(interrupted=True)
+        if not view.text.strip():
+            await view.remove()
 
     async def stop_turn_and_wait(self) -> None:
         """Stop a streaming reply and wait until it is stored as interrupted."""
@@ -230,10 +251,21 @@ class OmoideApp(App[None]):
             case MemoryWorkStarted(kind=kind):
                 status.memory = f"◐ remembering ({kind})…"
             case MemoryWorkDone():
-                status.memory = ""
+                status.memory = MEMORY_IDLE
                 await self.refresh_diary()
             case MemoryWorkFailed(reason=reason):
                 status.memory = f"memory: failed ({reason}) — will retry"
+
+    def key_help(self) -> list[tuple[str, str]]:
+        """(keys, what they do) for the chat's bindings as currently mapped."""
+        keys: dict[str, list[str]] = {}
+        descriptions: dict[str, str] = {}
+        for key, active in self.screen.active_bindings.items():
+            binding = active.binding
+            if binding.id and binding.id.split(".")[0] in ("chat", "app"):
+                keys.setdefault(binding.id, []).append(self.get_key_display(binding.with_key(key)))
+                descriptions[binding.id] = binding.description
+        return [("Enter", "Send")] + [(" / ".join(k), descriptions[i]) for i, k in keys.items()]
 
     # -- actions ------------------------------------------------------------------------------
 
@@ -304,5 +336,19 @@ class OmoideApp(App[None]):
         await self.session.aclose()
 
 
+MEMORY_IDLE = "memory idle"
+
+
+def memory_label(status: str) -> str:
+    """The status bar's memory indicator for `ChatSession.memory_status`."""
+    if not status:
+        return MEMORY_IDLE
+    if "fail" in status:
+        return status if status.startswith("memory") else f"memory: {status}"
+    return f"◐ {status}"
+
+
 async def run_chat_async(session: ChatSession, store: Store, settings: Settings) -> None:
+    """Run the TUI on an open session, in the caller's event loop (the session's
+    store connection and memory worker live there)."""
     await OmoideApp(session, store=store, settings=settings).run_async()

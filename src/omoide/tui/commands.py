@@ -17,6 +17,7 @@ Handler = Callable[["OmoideApp", ParsedCommand], Awaitable[None]]
 async def dispatch(app: OmoideApp, command: ParsedCommand) -> None:
     handler = HANDLERS.get(command.name)
     if handler is None:
+        # The hook for new commands: parsed (so listed in /help) before the TUI handles them.
         app.notify(f"/{command.name} is not available in the terminal UI yet.", severity="warning")
         return
     try:
@@ -28,11 +29,12 @@ async def dispatch(app: OmoideApp, command: ParsedCommand) -> None:
 async def _help(app: OmoideApp, command: ParsedCommand) -> None:
     from omoide.tui.screens.text_modal import TextModal
 
-    keys = (
-        "Enter send · Esc stop a reply · Ctrl+D diary · Ctrl+P prompt inspector · Ctrl+L chats · "
-        "Ctrl+B branches · Ctrl+←/→ swipes · PgUp/PgDn scroll · Ctrl+Home/End top/bottom · Ctrl+Q quit"
+    keys = "\n".join(f"| {key} | {what} |" for key, what in app.key_help())
+    body = (
+        "```\n" + "\n".join(help_lines()) + "\n```\n\n"
+        + "| Key | Does |\n|---|---|\n" + keys
+        + "\n\nStart a line with `//` to send text that begins with `/`."
     )
-    body = "```\n" + "\n".join(help_lines()) + "\n```\n\n" + keys + "\n\nStart a line with `//` to send text that begins with `/`."
     app.push_screen(TextModal("Commands", body))
 
 

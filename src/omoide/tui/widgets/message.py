@@ -1,17 +1,20 @@
 """One message in the transcript: who, when, and the text as Markdown.
 
 Roleplay `*actions*` are Markdown emphasis, so they render in italics.
-Streaming text is buffered and flushed at most ~20 times a second (the
-Markdown widget cannot take more), then rendered once in full at the end.
+Streaming text is buffered and flushed on a timer, at most ~20 times a second
+(the Markdown widget cannot take more, and a timer means a pause in the stream
+never leaves text stuck in the buffer), then rendered once in full at the end.
 """
 
 from __future__ import annotations
 
-import time
+from dataclasses import replace
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.timer import Timer
 from textual.widgets import Markdown, Static
+from textual.widgets.markdown import MarkdownStream
 
 from omoide.domain import Message, MessageStatus, Role
 
@@ -23,63 +26,85 @@ class MessageView(Vertical):
     MessageView { height: auto; margin: 0 0 1 0; padding: 0 1; }
     MessageView.user { border-left: thick $accent; }
     MessageView.assistant { border-left: thick $success; }
+    MessageView.interrupted { border-left: thick $warning; }
     MessageView .meta { color: $text-muted; height: 1; }
     MessageView Markdown { margin: 0; padding: 0; }
     """
 
-    def __init__(self, message: Message, speaker: str, *, user_name: str) -> None:
+    def __init__(self, message: Message, speaker: str, *, user_name: str, live: bool = False) -> None:
         role = "user" if message.role is Role.USER else "assistant"
         super().__init__(classes=role, id=f"msg-{message.id}")
         self.message = message
         self.speaker = user_name if message.role is Role.USER else speaker
         self.text = message.content
+        self.live = live
+        """True while the reply is streaming into this view."""
         self._pending: list[str] = []
-        self._last_flush = 0.0
-        self._stream = None
+        self._stream: MarkdownStream | None = None
+        self._flusher: Timer | None = None
+        self.set_class(self._interrupted, "interrupted")
 
     def compose(self) -> ComposeResult:
-        yield Static(self._meta(), classes="meta")
+        yield Static(self._meta(), classes="meta", markup=False)
         yield Markdown(self.text)
+
+    @property
+    def _interrupted(self) -> bool:
+        # A row still marked streaming that is not live here was cut off (a crash, another process).
+        status = self.message.status
+        return status is MessageStatus.INTERRUPTED or (status is MessageStatus.STREAMING and not self.live)
 
     def _meta(self) -> str:
         when = self.message.created_at.astimezone().strftime("%m/%d %H:%M")
-        mark = ""
-        if self.message.status in (MessageStatus.INTERRUPTED, MessageStatus.STREAMING) and self.message.role is Role.ASSISTANT:
-            mark = "  (interrupted)" if self.message.status is MessageStatus.INTERRUPTED or self._stream is None else "  …"
-        if self.message.status is MessageStatus.FAILED:
+        if self.live:
+            mark = "  writing…"
+        elif self.message.status is MessageStatus.FAILED:
             mark = "  (failed)"
+        elif self._interrupted:
+            mark = "  (interrupted)"
+        else:
+            mark = ""
         return f"{self.speaker} · {when}{mark}"
 
-    def set_message(self, message: Message) -> None:
-        self.message = message
-        self.query_one(".meta", Static).update(self._meta())
+    @property
+    def meta(self) -> str:
+        """The header line as shown: speaker, time and any mark."""
+        return self._meta()
 
-    async def append(self, text: str) -> None:
+    def _show_meta(self) -> None:
+        self.set_class(self._interrupted, "interrupted")
+        if self.is_mounted:
+            self.query_one(".meta", Static).update(self._meta())
+
+    def append(self, text: str) -> None:
+        """Buffer streamed text; the flusher shows it within FLUSH_INTERVAL."""
         self.text += text
         self._pending.append(text)
         if self._stream is None:
             self._stream = Markdown.get_stream(self.query_one(Markdown))
-        now = time.monotonic()
-        if now - self._last_flush >= FLUSH_INTERVAL:
-            self._last_flush = now
-            chunk, self._pending = "".join(self._pending), []
-            await self._stream.write(chunk)
+            self._flusher = self.set_interval(FLUSH_INTERVAL, self._flush)
+
+    async def _flush(self) -> None:
+        stream = self._stream
+        if stream is None or not self._pending:
+            return
+        chunk, self._pending = "".join(self._pending), []
+        await stream.write(chunk)
 
     async def finish(self, message: Message | None = None, *, interrupted: bool = False) -> None:
-        if self._stream is not None:
-            await self._stream.stop()
-            self._stream = None
+        """End streaming and render the final text once, in full."""
+        if self._flusher is not None:
+            self._flusher.stop()
+            self._flusher = None
+        stream, self._stream = self._stream, None
+        if stream is not None:
+            await stream.stop()
         self._pending = []
+        self.live = False
         if message is not None:
             self.message = message
             self.text = message.content
         elif interrupted:
-            self.message = _with_status(self.message, MessageStatus.INTERRUPTED)
+            self.message = replace(self.message, status=MessageStatus.INTERRUPTED)
         await self.query_one(Markdown).update(self.text)
-        self.query_one(".meta", Static).update(self._meta())
-
-
-def _with_status(message: Message, status: MessageStatus) -> Message:
-    from dataclasses import replace
-
-    return replace(message, status=status)
+        self._show_meta()

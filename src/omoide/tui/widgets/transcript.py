@@ -28,14 +28,17 @@ class Transcript(VerticalScroll):
         self.speaker = speaker
         self.user_name = user_name
         self.at_live_end = True
+        """True when the newest mounted message is the chat's head."""
+        self.following = True
+        """True while the view sits at the bottom: streamed text keeps it there."""
         self.head_id: int | None = None
         self._loading = False
 
     def views(self) -> list[MessageView]:
         return list(self.query(MessageView))
 
-    def view(self, message: Message) -> MessageView:
-        return MessageView(message, self.speaker, user_name=self.user_name)
+    def view(self, message: Message, *, live: bool = False) -> MessageView:
+        return MessageView(message, self.speaker, user_name=self.user_name, live=live)
 
     async def show_path(self, head_id: int | None) -> None:
         """Show the newest page of the path ending at `head_id`."""
@@ -44,16 +47,28 @@ class Transcript(VerticalScroll):
         await self.mount_all([self.view(m) for m in messages])
         self.head_id = head_id
         self.at_live_end = True
+        self.following = True
         self.scroll_end(animate=False)
 
-    async def add(self, message: Message) -> MessageView:
-        view = self.view(message)
+    async def add(self, message: Message, *, live: bool = False) -> MessageView:
+        """Mount a new message at the live end (jumping there first if the view
+        was showing an older page) and scroll to it."""
+        if not self.at_live_end:
+            await self.show_path(message.parent_id)
+        view = self.view(message, live=live)
         await self.mount(view)
+        self.head_id = message.id
         excess = len(self.views()) - MAX_MOUNTED
         for old in self.views()[: max(excess, 0)]:
             await old.remove()
+        self.following = True
         self.scroll_end(animate=False)
         return view
+
+    def follow(self) -> None:
+        """Keep the bottom in view as a reply grows, unless the user scrolled up to read."""
+        if self.following:
+            self.scroll_end(animate=False)
 
     async def load_older(self) -> int:
         """Prepend the page before the oldest mounted message; returns how many."""
@@ -65,7 +80,10 @@ class Transcript(VerticalScroll):
             older = await self.store.path(views[0].message.parent_id, limit=PAGE)
             if not older:
                 return 0
-            await self.mount_all([self.view(m) for m in older], before=views[0])
+            anchor = views[0]
+            await self.mount_all([self.view(m) for m in older], before=anchor)
+            # Keep the reader's place: the message that was at the top stays there.
+            self.call_after_refresh(self.scroll_to_widget, anchor, top=True, animate=False)
             excess = len(self.views()) - MAX_MOUNTED
             if excess > 0:
                 for view in self.views()[-excess:]:
@@ -106,9 +124,11 @@ class Transcript(VerticalScroll):
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
+        self.following = new_value >= self.max_scroll_y - 1
         if self._loading:
             return
+        # exit_on_error=False: a failed page load is a notice (the app's worker handler), not a crash.
         if new_value <= 0 < old_value:
-            self.run_worker(self.load_older(), exclusive=True, group="older")
+            self.run_worker(self.load_older(), exclusive=True, group="older", exit_on_error=False)
         elif new_value >= self.max_scroll_y > old_value and not self.at_live_end:
-            self.run_worker(self.load_newer(), exclusive=True, group="newer")
+            self.run_worker(self.load_newer(), exclusive=True, group="newer", exit_on_error=False)
