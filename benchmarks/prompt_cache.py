@@ -147,11 +147,17 @@ async def per_turn_overhead(history: int, turns: int = 30) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description="Prompt-cache reuse and per-turn client overhead.")
-    parser.add_argument("--turns", type=int, default=300)
+    parser.add_argument("--turns", type=int, default=300, help="turns for the reuse figure (0 skips it)")
     parser.add_argument("--history", type=int, nargs="+", default=[0, 1_000, 100_000])
     args = parser.parse_args()
     tokenizer = LocalBackend(Settings(context_size=8192))
-    print(f"prompt-cache reuse over {args.turns} turns: the share of each prompt that is a prefix of the previous one")
+    if args.turns:
+        print_reuse(args.turns, tokenizer)
+    print_overhead(args.history)
+
+
+def print_reuse(turns: int, tokenizer: LocalBackend) -> None:
+    print(f"prompt-cache reuse over {turns} turns: the share of each prompt that is a prefix of the previous one")
     print("(SmolLM2's chat template and tokenizer, as llama.cpp reuses them)")
     print(f"  {'settings':<42} | {'omoide':>7} | {'naive':>7} | compressions")
     for label, memory in (
@@ -160,11 +166,14 @@ def main() -> None:
     ):
         with tempfile.TemporaryDirectory() as home:
             os.environ["OMOIDE_HOME"] = home
-            ours, naive, compressions = asyncio.run(cache_reuse(args.turns, tokenizer, **memory))
+            ours, naive, compressions = asyncio.run(cache_reuse(turns, tokenizer, **memory))
         print(f"  {label:<42} | {ours:7.1%} | {naive:7.1%} | {compressions}")
     print("  naive = summary and current time at the top, a window sliding by one exchange every turn")
+
+
+def print_overhead(histories: list[int]) -> None:
     print("client-side time per turn (assembly + storage; the model answers instantly):")
-    for history in args.history:
+    for history in histories:
         with tempfile.TemporaryDirectory() as home:
             os.environ["OMOIDE_HOME"] = home
             median = asyncio.run(per_turn_overhead(history))

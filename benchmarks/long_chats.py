@@ -1,0 +1,119 @@
+"""Long chats stay fast: 1,000 vs 10,000 vs 100,000 messages.
+
+    python benchmarks/long_chats.py [--sizes 1000 10000 100000]
+
+For each size, in a fresh data directory: time from starting the app to the
+transcript's first paint (headless `run_test`, in-process, and for a whole
+`python` process), resident memory after opening, time to jump to the top of
+the chat, client-side time per turn, and full-text search time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parents[1]))
+
+from make_chat import make_chat  # noqa: E402
+
+CHILD = r"""
+import asyncio, resource, sys, time
+t0 = time.perf_counter()
+from omoide.runtime import Runtime
+from omoide.config import Settings
+from tests.scripted import ScriptedBackend
+
+async def main():
+    runtime = await Runtime.start()
+    session = await runtime.session(runtime.character("suzune"))
+    from omoide.tui.app import OmoideApp
+    app = OmoideApp(session, store=runtime.store, settings=runtime.settings)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        painted = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        await pilot.press("ctrl+home")
+        await pilot.pause()
+        top = time.perf_counter() - t1
+        assert app.transcript.views()[0].message.parent_id is None
+        widgets = len(app.transcript.views())
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(f"result {painted:.4f} {top:.4f} {rss:.1f} {widgets}", flush=True)
+    await runtime.aclose()
+
+asyncio.run(main())
+"""
+
+
+async def per_turn_and_search(chat_id: int) -> tuple[float, float]:
+    from omoide.characters.library import find_character
+    from omoide.config import Settings
+    from omoide.session import ChatSession
+    from omoide.store import Store
+    from tests.scripted import ScriptedBackend
+
+    store = await Store.open()
+    session = await ChatSession.open(
+        store, find_character("suzune"), Settings(), ScriptedBackend(default=lambda m: ["Mm."]), chat_id=chat_id,
+        summarizer=ScriptedBackend(default=lambda m: ["They talked quietly about the harbour and she seemed pleased he stayed."]),
+    )
+    turns = []
+    for i in range(20):
+        t0 = time.perf_counter()
+        async for _ in session.send(f"turn {i}: the rain on the window"):
+            pass
+        turns.append(time.perf_counter() - t0)
+        await session.wait_for_memory_work()
+    searches = []
+    for word in ("lighthouse", "matcha promise", "harbor", "secret novel"):
+        t0 = time.perf_counter()
+        await store.search(word, chat_id=chat_id, limit=50)
+        searches.append(time.perf_counter() - t0)
+    await store.close()
+    return statistics.median(turns), statistics.median(searches)
+
+
+def measure(n: int) -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as home:
+        os.environ["OMOIDE_HOME"] = home
+        chat_id = asyncio.run(make_chat(n))
+        env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
+        start = time.perf_counter()
+        out = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True, text=True, timeout=300)
+        wall = time.perf_counter() - start
+        line = next((x for x in out.stdout.splitlines() if x.startswith("result")), None)
+        if line is None:
+            raise SystemExit(out.stderr[-3000:])
+        painted, top, rss, widgets = (float(x) for x in line.split()[1:])
+        turn, search = asyncio.run(per_turn_and_search(chat_id))
+    return {"paint": painted, "wall": wall, "rss": rss, "top": top, "turn": turn, "search": search, "widgets": widgets}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="Long-chat figures.")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
+    args = parser.parse_args()
+    rows = {n: measure(n) for n in args.sizes}
+    print(f"| messages | first paint (in-process) | whole process to paint | RSS after open | jump to top | per-turn overhead | search |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for n, r in rows.items():
+        print(f"| {n:,} | {r['paint'] * 1000:.0f} ms | {r['wall'] * 1000:.0f} ms | {r['rss']:.0f} MiB | {r['top'] * 1000:.0f} ms | "
+              f"{r['turn'] * 1000:.1f} ms | {r['search'] * 1000:.1f} ms |")
+    if len(rows) > 1:
+        small, big = rows[min(rows)], rows[max(rows)]
+        ratios = {k: big[k] / small[k] for k in ("paint", "rss", "top", "turn")}
+        print("largest / smallest: " + ", ".join(f"{k} {v:.2f}x" for k, v in ratios.items()) + f" (mounted message widgets: {int(big['widgets'])})")
+
+
+if __name__ == "__main__":
+    main()
