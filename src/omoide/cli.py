@@ -233,6 +233,37 @@ def _highlight(snippet: str) -> Text:
 
 
 @app.command()
+def branches(
+    character: Annotated[str, typer.Argument(help="Character id or name.")],
+    chat_id: Annotated[int | None, typer.Option("--chat", help="Which chat (default: the most recent).")] = None,
+) -> None:
+    """List a chat's saved branches: name, when saved, last message, messages since the fork."""
+    from omoide.runtime import Runtime
+
+    async def go() -> None:
+        runtime = await Runtime.start()
+        try:
+            char = runtime.character(character)
+            chat = await runtime.store.get_chat(chat_id) if chat_id else await runtime.store.latest_chat(char.id)
+            if chat is None:
+                out.print(f"No chat with {char.display_name} yet.")
+                return
+            table = Table("name", "saved", "last message", "since fork", title=f"Branches of '{chat.title}' (chat #{chat.id})")
+            for branch in await runtime.store.list_branches(chat.id):
+                message = await runtime.store.get_message(branch.message_id)
+                fork = await runtime.store.fork_point(branch.message_id, chat.head_id) if chat.head_id else None
+                since = message.depth - fork.depth if fork else message.depth + 1
+                here = " (you are here)" if branch.message_id == chat.head_id else ""
+                table.add_row(branch.name + here, f"{branch.created_at.astimezone():%Y-%m-%d %H:%M}",
+                              " ".join(message.content.split()[:8]), str(since))
+            out.print(table if table.row_count else f"No branches in chat #{chat.id}. In the chat, /branch save NAME saves one.")
+        finally:
+            await runtime.aclose()
+
+    run(go)
+
+
+@app.command()
 def search(
     character: Annotated[str, typer.Argument(help="Character id or name.")],
     text: Annotated[str, typer.Argument(help="Words to look for (all must match).")],

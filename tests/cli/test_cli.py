@@ -97,3 +97,31 @@ def test_import_chat_refuses_a_broken_file_and_writes_nothing(tmp_path: Path) ->
     result = run("import-chat", str(path), "--character", "suzune")
     assert result.exit_code == 1 and "line 2: invalid JSON" in result.stderr
     assert "No chats yet" in run("chats").stdout
+
+
+async def _chat_with_branches() -> None:
+    from omoide.characters.library import find_character
+    from omoide.config import Settings
+    from omoide.session import ChatSession
+    from omoide.store import Store
+    from tests.scripted import ScriptedBackend
+
+    store = await Store.open()
+    session = await ChatSession.open(store, find_character("wren"), Settings(), ScriptedBackend([["Aye, a new one."], ["Then call it Mochi Isle."]]))
+    async for _ in session.send("Any islands today?"):
+        pass
+    await session.save_branch("before_naming")
+    async for _ in session.send("Let's name it after my cat."):
+        pass
+    await store.close()
+
+
+def test_branches_lists_names_openings_and_distance_from_the_fork() -> None:
+    import asyncio
+
+    asyncio.run(_chat_with_branches())
+    result = run("branches", "wren")
+    assert result.exit_code == 0
+    assert "before_naming" in result.stdout and "Aye, a new one." in result.stdout
+    opened = run("chat", "wren", "--branch", "nope")
+    assert opened.exit_code == 1 and "There is no branch named 'nope'" in opened.stderr and "before_naming" in opened.stderr

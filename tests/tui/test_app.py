@@ -39,7 +39,7 @@ async def type_and_send(pilot, text: str) -> None:  # type: ignore[no-untyped-de
     await pilot.press("enter")
 
 
-async def wait_for(pilot, condition, timeout: float = 5.0) -> None:  # type: ignore[no-untyped-def]
+async def wait_for(pilot, condition, timeout: float = 15.0) -> None:  # type: ignore[no-untyped-def]
     for _ in range(int(timeout / 0.05)):
         if condition():
             return
@@ -197,3 +197,19 @@ async def test_a_long_chat_keeps_the_mounted_widgets_bounded(store: Store) -> No
         assert app.transcript.views()[0].text == "*waves* Hello, Kai!" and len(app.transcript.views()) == PAGE
         assert await app.transcript.load_newer() == PAGE
         assert app.transcript.views()[-1].text == f"line {2 * PAGE - 2}"
+
+
+async def test_restoring_while_a_reply_streams_stops_it_and_keeps_it_on_the_old_branch(store: Store) -> None:
+    hold = asyncio.Event()
+    app = await make_app(store, ScriptedBackend([["Hm?"], ["I was going to say ", hold, "something else"]]))
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, "Hey")
+        await wait_for(pilot, lambda: texts(app)[-1] == ("Mika", "Hm?"))
+        await type_and_send(pilot, "/branch save calm")
+        await type_and_send(pilot, "Tell me a secret")
+        await wait_for(pilot, lambda: app.reply_view is not None and app.reply_view.text == "I was going to say ")
+        await type_and_send(pilot, "/branch restore calm")
+        await wait_for(pilot, lambda: texts(app)[-1] == ("Mika", "Hm?") and not app.turn_running)
+        autosave = next(b for b in await app.session.branches() if b.auto)
+        cut = await store.get_message(autosave.message_id)
+        assert cut.status is MessageStatus.INTERRUPTED and cut.content == "I was going to say"
