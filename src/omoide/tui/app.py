@@ -219,7 +219,7 @@ class OmoideApp(App[None]):
         if view is None:
             return
         await view.finish(interrupted=True)
-        if not view.text.strip():
+        if not view.text.strip() and view.is_attached:
             await view.remove()
 
     async def stop_turn_and_wait(self) -> None:
@@ -233,6 +233,9 @@ class OmoideApp(App[None]):
                 await worker.wait()
             except Exception:  # WorkerCancelled, or the failure already shown
                 pass
+        # Settle the view now: the caller may replace the transcript before the
+        # worker's CANCELLED message reaches on_worker_state_changed.
+        await self._end_reply_view()
 
     def action_stop_reply(self) -> None:
         if self.turn_running:

@@ -80,16 +80,19 @@ class MessageView(Vertical):
         """Buffer streamed text; the flusher shows it within FLUSH_INTERVAL."""
         self.text += text
         self._pending.append(text)
-        if self._stream is None:
-            self._stream = Markdown.get_stream(self.query_one(Markdown))
+        if self._flusher is None:
             self._flusher = self.set_interval(FLUSH_INTERVAL, self._flush)
 
     async def _flush(self) -> None:
-        stream = self._stream
-        if stream is None or not self._pending:
+        if not self._pending or not self.live:
             return
+        if self._stream is None:
+            # Created here, right before its first write: that write yields, so the stream's
+            # task starts. Stopping a task that never started raises CancelledError in the
+            # awaiting handler, which would end the app's message loop.
+            self._stream = Markdown.get_stream(self.query_one(Markdown))
         chunk, self._pending = "".join(self._pending), []
-        await stream.write(chunk)
+        await self._stream.write(chunk)
 
     async def finish(self, message: Message | None = None, *, interrupted: bool = False) -> None:
         """End streaming and render the final text once, in full."""
@@ -101,6 +104,8 @@ class MessageView(Vertical):
             await stream.stop()
         self._pending = []
         self.live = False
+        if not self.is_attached:
+            return
         if message is not None:
             self.message = message
             self.text = message.content

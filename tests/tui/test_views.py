@@ -1,0 +1,229 @@
+"""What the user sees: rendering, streaming, the status bar, the chat list,
+and failures that must become notices instead of crashes."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+from textual.widgets import DataTable, Markdown
+from textual.widgets._markdown import MarkdownParagraph
+
+from omoide.config import Settings
+from omoide.domain import Role
+from omoide.events import MemoryWorkDone, MemoryWorkFailed, MemoryWorkStarted
+from omoide.session import ChatSession
+from omoide.store import Store
+from omoide.tui.app import OmoideApp
+from omoide.tui.widgets.message import MessageView
+from omoide.tui.widgets.status import StatusBar
+from tests.scripted import ScriptedBackend
+from tests.tui.test_app import MIKA, SIZE, make_app, notices, store, texts, type_and_send, wait_for  # noqa: F401
+
+
+def rendered_lines(view: MessageView) -> list[list[tuple[str, bool]]]:
+    """Each paragraph's first line as (text, italic) segments, as drawn on screen."""
+    lines = []
+    for paragraph in view.query(MarkdownParagraph):
+        strip = paragraph.render_line(0)
+        lines.append([(seg.text, bool(seg.style and seg.style.italic)) for seg in strip if seg.text.strip()])
+    return lines
+
+
+def shown_text(view: MessageView) -> str:
+    return view.query_one(Markdown).source
+
+
+def status_text(app: OmoideApp) -> str:
+    return str(app.query_one(StatusBar).render())
+
+
+async def test_roleplay_actions_render_in_italics_and_user_asterisks_survive(store: Store) -> None:
+    app = await make_app(store, ScriptedBackend([["*smiles* ", "Fresh bread."]]))
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, "2 * 3 * 4 = 24, *grins")
+        await wait_for(pilot, lambda: texts(app)[-1] == ("Mika", "*smiles* Fresh bread.") and app.reply_view is None)
+        await pilot.pause()
+        user, reply = app.transcript.views()[-2:]
+        assert rendered_lines(reply) == [[("smiles", True), (" Fresh bread.", False)]]
+        assert rendered_lines(user) == [[("2 * 3 * 4 = 24, *grins", False)]]
+        assert user.meta.startswith("Kai · ") and reply.meta.startswith("Mika · ")
+
+
+async def test_a_paused_stream_shows_what_arrived_and_is_marked_as_writing(store: Store) -> None:
+    hold = asyncio.Event()
+    app = await make_app(store, ScriptedBackend([["Once upon ", "a time,", hold, " the end."]]))
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, "A story?")
+        await wait_for(pilot, lambda: app.reply_view is not None and shown_text(app.reply_view) == "Once upon a time,")
+        assert "writing…" in app.reply_view.meta and "(interrupted)" not in app.reply_view.meta
+        hold.set()
+        await wait_for(pilot, lambda: app.reply_view is None)
+        view = app.transcript.views()[-1]
+        assert shown_text(view) == "Once upon a time, the end." and "writing" not in view.meta
+
+
+async def test_streaming_updates_the_widget_at_most_about_twenty_times_a_second(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    writes = 0
+    original = Markdown.append
+
+    def counting(self: Markdown, markdown: str):  # type: ignore[no-untyped-def]
+        nonlocal writes
+        writes += 1
+        return original(self, markdown)
+
+    monkeypatch.setattr(Markdown, "append", counting)
+    chunks = [f"word{i} " for i in range(200)]
+    app = await make_app(store, ScriptedBackend([chunks], delay=0.002))
+    async with app.run_test(size=SIZE) as pilot:
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        await type_and_send(pilot, "Talk a lot")
+        await wait_for(pilot, lambda: app.reply_view is None and len(texts(app)) == 3)
+        elapsed = loop.time() - start
+        assert shown_text(app.transcript.views()[-1]) == "".join(chunks).strip()
+    assert writes <= elapsed * 20 + 3, (writes, elapsed)
+
+
+async def test_escape_before_any_text_drops_the_empty_reply_and_keeps_the_message(store: Store) -> None:
+    hold = asyncio.Event()
+    app = await make_app(store, ScriptedBackend([[hold, "late"]]))
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, "Hello?")
+        await wait_for(pilot, lambda: app.reply_view is not None)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.reply_view is None and not app.turn_running)
+        assert texts(app)[-1] == ("Kai", "Hello?")
+        await type_and_send(pilot, "Anyone?")
+        await wait_for(pilot, lambda: texts(app)[-1] == ("Mika", "…"))
+    path = await store.path((await store.latest_chat("mika")).head_id)
+    assert [m.content for m in path[-3:]] == ["Hello?", "Anyone?", "…"]
+
+
+async def test_regen_with_nothing_to_regenerate_is_a_notice_not_a_crash(store: Store) -> None:
+    app = await make_app(store, ScriptedBackend([["Hi."]]))
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, "/regen")
+        await wait_for(pilot, lambda: any("nothing to regenerate" in n or "greeting" in n for n in notices(app)))
+        assert app.is_running
+        await type_and_send(pilot, "Hello")
+        await wait_for(pilot, lambda: texts(app)[-1] == ("Mika", "Hi."))
+
+
+async def test_regen_adds_a_new_reply_in_place_of_the_old(store: Store) -> None:
+    app = await make_app(store, ScriptedBackend([["First."], ["Second."]]))
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, "Hello")
+        await wait_for(pilot, lambda: texts(app)[-1] == ("Mika", "First."))
+        await type_and_send(pilot, "/regen")
+        await wait_for(pilot, lambda: texts(app)[-1] == ("Mika", "Second.") and app.reply_view is None)
+        assert [t for _, t in texts(app)].count("First.") == 0
+
+
+async def test_the_status_bar_follows_memory_work_even_from_another_thread(store: Store) -> None:
+    app = await make_app(store, ScriptedBackend())
+    async with app.run_test(size=SIZE) as pilot:
+        assert "memory idle" in status_text(app) and "scripted · script" in status_text(app)
+        app.handle_memory_event(MemoryWorkStarted("summary"))
+        await wait_for(pilot, lambda: "◐ remembering (summary)…" in status_text(app))
+        thread = threading.Thread(target=app.handle_memory_event, args=(MemoryWorkFailed("summary", "timed out"),))
+        thread.start()
+        thread.join()
+        await wait_for(pilot, lambda: "memory: failed (timed out) — will retry" in status_text(app))
+        app.handle_memory_event(MemoryWorkDone("summary"))
+        await wait_for(pilot, lambda: "memory idle" in status_text(app))
+
+
+async def test_the_status_bar_shows_the_prompt_size_after_a_turn(store: Store) -> None:
+    app = await make_app(store, ScriptedBackend([["Hi."]]))
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, "Hello")
+        await wait_for(pilot, lambda: texts(app)[-1] == ("Mika", "Hi.") and app.reply_view is None)
+        total = app.session.last_prompt.total_tokens
+        assert f"prompt ~{total} tok" in status_text(app)
+
+
+async def test_summary_and_unwired_commands(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    from omoide.tui import commands
+    from omoide.tui.screens.text_modal import TextModal
+
+    app = await make_app(store, ScriptedBackend())
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, "/summary")
+        await pilot.pause()
+        assert isinstance(app.screen, TextModal) and "No summary yet" in app.screen.markdown
+        await pilot.press("escape")
+        monkeypatch.delitem(commands.HANDLERS, "search")
+        await type_and_send(pilot, "/search bread")
+        await pilot.pause()
+        assert any("/search is not available in the terminal UI yet" in n for n in notices(app))
+
+
+async def test_help_shows_the_keys_as_currently_bound(store: Store) -> None:
+    from omoide.tui.screens.text_modal import TextModal
+
+    app = await make_app(store, ScriptedBackend())
+    async with app.run_test(size=SIZE) as pilot:
+        app.set_keymap({"chat.diary": "ctrl+y"})
+        await type_and_send(pilot, "/help")
+        await pilot.pause()
+        assert isinstance(app.screen, TextModal)
+        assert "| ^y | Diary |" in app.screen.markdown
+        assert "| esc | Stop reply |" in app.screen.markdown
+        await pilot.press("escape")
+        await pilot.press("ctrl+y")
+        assert app.diary.has_class("visible")
+
+
+async def test_the_chat_list_starts_renames_archives_and_reopens_chats(store: Store) -> None:
+    app = await make_app(store, ScriptedBackend([["Hi."]]))
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, "Remember this chat")
+        await wait_for(pilot, lambda: texts(app)[-1] == ("Mika", "Hi.") and app.reply_view is None)
+        first_id = app.session.chat.id
+
+        await pilot.press("ctrl+l")
+        await pilot.pause()
+        await pilot.press("n")
+        await wait_for(pilot, lambda: app.session.chat.id != first_id)
+        assert texts(app) == [("Mika", "*waves* Hello, Kai!")]
+
+        await pilot.press("ctrl+l")
+        await pilot.pause()
+        screen = app.screen
+        table = screen.query_one(DataTable)
+        assert table.row_count == 2
+        table.move_cursor(row=next(i for i, c in enumerate(screen.chats) if c.id == first_id))
+        await pilot.press("r")
+        await pilot.pause()
+        app.screen.query_one("#answer").value = "The bakery"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: any(c.title == "The bakery" for c in screen.chats))
+        assert "The bakery" in [str(table.get_row_at(i)[1]) for i in range(table.row_count)]
+        await pilot.press("a")
+        await wait_for(pilot, lambda: table.row_count == 1)
+        await pilot.press("s")
+        await wait_for(pilot, lambda: table.row_count == 2)
+        table.move_cursor(row=next(i for i, c in enumerate(screen.chats) if c.id == first_id))
+        await pilot.press("a")
+        await wait_for(pilot, lambda: not next(c for c in screen.chats if c.id == first_id).archived)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.session.chat.id == first_id)
+        assert texts(app)[-2:] == [("Kai", "Remember this chat"), ("Mika", "Hi.")]
+        assert "The bakery" in str(app.query_one("#title").render())
+
+
+async def test_sending_from_the_start_of_a_long_chat_jumps_to_the_live_end(store: Store) -> None:
+    settings = Settings(user_name="Kai")
+    session = await ChatSession.open(store, MIKA, settings, ScriptedBackend([["Back to now."]]))
+    head = session.chat.head_id
+    for i in range(150):
+        head = (await store.add_message(session.chat.id, head, Role.USER if i % 2 == 0 else Role.ASSISTANT, f"line {i}")).id
+    app = OmoideApp(session, store=store, settings=settings)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+home")
+        await wait_for(pilot, lambda: texts(app)[0][1] == "*waves* Hello, Kai!")
+        await type_and_send(pilot, "What now?")
+        await wait_for(pilot, lambda: texts(app)[-1] == ("Mika", "Back to now.") and app.reply_view is None)
+        assert [t for _, t in texts(app)[-4:]] == ["line 148", "line 149", "What now?", "Back to now."]
