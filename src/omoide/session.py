@@ -102,8 +102,14 @@ class ChatSession:
         else:
             chat = None if new else await store.latest_chat(character.id)
         if chat is None:
-            greeting = substitute(character.first_message, char=character.display_name, user=settings.user_name).strip()
-            chat = await store.create_chat(character.id, title=f"Chat with {character.display_name}", greeting=greeting or None)
+            def fill(text: str) -> str:
+                return substitute(text, char=character.display_name, user=settings.user_name).strip()
+
+            greeting = fill(character.first_message)
+            chat = await store.create_chat(
+                character.id, title=f"Chat with {character.display_name}", greeting=greeting or None,
+                alternate_greetings=[fill(g) for g in character.alternate_greetings if g.strip()] if greeting else (),
+            )
         else:
             await store.mark_streaming_interrupted(chat.id)
         return cls(store, character, settings, backend, chat, summarizer=summarizer, on_memory_event=on_memory_event)

@@ -125,3 +125,20 @@ def test_branches_lists_names_openings_and_distance_from_the_fork() -> None:
     assert "before_naming" in result.stdout and "Aye, a new one." in result.stdout
     opened = run("chat", "wren", "--branch", "nope")
     assert opened.exit_code == 1 and "There is no branch named 'nope'" in opened.stderr and "before_naming" in opened.stderr
+
+
+def test_characters_import_and_export_cards(tmp_path: Path) -> None:
+    cards = Path(__file__).parents[1] / "data" / "cards"
+    bad = tmp_path / "bad.json"
+    bad.write_text("{nope")
+    result = run("characters", "import", str(cards / "v2_orin.json"), str(bad))
+    assert result.exit_code == 1
+    assert "✓" in result.stdout and "orin" in result.stdout and "invalid JSON" in result.stderr
+    assert "orin" in run("characters", "list").stdout
+    target = tmp_path / "orin.json"
+    exported = run("characters", "export", "orin", "--format", "json", "--output", str(target))
+    assert exported.exit_code == 0
+    assert json.loads(target.read_text()) == json.loads((cards / "v2_orin.json").read_text())
+    png = tmp_path / "suzune.png"
+    assert run("characters", "export", "suzune", "--output", str(png)).exit_code == 0
+    assert png.read_bytes().startswith(b"\x89PNG")

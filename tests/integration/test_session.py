@@ -330,3 +330,12 @@ async def test_lore_fires_on_keywords_and_lands_in_the_volatile_tail(store: Stor
     assert "Mochi is a grey stray cat." in tail["content"] and "Mochi" not in system["content"]
     assert "harbor froze" not in system["content"] + tail["content"]
     assert sorted(session.last_prompt.lore) == ["The cat: key 'cat' in the last message", "Weather: constant"]
+
+
+async def test_alternate_greetings_are_swipes_of_the_first_message(store: Store) -> None:
+    character = Character(id="orin", name="Orin", first_message="Mind the gears, {{user}}.", alternate_greetings=["*winds a music box* Listen."])
+    session = await ChatSession.open(store, character, settings(), ScriptedBackend())
+    swipes, index = await session.swipes()
+    assert [m.content for m in swipes] == ["Mind the gears, Kai.", "*winds a music box* Listen."] and index == 0
+    await session.select_swipe(1)
+    assert [m.content for m in await session.transcript()] == ["*winds a music box* Listen."]

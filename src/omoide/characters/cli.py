@@ -9,6 +9,9 @@ from rich.console import Console
 from rich.markdown import Markdown
 from rich.table import Table
 
+from pathlib import Path
+
+from omoide.characters.cards import export_card_json, export_card_png, import_card
 from omoide.characters.library import find_character, scan_characters
 from omoide.characters.model import substitute
 from omoide.errors import OmoideError
@@ -62,3 +65,45 @@ def show(name: Annotated[str, typer.Argument(help="Character id or name.")]) -> 
             f"- **{e.name or ', '.join(e.keys)}** ({'always' if e.constant else 'keys: ' + ', '.join(e.keys)})"
             for e in c.character_book.entries))
     out.print(Markdown("\n\n".join(parts)))
+
+
+@app.command("import")
+def import_(files: Annotated[list[Path], typer.Argument(help="Card files: .png or .json (Character Card V1, V2 or V3).")]) -> None:
+    """Import character cards into your characters folder."""
+    failed = 0
+    for path in files:
+        try:
+            character = import_card(path)
+        except OmoideError as exc:
+            failed += 1
+            err.print(f"[red]✗[/] {exc.message} [dim]{exc.hint}[/]", soft_wrap=True)
+            continue
+        out.print(f"[green]✓[/] {path} → [bold]{character.id}[/] ({character.display_name}). Chat with `omoide chat {character.id}`.", soft_wrap=True)
+    if failed:
+        raise typer.Exit(1)
+
+
+@app.command()
+def export(
+    name: Annotated[str, typer.Argument(help="Character id or name.")],
+    format: Annotated[str, typer.Option("--format", "-f", help="png (both ccv3 and chara chunks) or json.")] = "png",
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Where to write (default: ID.png / ID.json here).")] = None,
+) -> None:
+    """Export a character as a Character Card (V3, with a V2 chunk in PNGs)."""
+    if format not in ("png", "json"):
+        _fail(OmoideError(f"Unknown format '{format}'.", "Use --format png or --format json."))
+    try:
+        character = find_character(name)
+    except OmoideError as exc:
+        _fail(exc)
+        return
+    target = output or Path(f"{character.id}.{format}")
+    if format == "json":
+        data = export_card_json(character)
+    else:
+        image = character.source / "card.png" if character.source else None
+        data = export_card_png(character, image.read_bytes() if image and image.is_file() else None)
+    tmp = target.with_name(f".{target.name}.tmp")
+    tmp.write_bytes(data)
+    tmp.replace(target)
+    out.print(f"Wrote {target} ({len(data):,} bytes).")

@@ -115,7 +115,32 @@ def load_character_folder(folder: Path, *, bundled: bool = False) -> Character:
             character.raw_card = json.loads(card.read_text(encoding="utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise CharacterError(f"{card} is not valid JSON: {exc}.", "Delete it to keep only character.toml.") from exc
+        _restore_card_details(character)
     return character
+
+
+def _restore_card_details(character: Character) -> None:
+    """What character.toml does not hold (extensions, lore entry ids and
+    extensions) comes back from the kept card, as long as the lore is unedited."""
+    from omoide.characters.cards import card_data, lorebook_from_card
+
+    try:
+        data = card_data(character.raw_card or {})
+        if isinstance(data.get("extensions"), dict):
+            character.extensions = data["extensions"]
+        original = lorebook_from_card(data.get("character_book"))
+    except (ValueError, TypeError):
+        return
+    if original is None or character.character_book is None:
+        return
+
+    def visible(book: Lorebook) -> list[tuple[object, ...]]:
+        return [(e.name, tuple(e.keys), e.content, tuple(e.secondary_keys), e.selective, e.case_sensitive, e.use_regex,
+                 e.constant, e.enabled, e.insertion_order, e.priority) for e in book.entries]
+
+    mine = character.character_book
+    if visible(mine) == visible(original) and (mine.name, mine.scan_depth, mine.token_budget) == (original.name, original.scan_depth, original.token_budget):
+        character.character_book = original
 
 
 def _toml_string(value: str) -> str:

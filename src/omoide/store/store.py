@@ -107,8 +107,10 @@ class Store:
 
     # -- chats --------------------------------------------------------------
 
-    async def create_chat(self, character: str, *, title: str = "", greeting: str | None = None) -> Chat:
-        """A new chat; its first message, when given, is the character's greeting."""
+    async def create_chat(self, character: str, *, title: str = "", greeting: str | None = None,
+                          alternate_greetings: Sequence[str] = ()) -> Chat:
+        """A new chat; its first message, when given, is the character's greeting,
+        and alternate greetings become its swipes (sibling roots)."""
         stamp = now_iso()
         async with self._write() as conn:
             cur = await conn.execute(
@@ -119,6 +121,8 @@ class Store:
             if greeting is not None:
                 msg_id = await self._insert_message(conn, chat_id, None, Role.ASSISTANT, greeting, MessageStatus.COMPLETE, None, None, stamp)
                 await conn.execute("UPDATE chats SET head_id = ? WHERE id = ?", (msg_id, chat_id))
+                for alternate in alternate_greetings:
+                    await self._insert_message(conn, chat_id, None, Role.ASSISTANT, alternate, MessageStatus.COMPLETE, None, None, stamp)
         return await self.get_chat(chat_id)
 
     _CHAT_SELECT = (
