@@ -166,7 +166,7 @@ async def test_the_prompt_inspector_shows_the_layers(store: Store) -> None:
         from textual.widgets import DataTable
 
         table = app.screen.query_one("#layers", DataTable)
-        assert [table.get_row_at(i)[0] for i in range(table.row_count)] == ["card", "memory", "window", "tail"]
+        assert [str(table.get_row_at(i)[0]) for i in range(table.row_count)] == ["card", "memory", "window", "tail"]
         summary = str(app.screen.query_one("#inspector-summary").render())
         assert "Total:" in summary and "Dropped to fit: nothing" in summary
 

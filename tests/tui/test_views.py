@@ -227,3 +227,43 @@ async def test_sending_from_the_start_of_a_long_chat_jumps_to_the_live_end(store
         await type_and_send(pilot, "What now?")
         await wait_for(pilot, lambda: texts(app)[-1] == ("Mika", "Back to now.") and app.reply_view is None)
         assert [t for _, t in texts(app)[-4:]] == ["line 148", "line 149", "What now?", "Back to now."]
+
+
+async def test_brackets_in_titles_errors_and_diary_lines_show_as_typed(store: Store) -> None:
+    from omoide.errors import BackendUnreachable
+    from omoide.tui.widgets.diary import DiaryPane
+
+    error = BackendUnreachable("Connection refused [Errno 111] at http://x/[id]", "Check base_url [/]")
+    app = await make_app(store, ScriptedBackend([error]))
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await store.rename_chat(app.session.chat.id, "[OOC] the [b]bakery[/b]")
+        await app.show_chat()
+        assert str(app.query_one("#title").render()).endswith("[OOC] the [b]bakery[/b]")
+        await type_and_send(pilot, "Hello?")
+        await wait_for(pilot, lambda: any("[Errno 111]" in n for n in notices(app)))
+        await pilot.pause(0.2)
+        toasts = [str(t.render()) for t in app.screen.query("Toast")]
+        assert any("Connection refused [Errno 111] at http://x/[id]" in t and "[/]" in t for t in toasts), toasts
+        await type_and_send(pilot, "/remember [secret] plan")
+        await wait_for(pilot, lambda: "[secret] plan" in app.query_one(DiaryPane).query_one(Markdown).source)
+        await pilot.press("ctrl+l")
+        await pilot.pause()
+        table = app.screen.query_one(DataTable)
+        assert str(table.get_row_at(0)[1]) == "[OOC] the [b]bakery[/b]"
+
+
+async def test_a_stream_that_breaks_midway_keeps_the_partial_reply_marked_interrupted(store: Store) -> None:
+    from omoide.errors import BackendUnreachable
+    from omoide.domain import MessageStatus
+
+    broken = BackendUnreachable("The server closed the connection mid-reply.", "Try /regen.")
+    app = await make_app(store, ScriptedBackend([["She opened ", "the door", broken]]))
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, "Knock knock")
+        await wait_for(pilot, lambda: any("closed the connection" in n for n in notices(app)) and app.reply_view is None)
+        view = app.transcript.views()[-1]
+        assert shown_text(view) == "She opened the door" and view.meta.endswith("(interrupted)")
+        assert texts(app)[-2] == ("Kai", "Knock knock")
+        assert app.query_one("#input").value == "" and app.query_one("#input").has_focus
+    reply = (await store.path((await store.latest_chat("mika")).head_id))[-1]
+    assert reply.status is MessageStatus.INTERRUPTED and reply.content == "She opened the door"

@@ -10,11 +10,13 @@ same way. Every key binding has an id (`chat.*`, `app.*`) so a keymap can move i
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Callable, Mapping
 
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.notifications import SeverityLevel
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Input, Static
 from textual.worker import Worker, WorkerState
@@ -42,6 +44,8 @@ from omoide.tui.widgets.diary import DiaryPane
 from omoide.tui.widgets.message import MessageView
 from omoide.tui.widgets.status import StatusBar
 from omoide.tui.widgets.transcript import Transcript
+
+log = logging.getLogger(__name__)
 
 
 class OmoideApp(App[None]):
@@ -75,16 +79,23 @@ class OmoideApp(App[None]):
         if keymap:
             self.set_keymap(dict(keymap))
 
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = False) -> None:
+        """Notices carry error messages, file paths and the user's own text, none of
+        them Textual markup: '[Errno 111]' must show as typed, and a stray '[/]' must
+        not raise. So markup is off for every notice, whoever sends it."""
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
+
     # -- layout -----------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        yield Static(self._title(), id="title")
+        yield Static(self._title(), id="title", markup=False)
         with Horizontal(id="body"):
             yield Transcript(self.store, self.session.character.display_name, self.session.user_name)
             yield DiaryPane(self.session.character.display_name)
         with Vertical(id="composer"):
             yield Input(placeholder=f"Message {self.session.character.display_name}…  (/help for commands)", id="input")
-        yield StatusBar(id="status")
+        yield StatusBar(id="status", markup=False)
 
     def _title(self) -> str:
         return f"{self.session.character.display_name} — {self.session.chat.title or 'chat #' + str(self.session.chat.id)}"
@@ -179,13 +190,10 @@ class OmoideApp(App[None]):
                 status.activity = ""
                 self._update_tokens(usage.prompt_tokens if usage else None)
             case ReplyFailed(error=error, message=msg):
-                if self.reply_view is not None:
-                    if msg is None:
-                        await self.reply_view.remove()
-                    else:
-                        await self.reply_view.finish(msg)
-                self.reply_view = None
-                status.activity = ""
+                if msg is not None and self.reply_view is not None:
+                    await self.reply_view.finish(msg)
+                    self.reply_view = None
+                await self._end_reply_view()  # nothing arrived: the view goes, your message stays
                 self.last_error = f"{error.message} {error.hint}".strip()
                 self.notify(self.last_error, severity="error", title="The reply failed", timeout=10)
 
@@ -193,9 +201,14 @@ class OmoideApp(App[None]):
         prompt = self.session.last_prompt
         if prompt is None:
             return
-        kind = "" if prompt.exact else "~"
+        # A count the server reported is exact even when ours was an estimate.
+        kind = "" if prompt.exact or reported else "~"
         tokens = reported or prompt.total_tokens
-        self.query_one(StatusBar).tokens = f"prompt {kind}{tokens} tok"
+        cache = ""
+        usage = prompt.usage
+        if usage is not None and (usage.cache_read_tokens or usage.cache_write_tokens):
+            cache = f" (cache: {usage.cache_read_tokens or 0} read, {usage.cache_write_tokens or 0} written)"
+        self.query_one(StatusBar).tokens = f"prompt {kind}{tokens} tok{cache}"
 
     async def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """The one place a failed worker (a turn, a page load) becomes a visible notice."""
@@ -207,6 +220,7 @@ class OmoideApp(App[None]):
             if isinstance(error, OmoideError):
                 text, severity = f"{error.message} {error.hint}".strip(), "warning"
             else:
+                log.error("worker %s failed", worker.name, exc_info=error)
                 text, severity = f"Something went wrong: {error!r}", "error"
             self.last_error = text
             self.notify(text, severity=severity, timeout=10)  # type: ignore[arg-type]
@@ -245,7 +259,8 @@ class OmoideApp(App[None]):
     # -- memory events -------------------------------------------------------------------
 
     def handle_memory_event(self, event: MemoryEvent) -> None:
-        """Given to the session's memory worker; safe to call from the app's loop."""
+        """Given to the session's memory worker as `on_memory_event`. Safe from any
+        thread or task: it only posts a message to the app."""
         self.post_message(MemoryUpdate(event))
 
     async def on_memory_update(self, message: MemoryUpdate) -> None:
@@ -296,6 +311,9 @@ class OmoideApp(App[None]):
         )
 
     async def switch_chat(self, chat_id: int | None) -> None:
+        """Open another chat with this character (None: a new one) in place of this one."""
+        if chat_id == self.session.chat.id:
+            return
         await self.stop_turn_and_wait()
         await self.session.aclose()
         self.session = await ChatSession.open(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
@@ -10,6 +11,8 @@ from omoide.errors import OmoideError
 
 if TYPE_CHECKING:
     from omoide.tui.app import OmoideApp
+
+log = logging.getLogger(__name__)
 
 Handler = Callable[["OmoideApp", ParsedCommand], Awaitable[None]]
 
@@ -24,6 +27,9 @@ async def dispatch(app: OmoideApp, command: ParsedCommand) -> None:
         await handler(app, command)
     except OmoideError as exc:
         app.notify(f"{exc.message} {exc.hint}".strip(), severity="error", title=f"/{command.name}")
+    except Exception as exc:  # a bug in one command must not close the chat
+        log.exception("/%s failed", command.name)
+        app.notify(f"Something went wrong: {exc!r}", severity="error", title=f"/{command.name}")
 
 
 async def _help(app: OmoideApp, command: ParsedCommand) -> None:

@@ -8,6 +8,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
+from omoide.tui.widgets.text import plain
+
 
 class BranchScreen(ModalScreen[str | None]):
     """Rows are (name, saved, opening words, messages since the fork); dismisses with a name."""
@@ -33,7 +35,7 @@ class BranchScreen(ModalScreen[str | None]):
         table = self.query_one(DataTable)
         table.add_columns("name", "saved", "last message", "since fork")
         for row in self.rows:
-            table.add_row(*row, key=row[0])
+            table.add_row(*plain(*row), key=row[0])
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         self.dismiss(str(event.row_key.value))

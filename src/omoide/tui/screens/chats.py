@@ -11,6 +11,7 @@ from textual.widgets import DataTable, Static
 from omoide.domain import Chat
 from omoide.store import Store
 from omoide.tui.screens.prompt_input import InputModal
+from omoide.tui.widgets.text import plain
 
 
 class ChatListScreen(ModalScreen[int | str | None]):
@@ -41,7 +42,7 @@ class ChatListScreen(ModalScreen[int | str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(f"Chats with {self.character_name}")
+            yield Static(f"Chats with {self.character_name}", markup=False)
             yield DataTable(id="chats", cursor_type="row")
             yield Static("Enter open · r rename · a archive · n new · s show archived · Esc close", classes="hint")
 
@@ -56,8 +57,11 @@ class ChatListScreen(ModalScreen[int | str | None]):
         self.chats = await self.store.list_chats(self.character_id, include_archived=self.show_archived)
         for chat in self.chats:
             table.add_row(
-                "●" if chat.id == self.current_id else "", chat.title or f"chat #{chat.id}", str(chat.message_count),
-                f"{chat.updated_at.astimezone():%Y-%m-%d %H:%M}", "archived" if chat.archived else "", key=str(chat.id),
+                *plain(
+                    "●" if chat.id == self.current_id else "", chat.title or f"chat #{chat.id}", str(chat.message_count),
+                    f"{chat.updated_at.astimezone():%Y-%m-%d %H:%M}", "archived" if chat.archived else "",
+                ),
+                key=str(chat.id),
             )
 
     def _selected(self) -> Chat | None:

@@ -9,6 +9,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from omoide.prompt import AssembledPrompt
+from omoide.tui.widgets.text import plain
 
 DESCRIPTIONS = {
     "card": "rules, persona, character card, constant lore (stable)",
@@ -29,6 +30,12 @@ def inspector_text(prompt: AssembledPrompt | None) -> str:
     if prompt.shared_tokens is not None and prompt.total_tokens:
         share = prompt.shared_tokens / prompt.total_tokens
         lines.append(f"Shared with the previous turn's prompt: about {prompt.shared_tokens} tokens ({share:.0%}), reusable from a prompt cache.")
+    if prompt.usage is not None and prompt.usage.prompt_tokens is not None:
+        usage = prompt.usage
+        cache = ""
+        if usage.cache_read_tokens is not None or usage.cache_write_tokens is not None:
+            cache = f", {usage.cache_read_tokens or 0} read from its prompt cache, {usage.cache_write_tokens or 0} written to it"
+        lines.append(f"The backend reported {usage.prompt_tokens} prompt tokens{cache}.")
     lines.append("Dropped to fit: " + ("; ".join(prompt.dropped) if prompt.dropped else "nothing"))
     lines.append("Lore that fired: " + ("; ".join(prompt.lore) if prompt.lore else "none"))
     return "\n".join(lines)
@@ -51,12 +58,12 @@ class InspectorScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll():
             yield Static("Prompt inspector", classes="layer-title")
-            yield Static(inspector_text(self.prompt), id="inspector-summary")
+            yield Static(inspector_text(self.prompt), id="inspector-summary", markup=False)
             table: DataTable[str] = DataTable(id="layers", cursor_type="row")
             yield table
             if self.prompt is not None:
                 for layer in self.prompt.layers:
-                    yield Static(f"── {layer.name} ({layer.tokens} tokens) ──", classes="layer-title")
+                    yield Static(f"── {layer.name} ({layer.tokens} tokens) ──", classes="layer-title", markup=False)
                     yield Static(layer.text or "(empty)", classes="layer-text", markup=False)
 
     def on_mount(self) -> None:
@@ -64,7 +71,7 @@ class InspectorScreen(ModalScreen[None]):
         table.add_columns("layer", "tokens", "messages", "what it holds")
         if self.prompt is not None:
             for layer in self.prompt.layers:
-                table.add_row(layer.name, str(layer.tokens), str(layer.messages), DESCRIPTIONS.get(layer.name, ""))
+                table.add_row(*plain(layer.name, str(layer.tokens), str(layer.messages), DESCRIPTIONS.get(layer.name, "")))
 
     def action_close(self) -> None:
         self.dismiss(None)

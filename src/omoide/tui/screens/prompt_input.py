@@ -23,7 +23,7 @@ class InputModal(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(self.question)
+            yield Static(self.question, markup=False)
             yield Input(value=self.value, id="answer")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:

@@ -31,7 +31,7 @@ class DiaryPane(VerticalScroll):
         self.character_name = name
 
     def compose(self) -> ComposeResult:
-        yield Static(f"{self.character_name}'s diary", classes="title")
+        yield Static(f"{self.character_name}'s diary", classes="title", markup=False)
         yield Markdown(diary_markdown([], self.character_name))
 
     async def show_entries(self, entries: list[DiaryEntry]) -> None:
