@@ -20,7 +20,7 @@ from typing import Literal
 
 from omoide.characters.model import Character, substitute
 from omoide.domain import MemoryState, Message, MessageStatus, Role
-from omoide.llm.base import ChatMessage
+from omoide.llm.base import ChatMessage, Usage
 from omoide.memory.diary import INLINE_INSTRUCTIONS, NATIVE_INSTRUCTIONS, render_diary
 from omoide.memory.window import stamp
 
@@ -68,6 +68,8 @@ class AssembledPrompt:
     """Tokens at the start of this prompt identical to the previous turn's prompt."""
     lore: list[str] = field(default_factory=list)
     """Lore entries that fired, with why."""
+    usage: Usage | None = None
+    """What the backend reported for the reply to this prompt (cache reads and writes included)."""
 
     def rendered(self) -> str:
         return render(self.messages)
@@ -152,7 +154,10 @@ def assemble(
     window = window_messages(state.window, ctx.tz)[drop_oldest:]
     tail = tail_text(ctx, state)
     system = f"{card}\n\n{memory}" if memory else card
-    messages: list[ChatMessage] = [{"role": "system", "content": system}, *window]
+    head: ChatMessage = {"role": "system", "content": system}
+    if memory:
+        head["cache_split"] = len(card)  # where the card ends: a second cache breakpoint for Anthropic
+    messages: list[ChatMessage] = [head, *window]
     if tail:
         messages.append({"role": "system", "content": tail})
     layers = [

@@ -262,6 +262,7 @@ class ChatSession:
                 reply.id, content=text, status=MessageStatus.COMPLETE, tool_calls=tool_calls or None
             )
             finished = True
+            prompt.usage = usage
             self.memory_worker.schedule(reply.id)
             yield ReplyFinished(stored, usage)
         except BackendError as error:

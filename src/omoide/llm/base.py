@@ -17,6 +17,12 @@ class ChatMessage(TypedDict, total=False):
     tool_calls: list[dict[str, Any]]
     tool_call_id: str
     name: str
+    cache_split: int
+    """On the leading system message: where the card ends and the memory begins,
+    so backends with explicit prompt caching can put a breakpoint there."""
+
+
+WIRE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ import httpx
 
 from omoide.config import Settings
 from omoide.errors import BackendError, BackendUnreachable, BadRequest, ConfigError, StreamBroken, StreamStalled
-from omoide.llm.base import ChatMessage, Done, Event, TextDelta, TokenCount, ToolSpec, Usage, estimate_tokens
+from omoide.llm.base import WIRE_KEYS, ChatMessage, Done, Event, TextDelta, TokenCount, ToolSpec, Usage, estimate_tokens
 from omoide.llm.errors import RETRYABLE_STATUS, connect_error, error_detail, http_error
 from omoide.llm.sse import SSEParser
 from omoide.llm.toolcalls import ToolCallAccumulator
@@ -51,7 +51,7 @@ class OpenAICompatBackend:
     def _payload(self, messages: list[ChatMessage], tools: list[ToolSpec] | None, tool_choice: Any, max_tokens: int | None) -> dict[str, Any]:
         payload: dict[str, Any] = {
             "model": self.model,
-            "messages": [{k: v for k, v in m.items() if k != "cache_breakpoint"} for m in messages],
+            "messages": [{k: v for k, v in m.items() if k in WIRE_KEYS} for m in messages],
             "stream": True,
             "stream_options": {"include_usage": True},
             "temperature": self.settings.temperature,

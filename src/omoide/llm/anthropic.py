@@ -1,0 +1,268 @@
+"""Anthropic's Messages API, streamed over httpx, with prompt caching.
+
+System-role messages (the card and memory at the top, the volatile tail at the
+end) become the `system` blocks; `cache_control` breakpoints go at the end of
+the stable layers (never more than four), so a long chat pays for its stable
+prefix once. Errors that arrive inside the stream (`overloaded_error` and
+friends) end the reply like any other failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+
+from omoide.config import Settings
+from omoide.errors import (
+    BackendError,
+    BackendUnreachable,
+    BadRequest,
+    ConfigError,
+    RateLimited,
+    ServerFailed,
+    StreamBroken,
+    StreamStalled,
+)
+from omoide.llm.base import ChatMessage, Done, Event, TextDelta, TokenCount, ToolCall, ToolCallDelta, ToolSpec, Usage, estimate_tokens
+from omoide.llm.errors import RETRYABLE_STATUS, connect_error, http_error
+from omoide.llm.sse import SSEParser
+
+API_VERSION = "2023-06-01"
+DEFAULT_URL = "https://api.anthropic.com"
+MAX_BREAKPOINTS = 4
+CACHE = {"type": "ephemeral"}
+
+
+def to_anthropic(messages: list[ChatMessage]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """OpenAI-style messages -> (system blocks, messages), with cache breakpoints
+    on the leading system block and on the last message before the tail."""
+    system: list[dict[str, Any]] = []
+    turns: list[dict[str, Any]] = []
+    leading = True
+    for message in messages:
+        role, content = message["role"], message.get("content") or ""
+        if role == "system":
+            split = message.get("cache_split")
+            if leading and isinstance(split, int) and 0 < split < len(content):
+                # The card outlives every compression: cache it on its own.
+                system.append({"type": "text", "text": content[:split], "cache_control": CACHE})
+                content = content[split:].lstrip("\n")
+            block: dict[str, Any] = {"type": "text", "text": content}
+            if leading:
+                block["cache_control"] = CACHE
+            system.append(block)
+            continue
+        leading = False
+        if role == "tool":
+            turns.append({"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": message.get("tool_call_id", ""), "content": content},
+            ]})
+            continue
+        blocks: list[dict[str, Any]] = [{"type": "text", "text": content}] if content else []
+        for call in message.get("tool_calls") or []:
+            function = call.get("function", {})
+            try:
+                arguments = json.loads(function.get("arguments") or "{}")
+            except json.JSONDecodeError:
+                arguments = {}
+            blocks.append({"type": "tool_use", "id": call.get("id", ""), "name": function.get("name", ""), "input": arguments})
+        if turns and turns[-1]["role"] == role:  # the API wants alternating roles
+            turns[-1]["content"].extend(blocks)
+        else:
+            turns.append({"role": role, "content": blocks or [{"type": "text", "text": "…"}]})
+    # The end of the raw window is the end of the stable prefix for the next turn.
+    if turns:
+        last_blocks = turns[-1]["content"]
+        if last_blocks:
+            last_blocks[-1]["cache_control"] = CACHE
+    _limit_breakpoints(system, turns)
+    return system, turns
+
+
+def _limit_breakpoints(system: list[dict[str, Any]], turns: list[dict[str, Any]]) -> None:
+    marked = [b for b in system if "cache_control" in b]
+    marked += [b for t in turns for b in t["content"] if "cache_control" in b]
+    # Keep the last leading system block and the last message; drop the rest from the front.
+    for block in marked[: max(0, len(marked) - MAX_BREAKPOINTS)]:
+        del block["cache_control"]
+
+
+
+class AnthropicBackend:
+    name = "anthropic"
+    supports_tools = True
+
+    def __init__(self, settings: Settings, client: httpx.AsyncClient | None = None) -> None:
+        if settings.api_key is None:
+            raise ConfigError("The anthropic backend needs an API key.", "Set OMOIDE_API_KEY or api_key in the config file.")
+        self.settings = settings
+        self.base_url = (settings.base_url or DEFAULT_URL).removesuffix("/v1")
+        self.model = settings.model or "claude-sonnet-4-5"
+        self.supports_tools = settings.tools != "inline"
+        self._own_client = client is None
+        self.client = client or httpx.AsyncClient(timeout=httpx.Timeout(settings.request_timeout, read=settings.stall_timeout))
+
+    def _headers(self) -> dict[str, str]:
+        assert self.settings.api_key is not None
+        return {
+            "x-api-key": self.settings.api_key.get_secret_value(),
+            "anthropic-version": API_VERSION,
+            "content-type": "application/json",
+            "accept": "text/event-stream",
+        }
+
+    def payload(self, messages: list[ChatMessage], tools: list[ToolSpec] | None, tool_choice: Any, max_tokens: int | None) -> dict[str, Any]:
+        system, turns = to_anthropic(messages)
+        body: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": max_tokens or self.settings.max_tokens,
+            "messages": turns,
+            "stream": True,
+            "temperature": min(self.settings.temperature, 1.0),
+        }
+        if system:
+            body["system"] = system
+        if tools and self.supports_tools:
+            body["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools]
+            if isinstance(tool_choice, dict) and tool_choice.get("function"):
+                body["tool_choice"] = {"type": "tool", "name": tool_choice["function"]["name"]}
+        return body
+
+    async def stream(
+        self,
+        messages: list[ChatMessage],
+        *,
+        tools: list[ToolSpec] | None = None,
+        tool_choice: str | dict[str, Any] | None = None,
+        max_tokens: int | None = None,
+    ) -> AsyncIterator[Event]:
+        url = f"{self.base_url}/v1/messages"
+        body = self.payload(messages, tools, tool_choice, max_tokens)
+        attempt = 0
+        while True:
+            try:
+                response = await self.client.send(self.client.build_request("POST", url, json=body, headers=self._headers()), stream=True)
+            except httpx.HTTPError as exc:
+                error: BackendError = connect_error(exc, self.base_url)
+            else:
+                if response.status_code < 400:
+                    break
+                raw = await response.aread()
+                await response.aclose()
+                error = http_error(response.status_code if response.status_code != 529 else 503, raw, url=self.base_url, model=self.model)
+                if response.status_code not in RETRYABLE_STATUS | {529}:
+                    raise error
+            limit = 1 if isinstance(error, BackendUnreachable) else self.settings.max_retries
+            if attempt >= limit or not error.retryable:
+                raise error
+            attempt += 1
+            await asyncio.sleep(min(8.0, 0.25 * 2**attempt) * (0.5 + random.random() / 2))
+        try:
+            async for event in self._events(response):
+                yield event
+        finally:
+            await response.aclose()
+
+    async def _events(self, response: httpx.Response) -> AsyncIterator[Event]:
+        parser = SSEParser()
+        chunks = response.aiter_bytes()
+        blocks: dict[int, dict[str, Any]] = {}
+        usage: dict[str, int | None] = {}
+        stop_reason: str | None = None
+        finished = False
+        while not finished:
+            try:
+                chunk = await asyncio.wait_for(anext(chunks), timeout=self.settings.stall_timeout)
+            except StopAsyncIteration:
+                break
+            except (TimeoutError, httpx.ReadTimeout) as exc:
+                raise StreamStalled(f"The reply stalled: nothing arrived for {self.settings.stall_timeout:.0f} s.", "What arrived is kept. Send again.") from exc
+            except httpx.HTTPError as exc:
+                raise StreamBroken(f"The connection to {self.base_url} broke mid-reply.", "What arrived is kept. Send again.") from exc
+            for sse in parser.feed(chunk):
+                try:
+                    data = json.loads(sse.data)
+                except json.JSONDecodeError:
+                    continue
+                kind = data.get("type", sse.event)
+                if kind == "message_start":
+                    u = (data.get("message") or {}).get("usage") or {}
+                    usage.update(
+                        prompt=u.get("input_tokens"), read=u.get("cache_read_input_tokens"),
+                        write=u.get("cache_creation_input_tokens"), completion=u.get("output_tokens"),
+                    )
+                elif kind == "content_block_start":
+                    block = data.get("content_block") or {}
+                    blocks[data.get("index", 0)] = {"type": block.get("type"), "id": block.get("id"), "name": block.get("name"), "json": []}
+                    if block.get("type") == "tool_use":
+                        yield ToolCallDelta(index=data.get("index", 0), id=block.get("id"), name=block.get("name"))
+                elif kind == "content_block_delta":
+                    delta = data.get("delta") or {}
+                    if delta.get("type") == "text_delta" and delta.get("text"):
+                        yield TextDelta(delta["text"])
+                    elif delta.get("type") == "input_json_delta":
+                        blocks.setdefault(data.get("index", 0), {"type": "tool_use", "json": []})["json"].append(delta.get("partial_json", ""))
+                        yield ToolCallDelta(index=data.get("index", 0), arguments=delta.get("partial_json", ""))
+                elif kind == "content_block_stop":
+                    block = blocks.get(data.get("index", 0))
+                    if block and block.get("type") == "tool_use":
+                        raw = "".join(block["json"])
+                        try:
+                            arguments = json.loads(raw) if raw.strip() else {}
+                        except json.JSONDecodeError:
+                            arguments = {}
+                        yield ToolCall(id=block.get("id") or "", name=block.get("name") or "", arguments=arguments if isinstance(arguments, dict) else {}, raw_arguments=raw)
+                elif kind == "message_delta":
+                    stop_reason = (data.get("delta") or {}).get("stop_reason") or stop_reason
+                    if (data.get("usage") or {}).get("output_tokens") is not None:
+                        usage["completion"] = data["usage"]["output_tokens"]
+                elif kind == "message_stop":
+                    finished = True
+                    break
+                elif kind == "error":
+                    raise _stream_error(data.get("error") or {}, self.base_url)
+        if not finished:
+            raise StreamBroken(f"The connection to {self.base_url} closed before the reply finished.", "What arrived is kept. Send again.")
+        yield Usage(prompt_tokens=usage.get("prompt"), completion_tokens=usage.get("completion"),
+                    cache_read_tokens=usage.get("read"), cache_write_tokens=usage.get("write"))
+        yield Done({"end_turn": "stop", "tool_use": "tool_calls", "max_tokens": "length"}.get(stop_reason or "", stop_reason))
+
+    async def count_tokens(self, messages: list[ChatMessage]) -> TokenCount:
+        system, turns = to_anthropic(messages)
+        body: dict[str, Any] = {"model": self.model, "messages": turns}
+        if system:
+            body["system"] = system
+        try:
+            response = await self.client.post(f"{self.base_url}/v1/messages/count_tokens", json=body, headers=self._headers(), timeout=5.0)
+            if response.status_code == 200:
+                return TokenCount(int(response.json()["input_tokens"]), exact=True, method="Anthropic count_tokens")
+        except (httpx.HTTPError, KeyError, ValueError, TypeError):
+            pass
+        return estimate_tokens(messages)
+
+    async def check(self) -> str:
+        try:
+            response = await self.client.get(f"{self.base_url}/v1/models", headers=self._headers(), timeout=10.0)
+        except httpx.HTTPError as exc:
+            raise connect_error(exc, self.base_url) from exc
+        if response.status_code >= 400:
+            raise http_error(response.status_code, response.content, url=self.base_url, model=self.model)
+        return f"{self.base_url} answers; model {self.model}"
+
+    async def aclose(self) -> None:
+        if self._own_client:
+            await self.client.aclose()
+
+
+def _stream_error(error: dict[str, Any], url: str) -> BackendError:
+    kind, message = error.get("type", "error"), error.get("message", "")
+    if kind in ("overloaded_error", "api_error"):
+        return ServerFailed(f"Anthropic reported {kind} mid-reply: {message}.", "What arrived is kept. Send again in a moment.")
+    if kind == "rate_limit_error":
+        return RateLimited(f"Anthropic is rate-limiting requests: {message}.", "Wait a moment and send again.")
+    return BadRequest(f"Anthropic reported {kind}: {message}.", "Check the model and settings with `omoide doctor`.")

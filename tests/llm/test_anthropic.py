@@ -1,0 +1,138 @@
+"""The Anthropic backend on recorded event streams, replayed by a local server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import SecretStr
+
+from omoide.characters.model import Character
+from omoide.config import Settings
+from omoide.domain import MemoryState, Summary
+from omoide.errors import AuthenticationFailed, ServerFailed
+from omoide.llm.anthropic import AnthropicBackend, to_anthropic
+from omoide.llm.base import Done, TextDelta, ToolCall, Usage
+from omoide.memory.diary import SAVE_MEMORY
+from omoide.prompt import PromptContext, assemble
+from tests.faultserver import FaultServer, Reply
+
+DATA = Path(__file__).parent / "data"
+KEY = "sk-ant-test-key"
+
+
+def backend(server: FaultServer) -> AnthropicBackend:
+    return AnthropicBackend(Settings(backend="anthropic", base_url=f"http://127.0.0.1:{server.port}", model="claude-test",
+                                     api_key=SecretStr(KEY), max_retries=1))
+
+
+def recorded(name: str, split: int = 13) -> Reply:
+    body = (DATA / name).read_bytes()
+    return Reply(chunks=[body[i : i + split] for i in range(0, len(body), split)])
+
+
+def prompt_messages() -> list:
+    from datetime import UTC, datetime
+
+    from omoide.domain import Message, Role
+
+    t = datetime(2026, 4, 1, tzinfo=UTC)
+    state = MemoryState(
+        summary=Summary(1, 1, 1, None, None, "They met at the café.", t),
+        window=[Message(i, 1, None, Role.USER if i % 2 else Role.ASSISTANT, f"m{i}", t) for i in range(1, 6)],
+    )
+    return assemble(PromptContext(character=Character(id="s", name="Suzune"), now=t), state).messages
+
+
+async def test_a_recorded_stream_gives_text_a_tool_call_and_cache_usage(fault_server: FaultServer) -> None:
+    fault_server.queue(recorded("anthropic_tool_use.sse"))
+    b = backend(fault_server)
+    events = [e async for e in b.stream(prompt_messages(), tools=[SAVE_MEMORY])]
+    await b.aclose()
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "*sets the cup down* Black, like always. ☕"
+    calls = [e for e in events if isinstance(e, ToolCall)]
+    assert [(c.id, c.name, c.arguments) for c in calls] == [("toolu_01", "save_memory", {"content": "He came back in the rain."})]
+    usage = next(e for e in events if isinstance(e, Usage))
+    assert (usage.prompt_tokens, usage.cache_read_tokens, usage.cache_write_tokens, usage.completion_tokens) == (18, 1432, 0, 41)
+    assert events[-1] == Done("tool_calls")
+
+    request = fault_server.requests[0]
+    assert request.path == "/v1/messages" and request.headers["x-api-key"] == KEY
+    assert request.headers["anthropic-version"] == "2023-06-01"
+    body = request.json()
+    assert body["tools"][0]["name"] == "save_memory" and "input_schema" in body["tools"][0]
+    roles = [m["role"] for m in body["messages"]]
+    assert all(a != b for a, b in zip(roles, roles[1:])) and body["system"][0]["cache_control"] == {"type": "ephemeral"}
+
+
+async def test_an_error_inside_the_stream_ends_the_reply_keeping_the_text(fault_server: FaultServer) -> None:
+    fault_server.queue(recorded("anthropic_overloaded.sse", split=7))
+    b = backend(fault_server)
+    received = []
+    with pytest.raises(ServerFailed, match="overloaded_error"):
+        async for event in b.stream(prompt_messages()):
+            if isinstance(event, TextDelta):
+                received.append(event.text)
+    await b.aclose()
+    assert received == ["The harbour was"]
+
+
+async def test_a_bad_key_is_reported_without_showing_it(fault_server: FaultServer) -> None:
+    fault_server.queue(Reply(status=401, body=b'{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}'))
+    b = backend(fault_server)
+    with pytest.raises(AuthenticationFailed) as info:
+        [e async for e in b.stream(prompt_messages())]
+    await b.aclose()
+    assert KEY not in str(info.value) and "invalid x-api-key" in info.value.message
+
+
+def test_cache_breakpoints_sit_at_the_stable_layers_and_never_exceed_four() -> None:
+    system, turns = to_anthropic(prompt_messages())
+    marked = [b for b in system if "cache_control" in b] + [b for t in turns for b in t["content"] if "cache_control" in b]
+    assert 1 <= len(marked) <= 4
+    assert system[0]["text"].startswith("You are Suzune") and "cache_control" in system[0]
+    assert system[1]["text"].startswith("## Recent Conversation Summary") and "cache_control" in system[1]
+    assert "cache_control" not in system[-1]  # the volatile tail
+    assert system[-1]["text"].startswith("Current date and time")
+    assert turns[-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
+    roles = [t["role"] for t in turns]
+    assert all(a != b for a, b in zip(roles, roles[1:]))
+
+
+def test_many_system_blocks_still_get_at_most_four_breakpoints() -> None:
+    messages = [{"role": "system", "content": f"layer {i}"} for i in range(7)] + [{"role": "user", "content": "hi"}]
+    system, turns = to_anthropic(messages)
+    marked = [b for b in system if "cache_control" in b] + [b for t in turns for b in t["content"] if "cache_control" in b]
+    assert len(marked) == 4 and "cache_control" in turns[-1]["content"][-1]
+
+
+async def test_cache_figures_reach_the_inspector_and_the_status_bar(fault_server: FaultServer, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from omoide.session import ChatSession
+    from omoide.store import Store
+    from omoide.tui.app import OmoideApp
+    from omoide.tui.screens.inspector import inspector_text
+
+    streams = [recorded("anthropic_tool_use.sse"), recorded("anthropic_text.sse")]
+
+    def reply(request):  # type: ignore[no-untyped-def]
+        return Reply(status=404, body=b"{}") if "count_tokens" in request.path else streams.pop(0)
+
+    fault_server.queue(*[reply] * 12)
+    store = await Store.open(tmp_path / "omoide.db")
+    b = backend(fault_server)
+    settings = Settings(backend="anthropic", api_key=SecretStr(KEY), tools="native")
+    session = await ChatSession.open(store, Character(id="s", name="Suzune", first_message="Hi."), settings, b)
+    app = OmoideApp(session, store=store, settings=settings)
+    async with app.run_test(size=(110, 30)) as pilot:
+        app.query_one("#input").value = "Coffee?"
+        await pilot.press("enter")
+        for _ in range(200):
+            if session.last_prompt is not None and session.last_prompt.usage is not None:
+                break
+            await pilot.pause(0.05)
+        await pilot.pause(0.2)
+        assert "25 prompt tokens, 1432 read from its prompt cache, 60 written to it" in inspector_text(session.last_prompt)
+        assert "cache: 1432 read, 60 written" in app.query_one("StatusBar").render()
+        assert [e.content for e in (await session.memory()).diary] == ["He came back in the rain."]
+    await store.close()
+    await b.aclose()
