@@ -267,3 +267,20 @@ async def test_a_stream_that_breaks_midway_keeps_the_partial_reply_marked_interr
         assert app.query_one("#input").value == "" and app.query_one("#input").has_focus
     reply = (await store.path((await store.latest_chat("mika")).head_id))[-1]
     assert reply.status is MessageStatus.INTERRUPTED and reply.content == "She opened the door"
+
+
+async def test_the_inspector_reports_what_the_second_turn_shares_with_the_first(store: Store) -> None:
+    app = await make_app(store, ScriptedBackend([["One."], ["Two."]]))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        assert "No prompt yet" in str(app.screen.query_one("#inspector-summary").render())
+        await pilot.press("escape")
+        for text, reply in [("First", "One."), ("Second", "Two.")]:
+            await type_and_send(pilot, text)
+            await wait_for(pilot, lambda reply=reply: texts(app)[-1] == ("Mika", reply) and app.reply_view is None)
+        await type_and_send(pilot, "/prompt")
+        await pilot.pause()
+        summary = str(app.screen.query_one("#inspector-summary").render())
+        assert "Shared with the previous turn's prompt: about" in summary and "reusable from a prompt cache" in summary
+        assert "(estimated: " in summary and "Dropped to fit: nothing" in summary

@@ -112,6 +112,7 @@ class OmoideApp(App[None]):
         self.query_one("#title", Static).update(self._title())
         await self.transcript.show_path(chat.head_id)
         await self.refresh_diary()
+        self._update_tokens()
 
     @property
     def transcript(self) -> Transcript:
@@ -200,6 +201,7 @@ class OmoideApp(App[None]):
     def _update_tokens(self, reported: int | None = None) -> None:
         prompt = self.session.last_prompt
         if prompt is None:
+            self.query_one(StatusBar).tokens = ""
             return
         # A count the server reported is exact even when ours was an estimate.
         kind = "" if prompt.exact or reported else "~"

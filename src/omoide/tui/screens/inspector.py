@@ -30,6 +30,8 @@ def inspector_text(prompt: AssembledPrompt | None) -> str:
     if prompt.shared_tokens is not None and prompt.total_tokens:
         share = prompt.shared_tokens / prompt.total_tokens
         lines.append(f"Shared with the previous turn's prompt: about {prompt.shared_tokens} tokens ({share:.0%}), reusable from a prompt cache.")
+    else:
+        lines.append("Shared with the previous turn's prompt: nothing to compare yet (the first prompt since opening the chat).")
     if prompt.usage is not None and prompt.usage.prompt_tokens is not None:
         usage = prompt.usage
         cache = ""

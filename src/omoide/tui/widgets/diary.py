@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Markdown, Static
 
 from omoide.domain import DiaryAuthor, DiaryEntry
+
+
+def day(moment: datetime) -> str:
+    """A diary entry's local date (snapshot tests pin it)."""
+    return f"{moment.astimezone():%m/%d}"
 
 
 def diary_markdown(entries: list[DiaryEntry], name: str) -> str:
@@ -15,7 +22,7 @@ def diary_markdown(entries: list[DiaryEntry], name: str) -> str:
     parts = []
     for entry in entries:
         who = {DiaryAuthor.USER: " ✎ *(written by you)*", DiaryAuthor.COMPRESSION: " *(compressed)*"}.get(entry.author, "")
-        parts.append(f"**{entry.created_at.astimezone():%m/%d}**{who}\n\n{entry.content.strip()}")
+        parts.append(f"**{day(entry.created_at)}**{who}\n\n{entry.content.strip()}")
     return "\n\n---\n\n".join(parts)
 
 

@@ -9,6 +9,7 @@ never leaves text stuck in the buffer), then rendered once in full at the end.
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import datetime
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -19,6 +20,11 @@ from textual.widgets.markdown import MarkdownStream
 from omoide.domain import Message, MessageStatus, Role
 
 FLUSH_INTERVAL = 0.05
+
+
+def when(moment: datetime) -> str:
+    """A message's short local timestamp (snapshot tests pin it)."""
+    return moment.astimezone().strftime("%m/%d %H:%M")
 
 
 class MessageView(Vertical):
@@ -55,7 +61,6 @@ class MessageView(Vertical):
         return status is MessageStatus.INTERRUPTED or (status is MessageStatus.STREAMING and not self.live)
 
     def _meta(self) -> str:
-        when = self.message.created_at.astimezone().strftime("%m/%d %H:%M")
         if self.live:
             mark = "  writing…"
         elif self.message.status is MessageStatus.FAILED:
@@ -64,7 +69,7 @@ class MessageView(Vertical):
             mark = "  (interrupted)"
         else:
             mark = ""
-        return f"{self.speaker} · {when}{mark}"
+        return f"{self.speaker} · {when(self.message.created_at)}{mark}"
 
     @property
     def meta(self) -> str:

@@ -1,0 +1,71 @@
+"""Snapshots of what the screen looks like: the chat with the diary open, and the
+prompt inspector. Timestamps and the clock are pinned so the pictures are stable.
+Update them with `pytest tests/tui/test_snapshots.py --snapshot-update` and look
+at the SVGs before committing."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from omoide.config import Settings
+from omoide.domain import DiaryAuthor, Role
+from omoide.session import ChatSession
+from omoide.store import Store
+from omoide.tui.app import OmoideApp
+from tests.scripted import ScriptedBackend
+from tests.tui.test_app import MIKA
+
+SIZE = (100, 30)
+NOON = datetime(2026, 4, 1, 12, 0, tzinfo=timezone.utc)
+
+
+@pytest.fixture
+def pinned_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    from omoide.tui.widgets import diary, message
+
+    monkeypatch.setattr(message, "when", lambda moment: "04/01 22:15")
+    monkeypatch.setattr(diary, "day", lambda moment: "04/01")
+
+
+def app_with_a_short_chat(tmp_path: Path) -> tuple[OmoideApp, Store]:
+    """Built in its own event loop: the app runs in another (aiosqlite's thread serves both)."""
+
+    async def build() -> tuple[OmoideApp, Store]:
+        store = await Store.open(tmp_path / "omoide.db")
+        settings = Settings(user_name="Kai")
+        session = await ChatSession.open(store, MIKA, settings, ScriptedBackend())
+        session.clock = lambda: NOON
+        chat, head = session.chat, session.chat.head_id
+        for role, text in [
+            (Role.USER, "I found that café you mentioned."),
+            (Role.ASSISTANT, "*eyes widen* Wait, really? The one near the station?"),
+            (Role.USER, "Yeah, the matcha latte was actually good."),
+            (Role.ASSISTANT, "*small smile* ...Told you."),
+        ]:
+            head = (await store.add_message(chat.id, head, role, text)).id
+        await store.add_diary_entry(chat.id, head, "He went to the café. He listened to me.", DiaryAuthor.CHARACTER)
+        await session.remember("Kai prefers matcha to coffee.")
+        await session.build_prompt(head)
+        return OmoideApp(session, store=store, settings=settings), store
+
+    return asyncio.run(build())
+
+
+def test_the_chat_with_the_diary_open(snap_compare, tmp_path: Path, pinned_time: None) -> None:  # type: ignore[no-untyped-def]
+    app, store = app_with_a_short_chat(tmp_path)
+    try:
+        assert snap_compare(app, press=["ctrl+d"], terminal_size=SIZE)
+    finally:
+        asyncio.run(store.close())
+
+
+def test_the_prompt_inspector(snap_compare, tmp_path: Path, pinned_time: None) -> None:  # type: ignore[no-untyped-def]
+    app, store = app_with_a_short_chat(tmp_path)
+    try:
+        assert snap_compare(app, press=["ctrl+p"], terminal_size=SIZE)
+    finally:
+        asyncio.run(store.close())
