@@ -113,3 +113,22 @@ def test_an_unknown_command_suggests_the_nearest() -> None:
 
 def test_every_command_has_usage_and_summary() -> None:
     assert all(spec.usage.startswith("/") and spec.summary for spec in COMMANDS.values())
+
+
+@given(st.text(max_size=60))
+def test_any_typed_line_parses_or_gets_a_clear_command_error(line: str) -> None:
+    try:
+        parsed = parse(line)
+    except CommandError as exc:
+        assert exc.message and exc.hint
+        return
+    if parsed is None:
+        assert not line.strip().startswith("/") or line.strip().startswith("//")
+    else:
+        assert parsed.name in COMMANDS and line.strip().startswith("/")
+
+
+@given(st.sampled_from(sorted(COMMANDS)), st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc")), max_size=40))
+def test_every_command_keeps_its_arguments_as_typed(name: str, rest: str) -> None:
+    parsed = parse(f"/{name} {rest}")
+    assert parsed is not None and parsed.name == name and parsed.raw_args == rest.strip()
