@@ -38,6 +38,7 @@ _SPECS = [
     CommandSpec("new", "/new", "Start a new chat with this character."),
     CommandSpec("rename", "/rename TITLE", "Rename this chat."),
     CommandSpec("search", "/search TEXT", "Search the whole chat history."),
+    CommandSpec("goto", "/goto DATE|#ID", "Jump to a date (2026-04-01, 04/01) or a message number."),
     CommandSpec("persona", "/persona [NAME]", "Show or switch your persona."),
     CommandSpec("quit", "/quit", "Leave omoide."),
 ]

@@ -213,3 +213,33 @@ async def test_restoring_while_a_reply_streams_stops_it_and_keeps_it_on_the_old_
         autosave = next(b for b in await app.session.branches() if b.auto)
         cut = await store.get_message(autosave.message_id)
         assert cut.status is MessageStatus.INTERRUPTED and cut.content == "I was going to say"
+
+
+async def test_search_results_jump_to_the_message_and_goto_finds_a_date(store: Store) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from omoide.domain import Role
+    from omoide.tui.screens.search import SearchScreen
+    from omoide.tui.widgets.transcript import PAGE
+
+    settings = Settings(user_name="Kai")
+    session = await ChatSession.open(store, MIKA, settings, ScriptedBackend())
+    head = session.chat.head_id
+    for i in range(300):
+        text = "the lighthouse at dawn" if i == 20 else f"line {i}"
+        head = (await store.add_message(session.chat.id, head, Role.USER if i % 2 == 0 else Role.ASSISTANT, text)).id
+    app = OmoideApp(session, store=store, settings=settings)
+    async with app.run_test(size=SIZE) as pilot:
+        assert "the lighthouse at dawn" not in [v.text for v in app.transcript.views()]
+        await type_and_send(pilot, "/search lighthouse")
+        await wait_for(pilot, lambda: isinstance(app.screen, SearchScreen))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "the lighthouse at dawn" in [v.text for v in app.transcript.views()])
+        assert len(app.transcript.views()) <= PAGE
+        await type_and_send(pilot, "/goto #2")
+        await wait_for(pilot, lambda: app.transcript.views()[0].text == "*waves* Hello, Kai!")
+        tomorrow = (datetime.now(UTC) + timedelta(days=1)).astimezone().strftime("%Y-%m-%d")
+        await type_and_send(pilot, f"/goto {tomorrow}")
+        await wait_for(pilot, lambda: any("Nothing was written on or after" in n for n in notices(app)))
+        await type_and_send(pilot, "/goto yesterday-ish")
+        await wait_for(pilot, lambda: any("not a date I can read" in n for n in notices(app)))

@@ -343,6 +343,18 @@ class Store:
         )
         return [rows.message(r) for r in result]
 
+    async def first_on_path_since(self, head_id: int, moment: str) -> Message | None:
+        """The oldest message on the path to `head_id` written at or after `moment` (ISO)."""
+        row = await self._one(
+            """WITH RECURSIVE up(id, parent_id, depth, created_at) AS (
+                   SELECT id, parent_id, depth, created_at FROM messages WHERE id = ?
+                   UNION ALL
+                   SELECT m.id, m.parent_id, m.depth, m.created_at FROM messages m JOIN up ON m.id = up.parent_id
+               ) SELECT id FROM up WHERE created_at >= ? ORDER BY depth LIMIT 1""",
+            (head_id, moment),
+        )
+        return await self.get_message(row[0]) if row else None
+
     async def is_ancestor(self, ancestor_id: int, descendant_id: int) -> bool:
         """True when `ancestor_id` lies on the path from the root to `descendant_id` (inclusive)."""
         a = await self.get_message(ancestor_id)

@@ -186,21 +186,75 @@ async def _rename(app: OmoideApp, command: ParsedCommand) -> None:
 
 
 async def _search(app: OmoideApp, command: ParsedCommand) -> None:
-    from omoide.tui.screens.text_modal import TextModal
+    from rich.text import Text
+
+    from omoide.tui.screens.search import SearchScreen
 
     if not command.raw_args:
         app.notify("Usage: /search TEXT", severity="warning")
         return
-    hits = await app.store.search(command.raw_args, chat_id=app.session.chat.id, limit=50)
+    hits = await app.store.search(command.raw_args, chat_id=app.session.chat.id, limit=100)
     if not hits:
-        body = f"Nothing found for *{command.raw_args}* in this chat."
+        app.notify(f"Nothing found for '{command.raw_args}' in this chat.", timeout=4)
+        return
+    rows = []
+    for hit in hits:
+        who = app.session.character.display_name if hit.message.role == "assistant" else app.session.user_name
+        rows.append((hit.message.id, f"{hit.message.created_at.astimezone():%Y-%m-%d %H:%M}", who, Text(hit.snippet).plain))
+
+    async def chosen(message_id: int | None) -> None:
+        if message_id is not None:
+            await jump_to_message(app, message_id)
+
+    app.push_screen(SearchScreen(command.raw_args, rows), chosen)
+
+
+async def jump_to_message(app: OmoideApp, message_id: int) -> None:
+    head = (await app.session.refresh()).head_id
+    message = await app.store.get_message(message_id)
+    if head is None or message.chat_id != app.session.chat.id or not await app.store.is_ancestor(message.id, head):
+        app.notify(f"Message #{message_id} is on another branch of the story; restore or save a branch there first.",
+                   severity="warning", title="Not on this branch")
+        return
+    await app.transcript.show_around(head, message)
+    app.notify(f"Message #{message.id}, {message.created_at.astimezone():%Y-%m-%d %H:%M}. Ctrl+End goes back to the end.", timeout=4)
+
+
+def parse_moment(text: str) -> str | None:
+    """'2026-04-01', '2026-04-01 20:15' or '04/01' (this year) -> ISO in UTC, local time meant."""
+    from datetime import UTC, datetime
+
+    text = text.strip()
+    for fmt in ("%Y-%m-%d %H:%M", "%Y-%m-%d", "%m/%d %H:%M", "%m/%d"):
+        try:
+            moment = datetime.strptime(text, fmt)
+        except ValueError:
+            continue
+        if "%Y" not in fmt:
+            moment = moment.replace(year=datetime.now().year)
+        return moment.astimezone().astimezone(UTC).isoformat(timespec="microseconds")
+    return None
+
+
+async def _goto(app: OmoideApp, command: ParsedCommand) -> None:
+    target = command.raw_args.strip()
+    head = (await app.session.refresh()).head_id
+    if not target or head is None:
+        app.notify("Usage: /goto 2026-04-01, /goto 04/01 20:15 or /goto #1234", severity="warning")
+        return
+    if target.lstrip("#").isdigit():
+        await jump_to_message(app, int(target.lstrip("#")))
+        return
     else:
-        lines = []
-        for hit in hits:
-            who = app.session.character.display_name if hit.message.role == "assistant" else app.session.user_name
-            lines.append(f"- **#{hit.message.id}** {hit.message.created_at.astimezone():%Y-%m-%d %H:%M} · {who}: {hit.snippet}")
-        body = "\n".join(lines)
-    app.push_screen(TextModal(f"Search: {command.raw_args}", body))
+        moment = parse_moment(target)
+        if moment is None:
+            app.notify(f"'{target}' is not a date I can read. Try 2026-04-01, 04/01 or 04/01 20:15.", severity="warning")
+            return
+        message = await app.store.first_on_path_since(head, moment)
+        if message is None:
+            app.notify(f"Nothing was written on or after {target} on this branch.", severity="warning")
+            return
+    await jump_to_message(app, message.id)
 
 
 async def _persona(app: OmoideApp, command: ParsedCommand) -> None:
@@ -221,5 +275,5 @@ async def _quit(app: OmoideApp, command: ParsedCommand) -> None:
 HANDLERS: dict[str, Handler] = {
     "help": _help, "diary": _diary, "summary": _summary, "remember": _remember, "prompt": _prompt,
     "regen": _regen, "edit": _edit, "undo": _undo, "branch": _branch, "chats": _chats, "new": _new,
-    "rename": _rename, "search": _search, "persona": _persona, "quit": _quit,
+    "rename": _rename, "search": _search, "goto": _goto, "persona": _persona, "quit": _quit,
 }

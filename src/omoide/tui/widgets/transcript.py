@@ -93,6 +93,18 @@ class Transcript(VerticalScroll):
         finally:
             self._loading = False
 
+    async def show_around(self, head_id: int, message: Message) -> None:
+        """Show the page of the path that holds `message`, scrolled to it."""
+        await self.remove_children()
+        start = max(0, message.depth - PAGE // 2)
+        page = await self.store.path_slice(head_id, start, PAGE)
+        await self.mount_all([self.view(m) for m in page])
+        self.head_id = head_id
+        self.at_live_end = bool(page) and page[-1].id == head_id
+        target = self.query(f"#msg-{message.id}")
+        if target:
+            self.call_after_refresh(self.scroll_to_widget, target.first(), animate=False, top=True)
+
     async def show_start(self, head_id: int | None) -> None:
         """Jump to the first page of the path (the start of the story)."""
         if head_id is None:
