@@ -40,6 +40,7 @@ _SPECS = [
     CommandSpec("search", "/search TEXT", "Search the whole chat history."),
     CommandSpec("goto", "/goto DATE|#ID", "Jump to a date (2026-04-01, 04/01) or a message number."),
     CommandSpec("persona", "/persona [NAME]", "Show or switch your persona."),
+    CommandSpec("import", "/import [FILE]", "Import a character card (PNG or JSON)."),
     CommandSpec("quit", "/quit", "Leave omoide."),
 ]
 

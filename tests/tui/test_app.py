@@ -243,3 +243,22 @@ async def test_search_results_jump_to_the_message_and_goto_finds_a_date(store: S
         await wait_for(pilot, lambda: any("Nothing was written on or after" in n for n in notices(app)))
         await type_and_send(pilot, "/goto yesterday-ish")
         await wait_for(pilot, lambda: any("not a date I can read" in n for n in notices(app)))
+
+
+async def test_the_import_screen_imports_a_card_and_explains_a_bad_one(store: Store, tmp_path: Path) -> None:
+    from omoide.characters.library import find_character
+    from omoide.tui.screens.import_card import ImportCardScreen
+
+    bad = tmp_path / "bad.json"
+    bad.write_text("{oops")
+    good = Path(__file__).parents[1] / "data" / "cards" / "v2_orin.json"
+    app = await make_app(store, ScriptedBackend())
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, f"/import {bad}")
+        await wait_for(pilot, lambda: isinstance(app.screen, ImportCardScreen))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "invalid JSON" in str(app.screen.query_one("#import-error").render()))
+        app.screen.query_one("#card-path").value = str(good)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: any("Imported Orin as 'orin'" in n for n in notices(app)))
+    assert find_character("orin").name == "Orin"

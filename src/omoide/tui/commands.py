@@ -268,6 +268,16 @@ async def _persona(app: OmoideApp, command: ParsedCommand) -> None:
     app.notify(f"You are now {name} in this chat.", timeout=4)
 
 
+async def _import(app: OmoideApp, command: ParsedCommand) -> None:
+    from omoide.tui.screens.import_card import ImportCardScreen
+
+    def done(character) -> None:  # type: ignore[no-untyped-def]
+        if character is not None:
+            app.notify(f"Imported {character.display_name} as '{character.id}'. Chat with them: omoide chat {character.id}", timeout=8)
+
+    app.push_screen(ImportCardScreen(command.raw_args), done)
+
+
 async def _quit(app: OmoideApp, command: ParsedCommand) -> None:
     app.exit()
 
@@ -275,5 +285,5 @@ async def _quit(app: OmoideApp, command: ParsedCommand) -> None:
 HANDLERS: dict[str, Handler] = {
     "help": _help, "diary": _diary, "summary": _summary, "remember": _remember, "prompt": _prompt,
     "regen": _regen, "edit": _edit, "undo": _undo, "branch": _branch, "chats": _chats, "new": _new,
-    "rename": _rename, "search": _search, "goto": _goto, "persona": _persona, "quit": _quit,
+    "rename": _rename, "search": _search, "goto": _goto, "persona": _persona, "import": _import, "quit": _quit,
 }
