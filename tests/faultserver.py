@@ -112,6 +112,7 @@ class FaultServer:
             headers["content-length"] = str(len(reply.body or b""))
         head += [f"{k}: {v}" for k, v in headers.items()]
         writer.write(("\r\n".join(head) + "\r\n\r\n").encode())
+        await writer.drain()
         if not streamed:
             writer.write(reply.body or b"")
             await writer.drain()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import time
 
 import pytest
 from pydantic import SecretStr
@@ -11,13 +13,14 @@ from omoide.config import Settings
 from omoide.errors import (
     AuthenticationFailed,
     BackendUnreachable,
+    BadRequest,
     ModelNotFound,
     RateLimited,
     ServerFailed,
     StreamBroken,
     StreamStalled,
 )
-from omoide.llm.base import Done, TextDelta, ToolCall
+from omoide.llm.base import Done, TextDelta, ToolCall, ToolSpec, Usage
 from omoide.llm.openai_compat import OpenAICompatBackend
 from tests.faultserver import FaultServer, Reply, sse, stream_reply, text_chunk
 
@@ -179,3 +182,181 @@ async def test_cancelling_closes_the_connection(fault_server: FaultServer) -> No
     pool = b.client._transport._pool  # type: ignore[attr-defined]
     assert pool.connections == []  # a half-read response cannot be reused: it was closed
     await b.aclose()
+
+
+def reply_json(data: object, status: int = 200) -> Reply:
+    return Reply(status=status, body=json.dumps(data).encode())
+
+
+SAVE = ToolSpec("save_memory", "Save a diary line.", {"type": "object", "properties": {"content": {"type": "string"}}})
+
+
+async def test_retry_after_is_waited_for(fault_server: FaultServer) -> None:
+    fault_server.queue(Reply(status=429, headers={"retry-after": "1"}, body=b"{}"), stream_reply("ok"))
+    b = backend(fault_server)
+    started = time.monotonic()
+    text, _ = await collect(b)
+    await b.aclose()
+    assert text == "ok" and time.monotonic() - started >= 1.0
+
+
+async def test_a_long_retry_after_is_reported_not_waited_for(fault_server: FaultServer) -> None:
+    fault_server.queue(Reply(status=429, headers={"retry-after": "600"}, body=b'{"error": {"message": "quota"}}'))
+    b = backend(fault_server)
+    started = time.monotonic()
+    with pytest.raises(RateLimited) as info:
+        await collect(b)
+    await b.aclose()
+    assert time.monotonic() - started < 2 and len(fault_server.requests) == 1
+    assert "600 s" in info.value.hint
+
+
+async def test_408_and_409_are_retried(fault_server: FaultServer) -> None:
+    fault_server.queue(Reply(status=408, body=b""), Reply(status=409, body=b""), stream_reply("fine"))
+    b = backend(fault_server)
+    text, _ = await collect(b)
+    await b.aclose()
+    assert text == "fine" and len(fault_server.requests) == 3
+
+
+async def test_a_drop_before_the_first_byte_is_retried(fault_server: FaultServer) -> None:
+    fault_server.queue(Reply(chunks=[], close_early=True), stream_reply("second try"))
+    b = backend(fault_server)
+    text, _ = await collect(b)
+    await b.aclose()
+    assert text == "second try" and len(fault_server.requests) == 2
+
+
+async def test_no_first_byte_within_request_timeout_is_stalled_and_not_retried(fault_server: FaultServer) -> None:
+    fault_server.queue(Reply(chunks=[3.0, sse(text_chunk("late"))]))
+    b = backend(fault_server, request_timeout=0.5, stall_timeout=10)
+    started = time.monotonic()
+    with pytest.raises(StreamStalled) as info:
+        await collect(b)
+    await b.aclose()
+    assert time.monotonic() - started < 2 and len(fault_server.requests) == 1
+    assert "request_timeout" in info.value.hint
+
+
+async def test_an_error_inside_the_stream_keeps_what_arrived(fault_server: FaultServer) -> None:
+    fault_server.queue(Reply(chunks=[sse(text_chunk("so far "), {"error": {"message": "out of memory"}})]))
+    b = backend(fault_server)
+    received: list[str] = []
+    with pytest.raises(ServerFailed, match="out of memory"):
+        async for event in b.stream([{"role": "user", "content": "hi"}]):
+            if isinstance(event, TextDelta):
+                received.append(event.text)
+    await b.aclose()
+    assert received == ["so far "] and len(fault_server.requests) == 1
+
+
+async def test_usage_from_the_last_chunk(fault_server: FaultServer) -> None:
+    usage = {"choices": [], "usage": {"prompt_tokens": 120, "completion_tokens": 7, "prompt_tokens_details": {"cached_tokens": 100}}}
+    body = sse(text_chunk("hi"), text_chunk("", "stop"), usage, "[DONE]")
+    fault_server.queue(Reply(chunks=[body]))
+    b = backend(fault_server)
+    _, events = await collect(b)
+    await b.aclose()
+    assert Usage(prompt_tokens=120, completion_tokens=7, cache_read_tokens=100) in events
+    assert fault_server.requests[0].json()["stream_options"] == {"include_usage": True}
+
+
+async def test_a_server_without_tools_is_asked_again_without_them(fault_server: FaultServer) -> None:
+    fault_server.queue(
+        reply_json({"error": {"message": "tools are not supported"}}, status=400), stream_reply("plain"),
+    )
+    b = backend(fault_server, tools="auto")
+    text, _ = await collect(b, tools=[SAVE])
+    assert text == "plain" and b.supports_tools is False
+    assert "tools" in fault_server.requests[0].json() and "tools" not in fault_server.requests[1].json()
+    fault_server.queue(stream_reply("again"))
+    await collect(b, tools=[SAVE])
+    await b.aclose()
+    assert "tools" not in fault_server.requests[2].json(), "the fallback is remembered"
+
+
+async def test_native_tools_refused_says_how_to_fix_it(fault_server: FaultServer) -> None:
+    fault_server.queue(reply_json({"error": {"message": "tools are not supported"}}, status=400))
+    b = backend(fault_server, tools="native")
+    with pytest.raises(BadRequest) as info:
+        await collect(b, tools=[SAVE])
+    await b.aclose()
+    assert "inline" in info.value.hint and len(fault_server.requests) == 1
+
+
+async def test_a_bare_404_points_at_base_url(fault_server: FaultServer) -> None:
+    fault_server.queue(Reply(status=404, body=b"Not Found"))
+    b = backend(fault_server)
+    with pytest.raises(ModelNotFound) as info:
+        await collect(b)
+    await b.aclose()
+    assert "/v1" in info.value.hint and len(fault_server.requests) == 1
+
+
+async def test_a_400_naming_a_missing_model_is_model_not_found(fault_server: FaultServer) -> None:
+    fault_server.queue(reply_json({"error": {"message": "model 'm' not found, try pulling it first"}}, status=400))
+    b = backend(fault_server)
+    with pytest.raises(ModelNotFound):
+        await collect(b)
+    await b.aclose()
+
+
+async def test_closing_the_stream_early_closes_the_connection(fault_server: FaultServer) -> None:
+    fault_server.queue(Reply(chunks=[sse(text_chunk("first ")), 10.0, sse(text_chunk("never"))]))
+    b = backend(fault_server, stall_timeout=30)
+    stream = b.stream([{"role": "user", "content": "hi"}])
+    assert await anext(stream) == TextDelta("first ")
+    started = time.monotonic()
+    await stream.aclose()  # type: ignore[attr-defined]
+    assert time.monotonic() - started < 1
+    assert b.client._transport._pool.connections == []  # type: ignore[attr-defined]
+    await b.aclose()
+
+
+async def test_check_names_the_models(fault_server: FaultServer) -> None:
+    fault_server.queue(reply_json({"data": [{"id": "m"}, {"id": "other"}]}))
+    b = backend(fault_server)
+    description = await b.check()
+    assert "m, other" in description
+    assert fault_server.requests[0].path == "/v1/models"
+    assert fault_server.requests[0].headers["authorization"] == f"Bearer {KEY}"
+    fault_server.queue(reply_json({"data": [{"id": "other"}]}))
+    with pytest.raises(ModelNotFound) as info:
+        await b.check()
+    assert "other" in info.value.hint
+    fault_server.queue(reply_json({"error": {"message": "bad key"}}, status=401))
+    with pytest.raises(AuthenticationFailed) as auth:
+        await b.check()
+    await b.aclose()
+    assert KEY not in str(auth.value)
+
+
+async def test_check_against_nothing_is_unreachable() -> None:
+    b = OpenAICompatBackend(Settings(base_url="http://127.0.0.1:9/v1"))
+    with pytest.raises(BackendUnreachable) as info:
+        await b.check()
+    await b.aclose()
+    assert "omoide doctor" in info.value.hint
+
+
+async def test_count_tokens_falls_back_to_an_estimate_and_stops_asking(fault_server: FaultServer) -> None:
+    fault_server.queue(Reply(status=404, body=b"no"), Reply(status=404, body=b"no"))
+    b = backend(fault_server)
+    messages = [{"role": "user", "content": "x" * 400}]
+    first = await b.count_tokens(messages)  # type: ignore[arg-type]
+    second = await b.count_tokens(messages)  # type: ignore[arg-type]
+    await b.aclose()
+    assert not first.exact and first == second and first.tokens >= 100
+    assert [r.path for r in fault_server.requests] == ["/tokenize", "/extras/tokenize"]
+
+
+async def test_count_tokens_uses_the_server_tokenizer_it_found(fault_server: FaultServer) -> None:
+    fault_server.queue(Reply(status=404, body=b"no"), reply_json({"tokens": list(range(30))}), reply_json({"tokens": list(range(31))}))
+    b = backend(fault_server)
+    messages = [{"role": "user", "content": "hello"}]
+    first = await b.count_tokens(messages)  # type: ignore[arg-type]
+    second = await b.count_tokens(messages)  # type: ignore[arg-type]
+    await b.aclose()
+    assert first.exact and first.tokens == 30 + 4 and second.tokens == 31 + 4
+    assert [r.path for r in fault_server.requests] == ["/tokenize", "/extras/tokenize", "/extras/tokenize"]
+    assert fault_server.requests[1].json()["input"].count("hello") == 1

@@ -67,11 +67,35 @@ async def test_the_embedded_model_streams_a_reply(local_backend: LocalBackend) -
     assert any(isinstance(e, Usage) for e in events) and isinstance(events[-1], Done)
 
 
-async def test_the_embedded_tokenizer_counts_the_templated_prompt(local_backend: LocalBackend) -> None:
-    count = await local_backend.count_tokens(HELLO)
-    rendered = local_backend.render_prompt(HELLO)
-    assert count.exact and count.tokens == len(local_backend.tokenize(rendered))
-    assert "<|im_start|>system" in rendered and rendered.rstrip().endswith("assistant")
+async def test_the_embedded_count_is_what_the_model_evaluates(local_backend: LocalBackend) -> None:
+    messages = [*HELLO, {"role": "assistant", "content": "Hello! Coffee?"}, {"role": "user", "content": "Yes, café au lait 🍵."}]
+    count = await local_backend.count_tokens(messages)  # type: ignore[arg-type]
+    llama = local_backend._ensure()
+    assert local_backend._generate_lock is not None
+    with local_backend._generate_lock:
+        evaluated = llama.create_chat_completion(messages=messages, max_tokens=1)["usage"]["prompt_tokens"]
+    rendered = local_backend.render_prompt(messages)  # type: ignore[arg-type]
+    assert count.exact and count.tokens == evaluated
+    assert local_backend.tokenize(rendered)[:2] == llama.tokenize(b"<|im_start|>system", add_bos=False, special=True)
+    assert rendered.endswith("<|im_start|>assistant\n")
+
+
+async def test_the_embedded_reply_reports_its_prompt_size(local_backend: LocalBackend) -> None:
+    events = [e async for e in local_backend.stream(HELLO, max_tokens=4)]
+    usage = [e for e in events if isinstance(e, Usage)]
+    assert usage and usage[-1].prompt_tokens == (await local_backend.count_tokens(HELLO)).tokens  # type: ignore[arg-type]
+    assert 1 <= (usage[-1].completion_tokens or 0) <= 4
+
+
+async def test_a_prompt_too_long_for_the_embedded_model_says_what_to_do(local_backend: LocalBackend) -> None:
+    from omoide.errors import BadRequest
+
+    huge = [{"role": "user", "content": "memory " * 3000}]
+    started = time.monotonic()
+    with pytest.raises(BadRequest) as info:
+        [e async for e in local_backend.stream(huge)]  # type: ignore[arg-type]
+    assert "context" in info.value.message and "context_size" in info.value.hint
+    assert time.monotonic() - started < 5, "refused before any generation"
 
 
 async def test_cancelling_stops_the_embedded_model_promptly(local_backend: LocalBackend) -> None:

@@ -73,12 +73,41 @@ def test_broken_tool_arguments_do_not_crash() -> None:
     assert call.arguments == {} and call.raw_arguments == '{"content": "unfinished'
 
 
-@given(st.lists(st.text(max_size=12), max_size=10))
-def test_any_fragmentation_of_arguments_gives_the_same_call(parts: list[str]) -> None:
-    text = "".join(parts)
+@given(st.text(max_size=40), st.lists(st.integers(min_value=0, max_value=120), max_size=12))
+def test_any_fragmentation_of_arguments_gives_the_same_call(content: str, cuts: list[int]) -> None:
+    raw = json.dumps({"content": content}, ensure_ascii=False)
+    points = sorted({c for c in cuts if 0 < c < len(raw)})
     acc = ToolCallAccumulator()
-    acc.feed([{"index": 0, "id": "c", "function": {"name": "save_memory"}}])
-    for part in parts:
-        acc.feed([{"index": 0, "function": {"arguments": json.dumps({"content": text})[: 0] + part}}])
+    acc.feed([{"index": 0, "id": "c", "function": {"name": "save_memory", "arguments": ""}}])
+    for a, b in zip([0, *points], [*points, len(raw)], strict=True):
+        acc.feed([{"index": 0, "function": {"arguments": raw[a:b]}}])
     (call,) = acc.finish()
-    assert call.raw_arguments == text
+    assert (call.name, call.arguments, call.raw_arguments) == ("save_memory", {"content": content}, raw)
+
+
+def test_a_name_repeated_on_every_fragment_is_not_doubled() -> None:
+    acc = ToolCallAccumulator()
+    acc.feed([{"index": 0, "id": "c", "function": {"name": "save_memory", "arguments": '{"content": '}}])
+    acc.feed([{"index": 0, "function": {"name": "save_memory", "arguments": '"x"}'}}])
+    (call,) = acc.finish()
+    assert call.name == "save_memory" and call.arguments == {"content": "x"}
+
+
+def test_a_byte_order_mark_and_ids_are_handled() -> None:
+    data = "\ufeffid: 7\nevent: delta\ndata: a\n\nid: 8\ndata: b\n\n".encode()
+    assert parse_in_chunks(data, list(range(len(data)))) == [SSEEvent("a", "delta", "7"), SSEEvent("b", "message", "8")]
+
+
+def test_an_event_without_data_is_skipped_and_a_last_event_without_blank_line_counts() -> None:
+    assert parse_in_chunks(b"event: ping\n\n: comment\n\ndata: tail", []) == [SSEEvent("tail")]
+
+
+def test_a_large_stream_fed_byte_by_byte_stays_fast() -> None:
+    import time
+
+    data = b"data: " + b"x" * 200_000 + b"\n\n"
+    parser = SSEParser()
+    started = time.monotonic()
+    events = [e for i in range(len(data)) for e in parser.feed(data[i : i + 1])]
+    assert len(events) == 1 and len(events[0].data) == 200_000
+    assert time.monotonic() - started < 5

@@ -16,7 +16,8 @@ from omoide.errors import (
     ServerFailed,
 )
 
-RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504}
+RETRYABLE_STATUS = frozenset({408, 409, 429, *range(500, 600)})
+_MISSING_MODEL = ("model_not_found", "not found", "does not exist", "no such model", "unknown model", "try pulling it")
 
 
 def error_detail(body: bytes) -> str:
@@ -41,16 +42,29 @@ def http_error(status: int, body: bytes, *, url: str, model: str) -> BackendErro
             f"The server at {url} refused the API key ({status}).{said}",
             "Set the right key in OMOIDE_API_KEY or api_key in the config file.",
         )
-    if status == 404 or (status == 400 and "model" in detail.lower() and ("not found" in detail.lower() or "does not exist" in detail.lower())):
+    if status == 404 and not _names_a_missing_model(body) and "model" not in detail.lower():
+        # A bare 404 is more often a base_url without its /v1 than a missing model.
+        return ModelNotFound(
+            f"The server at {url} answered 404 (not found): no model '{model}' there, or the wrong address.{said}",
+            "Check base_url (OpenAI-compatible servers usually end it in /v1) and `model`; `omoide doctor` tests both.",
+        )
+    if status == 404 or (400 <= status < 500 and status != 429 and _names_a_missing_model(body)):
         return ModelNotFound(
             f"The server at {url} has no model '{model}' ({status}).{said}",
             "Check `model` in the config (`omoide doctor` lists the server's models) and `base_url`.",
         )
     if status == 429:
         return RateLimited(f"The server at {url} is rate-limiting requests (429).{said}", "Wait a moment and send again.")
+    if status in (408, 409):
+        return ServerFailed(f"The server at {url} could not take the request just now ({status}).{said}", "Send again in a moment.")
     if status >= 500:
         return ServerFailed(f"The server at {url} failed ({status}).{said}", "It may be overloaded or restarting; send again in a moment.")
     return BadRequest(f"The server at {url} rejected the request ({status}).{said}", "Check the model and sampling settings with `omoide doctor`.")
+
+
+def _names_a_missing_model(body: bytes) -> bool:
+    text = body.decode("utf-8", errors="replace").lower()
+    return "model" in text and any(phrase in text for phrase in _MISSING_MODEL)
 
 
 def connect_error(exc: httpx.HTTPError, url: str) -> BackendUnreachable:

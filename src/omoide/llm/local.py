@@ -14,17 +14,20 @@ import atexit
 import os
 import threading
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from omoide.config import Settings
-from omoide.errors import LocalModelMissing, ServerFailed
+from omoide.errors import BadRequest, LocalModelMissing, ServerFailed
 from omoide.llm.base import ChatMessage, Done, Event, TextDelta, TokenCount, ToolSpec, Usage
 from omoide.llm.model_file import INSTALL_HINT, smollm2_path
 
 _models: dict[tuple[str, int], Any] = {}
 _models_lock = threading.Lock()
 _END = object()
+SMOLLM2_CONTEXT = 8192
+"""The context SmolLM2 was trained with; a larger window only wastes memory."""
 
 
 @atexit.register
@@ -63,7 +66,7 @@ class LocalBackend:
         self.settings = settings
         self.path = settings.model_path or smollm2_path()
         self.model = self.path.stem
-        self.n_ctx = min(settings.context_size, 8192)
+        self.n_ctx = settings.context_size if settings.model_path else min(settings.context_size, SMOLLM2_CONTEXT)
         self._llama: Any = None
         self._generate_lock: threading.Lock | None = None
 
@@ -88,20 +91,31 @@ class LocalBackend:
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[Any] = asyncio.Queue()
         stop = threading.Event()
-        clean = [{"role": m["role"], "content": m.get("content") or ""} for m in messages if m["role"] != "tool"]
+        clean = _plain(messages)
+        limit = max_tokens or self.settings.max_tokens
 
         def put(item: Any) -> None:
-            loop.call_soon_threadsafe(queue.put_nowait, item)
+            try:
+                loop.call_soon_threadsafe(queue.put_nowait, item)
+            except RuntimeError:  # the consumer's loop has closed: nobody is listening
+                stop.set()
 
         def generate() -> None:
             assert self._generate_lock is not None
             with self._generate_lock:
                 try:
-                    stream = self._llama.create_chat_completion(
-                        messages=clean, stream=True, max_tokens=max_tokens or self.settings.max_tokens,
+                    if stop.is_set():  # cancelled while another reply held the model
+                        return
+                    prompt_tokens = len(self.tokenize(self.render_prompt(messages)))
+                    if prompt_tokens >= self.n_ctx:
+                        put(_TooLong(prompt_tokens))
+                        return
+                    put(Usage(prompt_tokens=prompt_tokens))
+                    chunks = self._llama.create_chat_completion(
+                        messages=clean, stream=True, max_tokens=min(limit, self.n_ctx - prompt_tokens),
                         temperature=self.settings.temperature, top_p=self.settings.top_p,
                     )
-                    for chunk in stream:
+                    for chunk in chunks:
                         if stop.is_set():
                             break
                         put(chunk)
@@ -113,12 +127,21 @@ class LocalBackend:
         thread = threading.Thread(target=generate, name="omoide-local-llm", daemon=True)
         thread.start()
         finish: str | None = None
+        prompt: int | None = None
         completion = 0
         try:
             while True:
                 item = await queue.get()
                 if item is _END:
                     break
+                if isinstance(item, Usage):
+                    prompt = item.prompt_tokens
+                    continue
+                if isinstance(item, _TooLong):
+                    raise BadRequest(
+                        f"The prompt takes {item.tokens} tokens, more than the embedded model's context of {self.n_ctx}.",
+                        "Lower recent_messages or diary_prompt_lines, or raise context_size.",
+                    )
                 if isinstance(item, Exception):
                     raise ServerFailed(f"The embedded model failed: {item}.", "Try a shorter message, or `omoide doctor`.") from item
                 for choice in item.get("choices", []):
@@ -130,7 +153,7 @@ class LocalBackend:
                         finish = choice["finish_reason"]
         finally:
             stop.set()
-        yield Usage(prompt_tokens=None, completion_tokens=completion)
+        yield Usage(prompt_tokens=prompt, completion_tokens=completion)
         yield Done(finish or "stop")
 
     def render_prompt(self, messages: list[ChatMessage]) -> str:
@@ -144,10 +167,11 @@ class LocalBackend:
         eos = llama._model.token_get_text(llama.token_eos()) if hasattr(llama, "_model") else ""
         bos = llama._model.token_get_text(llama.token_bos()) if hasattr(llama, "_model") else ""
         formatter = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)
-        clean = [{"role": m["role"], "content": m.get("content") or ""} for m in messages if m["role"] != "tool"]
-        return formatter(messages=clean).prompt
+        return formatter(messages=_plain(messages)).prompt
 
     def tokenize(self, text: str) -> list[int]:
+        """Token ids as llama-cpp-python's chat handler makes them: special tokens
+        parsed, no BOS added (the template writes its own)."""
         return list(self._ensure().tokenize(text.encode("utf-8"), add_bos=False, special=True))
 
     async def count_tokens(self, messages: list[ChatMessage]) -> TokenCount:
@@ -164,3 +188,13 @@ class LocalBackend:
 
     async def aclose(self) -> None:
         pass
+
+
+@dataclass(frozen=True, slots=True)
+class _TooLong:
+    tokens: int
+
+
+def _plain(messages: list[ChatMessage]) -> list[dict[str, str]]:
+    """Role and text only: the embedded model takes no tool messages (it uses the inline form)."""
+    return [{"role": m["role"], "content": m.get("content") or ""} for m in messages if m["role"] != "tool"]

@@ -23,7 +23,8 @@ class ToolCallAccumulator:
         self._calls: dict[int, _Partial] = {}
 
     def feed(self, deltas: list[dict[str, Any]]) -> list[ToolCallDelta]:
-        out = []
+        """Take one chunk's `delta.tool_calls`; return them as progress events."""
+        out: list[ToolCallDelta] = []
         for position, delta in enumerate(deltas):
             index = delta.get("index", position)
             if not isinstance(index, int):
@@ -32,13 +33,16 @@ class ToolCallAccumulator:
             if delta.get("id"):
                 partial.id = delta["id"]
             function = delta.get("function") or {}
-            if function.get("name"):
-                partial.name = (partial.name or "") + function["name"] if partial.name and partial.name != function["name"] else function["name"]
+            name = function.get("name")
+            if name and name != partial.name:
+                # Most servers send the name once; a few repeat it whole on every
+                # fragment, and a few stream it in pieces.
+                partial.name = name if not partial.name else partial.name + name
             fragment = function.get("arguments") or ""
             if isinstance(fragment, dict):  # some servers send parsed JSON
                 fragment = json.dumps(fragment)
             partial.arguments.append(fragment)
-            out.append(ToolCallDelta(index=index, id=delta.get("id"), name=function.get("name"), arguments=fragment))
+            out.append(ToolCallDelta(index=index, id=delta.get("id"), name=name, arguments=fragment))
         return out
 
     @property
@@ -46,7 +50,8 @@ class ToolCallAccumulator:
         return bool(self._calls)
 
     def finish(self) -> list[ToolCall]:
-        calls = []
+        """The whole calls, in index order; unparseable arguments become {}."""
+        calls: list[ToolCall] = []
         for index in sorted(self._calls):
             partial = self._calls[index]
             raw = "".join(partial.arguments)
