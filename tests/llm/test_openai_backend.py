@@ -92,13 +92,14 @@ async def test_500_every_time_is_a_server_error(fault_server: FaultServer) -> No
 
 
 async def test_401_is_not_retried_and_never_shows_the_key(fault_server: FaultServer) -> None:
-    fault_server.queue(Reply(status=401, body=b'{"error": {"message": "invalid api key"}}'))
+    fault_server.queue(Reply(status=401, body=f'{{"error": {{"message": "invalid api key {KEY}"}}}}'.encode()))
     b = backend(fault_server)
     with pytest.raises(AuthenticationFailed) as info:
         await collect(b)
     await b.aclose()
     assert len(fault_server.requests) == 1
-    assert "OMOIDE_API_KEY" in info.value.hint and KEY not in str(info.value)
+    assert "OMOIDE_API_KEY" in info.value.hint and "invalid api key" in info.value.message
+    assert KEY not in str(info.value), "a key the server echoes back is blanked out"
 
 
 async def test_unknown_model_is_named(fault_server: FaultServer) -> None:
@@ -360,3 +361,13 @@ async def test_count_tokens_uses_the_server_tokenizer_it_found(fault_server: Fau
     assert first.exact and first.tokens == 30 + 4 and second.tokens == 31 + 4
     assert [r.path for r in fault_server.requests] == ["/tokenize", "/extras/tokenize", "/extras/tokenize"]
     assert fault_server.requests[1].json()["input"].count("hello") == 1
+
+
+async def test_the_key_never_reaches_the_log(fault_server: FaultServer, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level("DEBUG")
+    fault_server.queue(Reply(status=500, body=b"{}"), Reply(status=401, body=f'{{"error": "{KEY} is wrong"}}'.encode()))
+    b = backend(fault_server)
+    with pytest.raises(AuthenticationFailed):
+        await collect(b)
+    await b.aclose()
+    assert "Retry 1 of 3" in caplog.text and KEY not in caplog.text

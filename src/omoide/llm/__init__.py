@@ -1,4 +1,7 @@
-"""LLM backends behind one async-generator interface yielding typed events."""
+"""LLM backends behind one async-generator interface yielding typed events.
+
+`make_backend(settings)` picks one; the backends themselves are imported lazily
+(the embedded one loads llama.cpp, which the CLI must not pay for at start)."""
 
 from omoide.llm.base import (
     Backend,
@@ -11,7 +14,9 @@ from omoide.llm.base import (
     ToolCallDelta,
     ToolSpec,
     Usage,
+    estimate_tokens,
 )
+from omoide.llm.factory import make_backend
 
 __all__ = [
     "Backend",
@@ -24,4 +29,6 @@ __all__ = [
     "ToolCallDelta",
     "ToolSpec",
     "Usage",
+    "estimate_tokens",
+    "make_backend",
 ]

@@ -20,8 +20,14 @@ RETRYABLE_STATUS = frozenset({408, 409, 429, *range(500, 600)})
 _MISSING_MODEL = ("model_not_found", "not found", "does not exist", "no such model", "unknown model", "try pulling it")
 
 
-def error_detail(body: bytes) -> str:
-    """The server's own message, when the body is the usual {"error": ...} JSON."""
+def error_detail(body: bytes, *, secret: str | None = None) -> str:
+    """The server's own message, when the body is the usual {"error": ...} JSON,
+    with the API key blanked out should the server echo it."""
+    detail = _detail(body)
+    return detail.replace(secret, "[API key]") if secret else detail
+
+
+def _detail(body: bytes) -> str:
     try:
         data = json.loads(body)
     except (json.JSONDecodeError, UnicodeDecodeError):
@@ -34,8 +40,8 @@ def error_detail(body: bytes) -> str:
     return str(data)[:300]
 
 
-def http_error(status: int, body: bytes, *, url: str, model: str) -> BackendError:
-    detail = error_detail(body)
+def http_error(status: int, body: bytes, *, url: str, model: str, secret: str | None = None) -> BackendError:
+    detail = error_detail(body, secret=secret)
     said = f" The server said: {detail}" if detail else ""
     if status in (401, 403):
         return AuthenticationFailed(

@@ -57,10 +57,13 @@ class OpenAICompatBackend:
         ))
         self._tokenizers = list(TOKENIZERS)  # narrowed to the one that works, or none
 
+    def _secret(self) -> str | None:
+        return self.settings.api_key.get_secret_value() if self.settings.api_key else None
+
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
-        if self.settings.api_key is not None:
-            headers["Authorization"] = f"Bearer {self.settings.api_key.get_secret_value()}"
+        if (key := self._secret()) is not None:
+            headers["Authorization"] = f"Bearer {key}"
         return headers
 
     def _payload(self, messages: list[ChatMessage], tools: list[ToolSpec] | None, tool_choice: Any, max_tokens: int | None) -> dict[str, Any]:
@@ -147,13 +150,13 @@ class OpenAICompatBackend:
         if status == 400 and "tools" in payload and "tool" in error_detail(body).lower():
             if self.settings.tools == "native":
                 return _Failed(BadRequest(
-                    f"The server at {self.base_url} does not accept tool calls. The server said: {error_detail(body)}",
+                    f"The server at {self.base_url} does not accept tool calls. The server said: {error_detail(body, secret=self._secret())}",
                     'Set tools = "auto" or "inline" in the config so the diary uses the inline form.',
                 ))
             log.info("%s rejects native tools; using the inline form from now on", self.base_url)
             self.supports_tools = False
             return None
-        error = http_error(status, body, url=self.base_url, model=self.model)
+        error = http_error(status, body, url=self.base_url, model=self.model, secret=self._secret())
         wait = _retry_after(response.headers.get("retry-after"))
         if error.retryable and wait is not None and wait > MAX_RETRY_AFTER:
             # Longer than anyone would watch a spinner: say so rather than wait.
@@ -236,7 +239,7 @@ class OpenAICompatBackend:
         if not isinstance(chunk, dict):
             return []
         if "error" in chunk:
-            raise http_error(500, data.encode(), url=self.base_url, model=self.model)
+            raise http_error(500, data.encode(), url=self.base_url, model=self.model, secret=self._secret())
         events: list[Event] = []
         usage = chunk.get("usage")
         if isinstance(usage, dict):
@@ -282,7 +285,7 @@ class OpenAICompatBackend:
         except httpx.HTTPError as exc:
             raise connect_error(exc, self.base_url) from exc
         if response.status_code >= 400:
-            raise http_error(response.status_code, response.content, url=self.base_url, model=self.model)
+            raise http_error(response.status_code, response.content, url=self.base_url, model=self.model, secret=self._secret())
         try:
             models = [str(m.get("id")) for m in response.json().get("data", []) if isinstance(m, dict)]
         except (ValueError, AttributeError):
