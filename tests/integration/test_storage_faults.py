@@ -123,3 +123,46 @@ async def _seed(home: Path) -> None:
     chat = await store.create_chat("wren", greeting="Ahoy")
     await store.add_message(chat.id, chat.head_id, Role.USER, "precious")
     await store.close()
+
+
+async def test_the_tui_and_omoide_say_share_a_data_directory(tmp_path: Path, fault_server) -> None:  # type: ignore[no-untyped-def]
+    """A chat open in the TUI while a script runs `omoide say` against the same
+    data directory: both work, and neither sees 'database is locked'."""
+    from omoide.characters.library import find_character
+    from omoide.config import Settings
+    from omoide.session import ChatSession
+    from omoide.tui.app import OmoideApp
+    from tests.faultserver import Reply, stream_reply
+    from tests.scripted import ScriptedBackend
+
+    def reply(request):  # type: ignore[no-untyped-def]
+        return Reply(status=404, body=b"{}") if "tokenize" in request.path else stream_reply("From ", "the ", "script.")
+
+    fault_server.queue(*[reply] * 40)
+    home = Path(os.environ["OMOIDE_HOME"])
+    store = await Store.open(home / "data" / "omoide.db")
+    settings = Settings(user_name="Kai")
+    session = await ChatSession.open(store, find_character("wren"), settings, ScriptedBackend(default=lambda m: ["From the TUI."], delay=0.01))
+    app = OmoideApp(session, store=store, settings=settings)
+    env = {**os.environ, "OMOIDE_BASE_URL": fault_server.base_url, "OMOIDE_MODEL": "m"}
+    async with app.run_test(size=(100, 30)) as pilot:
+        scripts = [
+            await asyncio.create_subprocess_exec(sys.executable, "-m", "omoide.cli", "say", "wren", f"script {i}", env=env,
+                                                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+            for i in range(3)
+        ]
+        for i in range(5):
+            app.query_one("#input").value = f"tui {i}"
+            await pilot.press("enter")
+            for _ in range(100):
+                await pilot.pause(0.02)
+                if not app.turn_running:
+                    break
+        results = [await asyncio.wait_for(p.communicate(), 60) for p in scripts]
+    for (out, err), proc in zip(results, scripts, strict=True):
+        assert proc.returncode == 0, err.decode()
+        assert "locked" not in err.decode() and "From the script." in out.decode()
+    contents = [row[0] for row in await store._all("SELECT content FROM messages")]
+    await store.close()
+    assert sum(c.startswith("tui ") for c in contents) == 5 and contents.count("From the TUI.") == 5
+    assert sum(c.startswith("script ") for c in contents) == 3 and contents.count("From the script.") == 3
