@@ -2,108 +2,149 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import os
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, NoReturn
 
 import typer
 from rich.console import Console
-from rich.markdown import Markdown
 from rich.table import Table
-
-from pathlib import Path
+from rich.text import Text
 
 from omoide.characters.cards import export_card_json, export_card_png, import_card
-from omoide.characters.library import find_character, scan_characters
-from omoide.characters.model import substitute
-from omoide.errors import OmoideError
+from omoide.characters.library import find_character, scan_characters, source_kind
+from omoide.characters.model import LoreEntry, substitute
+from omoide.errors import CharacterError, OmoideError
 
 app = typer.Typer(no_args_is_help=True, help="List, show, import and export characters.")
-out = Console()
-err = Console(stderr=True)
 
 
-def _fail(exc: OmoideError) -> None:
-    err.print(f"[bold red]Error:[/] {exc.message}", soft_wrap=True)
+def _out() -> Console:
+    return Console(highlight=False)
+
+
+def _err() -> Console:
+    return Console(stderr=True, highlight=False)
+
+
+def _fail(exc: OmoideError) -> NoReturn:
+    err = _err()
+    err.print(Text.assemble(("Error: ", "bold red"), exc.message), soft_wrap=True)
     if exc.hint:
-        err.print(f"[dim]{exc.hint}[/]", soft_wrap=True)
+        err.print(Text(exc.hint, style="dim"), soft_wrap=True)
     raise typer.Exit(1)
+
+
+def _printable(text: str) -> str:
+    """Card text may hold control characters; a terminal would act on them."""
+    return "".join(ch if ch in "\n\t" or (ch >= " " and ch != "\x7f") else "\ufffd" for ch in text)
+
+
+def _short(text: str, width: int = 70) -> str:
+    flat = " ".join(_printable(text).split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
 @app.command("list")
 def list_() -> None:
-    """The characters you can chat with: shipped ones and your own."""
+    """The characters you can chat with: shipped ones, imported ones and your own."""
     listing = scan_characters()
     table = Table("id", "name", "source", "about", title="Characters")
     for c in listing.characters:
-        source = "bundled" if c.bundled else ("imported" if c.raw_card is not None else "yours")
-        about = " ".join(substitute(c.description, char=c.display_name, user="you").split())
-        table.add_row(c.id, c.display_name, source, about[:70] + ("…" if len(about) > 70 else ""))
-    out.print(table)
+        about = substitute(c.description, char=c.display_name, user="you")
+        table.add_row(c.id, Text(_printable(c.display_name)), source_kind(c), Text(_short(about)))
+    _out().print(table)
+    err = _err()
     for problem in listing.problems:
-        err.print(f"[yellow]Skipped:[/] {problem.message} [dim]{problem.hint}[/]")
+        err.print(Text.assemble(("Skipped: ", "yellow"), problem.message, " ", (problem.hint, "dim")), soft_wrap=True)
+
+
+def _lore_label(entry: LoreEntry) -> str:
+    return entry.name or ", ".join(entry.keys) or _short(entry.content, 40) or "(empty)"
 
 
 @app.command()
 def show(name: Annotated[str, typer.Argument(help="Character id or name.")]) -> None:
-    """Everything a character's card says, and where its files are."""
+    """Everything a character says about itself, and where its files are."""
     try:
         c = find_character(name)
     except OmoideError as exc:
         _fail(exc)
-        return
-    parts = [f"# {c.display_name}", f"*{c.source}*"]
-    for title, body in (
+    out = _out()
+    facts = [f"id {c.id}", source_kind(c)]
+    facts += [f"by {c.creator}"] if c.creator else []
+    facts += [f"version {c.character_version}"] if c.character_version else []
+    facts += [f"tags: {', '.join(c.tags)}"] if c.tags else []
+    out.print(Text(c.display_name, style="bold"), Text(" · ".join(facts), style="dim"), Text(str(c.source), style="dim"), sep="\n")
+    sections = [
         ("Description", c.description), ("Personality", c.personality), ("Scenario", c.scenario),
-        ("First message", c.first_message), ("Example dialogue", c.example_dialogue),
-        ("System prompt", c.system_prompt), ("Creator's notes (never sent to the model)", c.creator_notes),
-    ):
-        if body:
-            parts.append(f"## {title}\n\n{body}")
-    if c.alternate_greetings:
-        parts.append("## Alternate greetings\n\n" + "\n".join(f"- {g}" for g in c.alternate_greetings))
+        ("First message", c.first_message),
+        *((f"Alternate greeting {i}", g) for i, g in enumerate(c.alternate_greetings, 1)),
+        ("Example dialogue", c.example_dialogue), ("System prompt", c.system_prompt),
+        ("After-history instructions", c.post_history_instructions),
+        ("Creator's notes (never sent to the model)", c.creator_notes),
+    ]
+    for title, body in sections:
+        if body.strip():
+            out.print()
+            out.print(Text(title, style="bold underline"))
+            out.print(Text(_printable(body.strip())), soft_wrap=True)
     if c.character_book and c.character_book.entries:
-        parts.append("## Lorebook\n\n" + "\n".join(
-            f"- **{e.name or ', '.join(e.keys)}** ({'always' if e.constant else 'keys: ' + ', '.join(e.keys)})"
-            for e in c.character_book.entries))
-    out.print(Markdown("\n\n".join(parts)))
+        out.print()
+        out.print(Text(f"Lorebook{': ' + c.character_book.name if c.character_book.name else ''}", style="bold underline"))
+        for e in c.character_book.entries:
+            when = "always" if e.constant else "keys " + ", ".join(e.keys)
+            out.print(Text.assemble("• ", (_lore_label(e), "bold"), f": {when}", (" (disabled)" if not e.enabled else "", "dim")))
 
 
 @app.command("import")
 def import_(files: Annotated[list[Path], typer.Argument(help="Card files: .png or .json (Character Card V1, V2 or V3).")]) -> None:
     """Import character cards into your characters folder."""
+    out, err = _out(), _err()
     failed = 0
     for path in files:
         try:
             character = import_card(path)
         except OmoideError as exc:
             failed += 1
-            err.print(f"[red]✗[/] {exc.message} [dim]{exc.hint}[/]", soft_wrap=True)
+            err.print(Text.assemble(("✗ ", "red"), exc.message, " ", (exc.hint, "dim")), soft_wrap=True)
             continue
-        out.print(f"[green]✓[/] {path} → [bold]{character.id}[/] ({character.display_name}). Chat with `omoide chat {character.id}`.", soft_wrap=True)
+        out.print(Text.assemble(("✓ ", "green"), f"{path} → ", (character.id, "bold"),
+                                f" ({character.display_name}). Chat with: omoide chat {character.id}"), soft_wrap=True)
     if failed:
         raise typer.Exit(1)
+
+
+class CardFormat(str, Enum):
+    png = "png"
+    json = "json"
 
 
 @app.command()
 def export(
     name: Annotated[str, typer.Argument(help="Character id or name.")],
-    format: Annotated[str, typer.Option("--format", "-f", help="png (both ccv3 and chara chunks) or json.")] = "png",
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Where to write (default: ID.png / ID.json here).")] = None,
+    format: Annotated[CardFormat, typer.Option("--format", "-f", help="png (with both ccv3 and chara chunks) or json.")] = CardFormat.png,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Where to write (default: ID.png or ID.json here).")] = None,
 ) -> None:
-    """Export a character as a Character Card (V3, with a V2 chunk in PNGs)."""
-    if format not in ("png", "json"):
-        _fail(OmoideError(f"Unknown format '{format}'.", "Use --format png or --format json."))
+    """Export a character as a Character Card: V3, with a V2 copy inside PNGs."""
     try:
         character = find_character(name)
+        if format is CardFormat.json:
+            data = export_card_json(character)
+        else:
+            image = character.source / "card.png" if character.source else None
+            data = export_card_png(character, image.read_bytes() if image and image.is_file() else None)
     except OmoideError as exc:
         _fail(exc)
-        return
-    target = output or Path(f"{character.id}.{format}")
-    if format == "json":
-        data = export_card_json(character)
-    else:
-        image = character.source / "card.png" if character.source else None
-        data = export_card_png(character, image.read_bytes() if image and image.is_file() else None)
+    except OSError as exc:
+        _fail(CharacterError(f"Cannot read {character.source}/card.png: {exc.strerror or exc}.", "Check its permissions."))
+    target = output or Path(f"{character.id}.{format.value}")
     tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_bytes(data)
-    tmp.replace(target)
-    out.print(f"Wrote {target} ({len(data):,} bytes).")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, target)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        _fail(CharacterError(f"Cannot write {target}: {exc.strerror or exc}.", "Check that the folder exists and is writable."))
+    _out().print(f"Wrote {target} ({len(data):,} bytes).", soft_wrap=True)

@@ -1,5 +1,6 @@
-"""The character folder format: `character.toml`, optionally `lorebook.toml`
-and `card.json` (a card kept verbatim when imported, so an export gives it back)."""
+"""The character folder: `character.toml`, optionally `lorebook.toml`, and
+`card.json` (a card kept verbatim when imported, so an export gives it back).
+The folder's name is the character's id."""
 
 from __future__ import annotations
 
@@ -11,197 +12,236 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from omoide.characters import tomlwrite
 from omoide.characters.model import Character, LoreEntry, Lorebook
 from omoide.errors import CharacterError
 
-TEXT_FIELDS = (
-    "name", "nickname", "description", "personality", "scenario", "first_message", "example_dialogue",
-    "system_prompt", "post_history_instructions", "creator_notes", "creator", "version",
-)
+CHARACTER_FILE = "character.toml"
+LOREBOOK_FILE = "lorebook.toml"
+CARD_FILE = "card.json"
+
+# character.toml key -> Character attribute
+TEXT_FIELDS = {
+    "name": "name", "nickname": "nickname", "description": "description", "personality": "personality",
+    "scenario": "scenario", "first_message": "first_message", "example_dialogue": "example_dialogue",
+    "system_prompt": "system_prompt", "post_history_instructions": "post_history_instructions",
+    "creator_notes": "creator_notes", "creator": "creator", "version": "character_version",
+}
 LIST_FIELDS = ("alternate_greetings", "tags")
-ENTRY_BOOLS = ("selective", "case_sensitive", "use_regex", "constant", "enabled")
-ENTRY_INTS = ("insertion_order", "priority")
+ENTRY_FLAGS = {"selective": False, "case_sensitive": False, "use_regex": False, "constant": False, "enabled": True}
+ENTRY_NUMBERS = ("insertion_order", "priority")
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
-        raise CharacterError(f"{path} does not exist.", "A character folder needs a character.toml.") from exc
+        raise CharacterError(f"{path} does not exist.", "A character folder needs a character.toml with at least a name.") from exc
     except UnicodeDecodeError as exc:
         raise CharacterError(f"{path} is not UTF-8 text.", "Save it as UTF-8.") from exc
+    except OSError as exc:
+        raise CharacterError(f"{path} cannot be read ({exc.strerror or exc}).", "Check the file's permissions.") from exc
     except tomllib.TOMLDecodeError as exc:
-        raise CharacterError(f"{path} is not valid TOML: {exc}.", "Fix the line it names (multi-line text goes between ''' quotes).") from exc
+        # tomllib's message already says "(at line N, column M)".
+        raise CharacterError(f"{path} is not valid TOML: {exc}.", "Fix that line; multi-line text goes between ''' quotes.") from exc
 
 
-def _text(data: dict[str, Any], key: str, path: Path) -> str:
+def _text(data: dict[str, Any], key: str, path: Path, where: str = "") -> str:
     value = data.get(key, "")
     if not isinstance(value, str):
-        raise CharacterError(f"{path}: '{key}' must be text, not {type(value).__name__}.", f"Write it as {key} = \"...\".")
-    return value.strip()
+        raise CharacterError(f"{path}: {where}'{key}' must be text, not {type(value).__name__}.", f'Write it as {key} = "...".')
+    return tidy(value)
 
 
-def _texts(data: dict[str, Any], key: str, path: Path) -> list[str]:
+def _texts(data: dict[str, Any], key: str, path: Path, where: str = "") -> list[str]:
     value = data.get(key, [])
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise CharacterError(f"{path}: '{key}' must be a list of texts.", f'Write it as {key} = ["...", "..."].')
-    return [v.strip() for v in value]
+        raise CharacterError(f"{path}: {where}'{key}' must be a list of texts.", f'Write it as {key} = ["...", "..."].')
+    return [tidy(v) for v in value]
+
+
+def _number(data: dict[str, Any], key: str, path: Path, where: str = "") -> int:
+    value = data[key]
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise CharacterError(f"{path}: {where}'{key}' must be a whole number.", f"Write it as {key} = 10.")
+    return value
 
 
 def load_lorebook(path: Path) -> Lorebook:
+    """A `lorebook.toml`: a few settings and one [[entries]] table per entry."""
     data = _read_toml(path)
-    entries = []
     raw_entries = data.get("entries", [])
     if not isinstance(raw_entries, list):
-        raise CharacterError(f"{path}: 'entries' must be a list of [[entries]] tables.", "")
-    for i, raw in enumerate(raw_entries, 1):
-        if not isinstance(raw, dict):
-            raise CharacterError(f"{path}: entry {i} is not a table.", "Write each entry under [[entries]].")
-        keys = _texts(raw, "keys", path)
-        content = _text(raw, "content", path)
-        if not content:
-            raise CharacterError(f"{path}: entry {i} has no content.", "Give it content = \"...\".")
-        entry = LoreEntry(keys=keys, content=content, secondary_keys=_texts(raw, "secondary_keys", path), name=_text(raw, "name", path))
-        for flag in ENTRY_BOOLS:
-            if flag in raw:
-                if not isinstance(raw[flag], bool):
-                    raise CharacterError(f"{path}: entry {i}: '{flag}' must be true or false.", "")
-                setattr(entry, flag, raw[flag])
-        for number in ENTRY_INTS:
-            if number in raw:
-                if not isinstance(raw[number], int):
-                    raise CharacterError(f"{path}: entry {i}: '{number}' must be a whole number.", "")
-                setattr(entry, number, raw[number])
-        entries.append(entry)
-    book = Lorebook(entries=entries, name=_text(data, "name", path))
+        raise CharacterError(f"{path}: 'entries' must be a list of [[entries]] tables.", "Start each entry with a [[entries]] line.")
+    book = Lorebook(name=_text(data, "name", path))
     for key in ("scan_depth", "token_budget"):
         if key in data:
-            if not isinstance(data[key], int) or data[key] < 0:
-                raise CharacterError(f"{path}: '{key}' must be a positive whole number.", "")
-            setattr(book, key, data[key])
+            setattr(book, key, _number(data, key, path))
+    for i, raw in enumerate(raw_entries, 1):
+        where = f"entry {i}: "
+        if not isinstance(raw, dict):
+            raise CharacterError(f"{path}: entry {i} is not a table.", "Start each entry with a [[entries]] line.")
+        entry = LoreEntry(
+            keys=_texts(raw, "keys", path, where),
+            content=_text(raw, "content", path, where),
+            secondary_keys=_texts(raw, "secondary_keys", path, where),
+            name=_text(raw, "name", path, where),
+        )
+        for flag in ENTRY_FLAGS:
+            if flag in raw:
+                if not isinstance(raw[flag], bool):
+                    raise CharacterError(f"{path}: {where}'{flag}' must be true or false.", f"Write it as {flag} = true.")
+                setattr(entry, flag, raw[flag])
+        for number in ENTRY_NUMBERS:
+            if number in raw:
+                setattr(entry, number, _number(raw, number, path, where))
+        book.entries.append(entry)
     return book
 
 
 def load_character_folder(folder: Path, *, bundled: bool = False) -> Character:
-    path = folder / "character.toml"
+    """Read a character folder. Raises CharacterError naming the file and the problem."""
+    path = folder / CHARACTER_FILE
+    if not folder.is_dir():
+        raise CharacterError(f"{folder} is not a folder.", "A character is a folder holding a character.toml.")
     data = _read_toml(path)
-    name = _text(data, "name", path)
-    if not name:
+    character = Character(id=folder.name, name="", source=folder, bundled=bundled)
+    for key, attr in TEXT_FIELDS.items():
+        setattr(character, attr, _text(data, key, path))
+    if not character.name:
         raise CharacterError(f"{path} has no name.", 'Add a line: name = "...".')
-    character = Character(
-        id=folder.name,
-        name=name,
-        nickname=_text(data, "nickname", path),
-        description=_text(data, "description", path),
-        personality=_text(data, "personality", path),
-        scenario=_text(data, "scenario", path),
-        first_message=_text(data, "first_message", path),
-        alternate_greetings=_texts(data, "alternate_greetings", path),
-        example_dialogue=_text(data, "example_dialogue", path),
-        system_prompt=_text(data, "system_prompt", path),
-        post_history_instructions=_text(data, "post_history_instructions", path),
-        creator_notes=_text(data, "creator_notes", path),
-        tags=_texts(data, "tags", path),
-        creator=_text(data, "creator", path),
-        character_version=_text(data, "version", path),
-        source=folder,
-        bundled=bundled,
-    )
-    if (folder / "lorebook.toml").is_file():
-        character.character_book = load_lorebook(folder / "lorebook.toml")
-    card = folder / "card.json"
+    character.alternate_greetings = _texts(data, "alternate_greetings", path)
+    character.tags = _texts(data, "tags", path)
+    if (folder / LOREBOOK_FILE).is_file():
+        character.character_book = load_lorebook(folder / LOREBOOK_FILE)
+    card = folder / CARD_FILE
     if card.is_file():
         try:
-            character.raw_card = json.loads(card.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise CharacterError(f"{card} is not valid JSON: {exc}.", "Delete it to keep only character.toml.") from exc
-        _restore_card_details(character)
+            raw_card = json.loads(card.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+            raise CharacterError(f"{card} is not a readable card: {exc}.", "Delete it to keep only character.toml.") from exc
+        if isinstance(raw_card, dict):
+            _restore_from_card(character, raw_card)
     return character
 
 
-def _restore_card_details(character: Character) -> None:
-    """What character.toml does not hold (extensions, lore entry ids and
-    extensions) comes back from the kept card, as long as the lore is unedited."""
-    from omoide.characters.cards import card_data, lorebook_from_card
+def tidy(text: str) -> str:
+    """How text is written to the TOML files: for people, without the stray
+    whitespace and CRLFs of cards (card.json keeps those)."""
+    return text.replace("\r\n", "\n").strip()
+
+
+def _restore_from_card(character: Character, raw_card: dict[str, Any]) -> None:
+    """card.json holds what the TOML files do not (extensions, lore entry ids,
+    surrounding whitespace). Take those back from it wherever the TOML still
+    says the same thing, so an unedited import exports exactly as it came."""
+    from omoide.characters.cards import character_from_card
 
     try:
-        data = card_data(character.raw_card or {})
-        if isinstance(data.get("extensions"), dict):
-            character.extensions = data["extensions"]
-        original = lorebook_from_card(data.get("character_book"))
-    except (ValueError, TypeError):
-        return
-    if original is None or character.character_book is None:
-        return
+        original = character_from_card(raw_card, character_id=character.id)
+    except CharacterError:
+        return  # an unreadable kept card is ignored: character.toml is what counts
+    character.raw_card = raw_card
+    character.extensions = original.extensions
+    for attr in TEXT_FIELDS.values():
+        if tidy(getattr(original, attr)) == getattr(character, attr):
+            setattr(character, attr, getattr(original, attr))
+    for attr in LIST_FIELDS:
+        if [tidy(s) for s in getattr(original, attr)] == getattr(character, attr):
+            setattr(character, attr, getattr(original, attr))
+    if original.character_book is not None and character.character_book is not None:
+        if _visible(original.character_book) == _visible(character.character_book):
+            character.character_book = original.character_book
+        else:
+            _carry_entry_details(original.character_book, character.character_book)
+    elif original.character_book is not None and not original.character_book.entries:
+        character.character_book = original.character_book
 
-    def visible(book: Lorebook) -> list[tuple[object, ...]]:
-        return [(e.name, tuple(e.keys), e.content, tuple(e.secondary_keys), e.selective, e.case_sensitive, e.use_regex,
-                 e.constant, e.enabled, e.insertion_order, e.priority) for e in book.entries]
 
-    mine = character.character_book
-    if visible(mine) == visible(original) and (mine.name, mine.scan_depth, mine.token_budget) == (original.name, original.scan_depth, original.token_budget):
-        character.character_book = original
+def _carry_entry_details(original: Lorebook, edited: Lorebook) -> None:
+    """An edited lorebook keeps each entry's id and extensions, found by the
+    entry's name, or by its keys when it has none."""
+    by_name = {tidy(e.name): e for e in original.entries if tidy(e.name)}
+    by_keys = {tuple(tidy(k) for k in e.keys): e for e in original.entries}
+    for entry in edited.entries:
+        match = by_name.get(entry.name) if entry.name else by_keys.get(tuple(entry.keys))
+        if match is not None:
+            entry.id, entry.extensions = match.id, match.extensions
 
 
-def _toml_string(value: str) -> str:
-    if "\n" not in value and len(value) < 80:
-        return json.dumps(value, ensure_ascii=False)
-    if "'''" not in value:
-        return "'''\n" + value + "\n'''"
-    escaped = value.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
-    return '"""\n' + escaped + '\n"""'
+def _visible(book: Lorebook) -> tuple[object, ...]:
+    """What lorebook.toml holds, as the loader reads it back."""
+    entries = tuple(
+        (tidy(e.name), tuple(tidy(k) for k in e.keys), tidy(e.content), tuple(tidy(k) for k in e.secondary_keys),
+         e.selective, e.case_sensitive, e.use_regex, e.constant, e.enabled, e.insertion_order, e.priority)
+        for e in book.entries
+    )
+    return (tidy(book.name), book.scan_depth, book.token_budget, entries)
 
 
 def character_toml(character: Character) -> str:
-    values = {
-        "name": character.name, "nickname": character.nickname, "description": character.description,
-        "personality": character.personality, "scenario": character.scenario, "first_message": character.first_message,
-        "example_dialogue": character.example_dialogue, "system_prompt": character.system_prompt,
-        "post_history_instructions": character.post_history_instructions, "creator_notes": character.creator_notes,
-        "creator": character.creator, "version": character.character_version,
-    }
-    lines = [f"{key} = {_toml_string(value)}" for key, value in values.items() if value or key == "name"]
+    lines = ["# A character, hand-editable. {{char}} and {{user}} become the character's and your name."]
+    for key, attr in TEXT_FIELDS.items():
+        value = tidy(getattr(character, attr))
+        if value or key == "name":
+            lines.append(tomlwrite.assignment(key, value))
     for key in LIST_FIELDS:
-        items = character.alternate_greetings if key == "alternate_greetings" else character.tags
+        items = [tidy(item) for item in getattr(character, key)]
         if items:
-            lines.append(f"{key} = [\n" + "".join(f"    {_toml_string(item)},\n" for item in items) + "]")
+            lines.append(tomlwrite.assignment(key, items))
     return "\n\n".join(lines) + "\n"
 
 
 def lorebook_toml(book: Lorebook) -> str:
-    lines = [f"name = {_toml_string(book.name)}", f"scan_depth = {book.scan_depth}", f"token_budget = {book.token_budget}"]
+    lines = [
+        "# Lore is added to the prompt when one of its keys appears in the recent messages.",
+        tomlwrite.assignment("name", tidy(book.name)),
+        tomlwrite.assignment("scan_depth", book.scan_depth),
+        tomlwrite.assignment("token_budget", book.token_budget),
+    ]
     for entry in book.entries:
         lines.append("\n[[entries]]")
-        if entry.name:
-            lines.append(f"name = {_toml_string(entry.name)}")
-        lines.append("keys = [" + ", ".join(_toml_string(k) for k in entry.keys) + "]")
+        if tidy(entry.name):
+            lines.append(tomlwrite.assignment("name", tidy(entry.name)))
+        lines.append(tomlwrite.assignment("keys", [tidy(k) for k in entry.keys]))
         if entry.secondary_keys:
-            lines.append("secondary_keys = [" + ", ".join(_toml_string(k) for k in entry.secondary_keys) + "]")
-        lines.append(f"content = {_toml_string(entry.content)}")
-        for flag in ENTRY_BOOLS:
-            default = flag == "enabled"
+            lines.append(tomlwrite.assignment("secondary_keys", [tidy(k) for k in entry.secondary_keys]))
+        lines.append(tomlwrite.assignment("content", tidy(entry.content)))
+        for flag, default in ENTRY_FLAGS.items():
             if getattr(entry, flag) != default:
-                lines.append(f"{flag} = {'true' if getattr(entry, flag) else 'false'}")
-        lines.append(f"insertion_order = {entry.insertion_order}")
-        lines.append(f"priority = {entry.priority}")
+                lines.append(tomlwrite.assignment(flag, getattr(entry, flag)))
+        for number in ENTRY_NUMBERS:
+            lines.append(tomlwrite.assignment(number, getattr(entry, number)))
     return "\n".join(lines) + "\n"
 
 
-def save_character_folder(character: Character, folder: Path) -> None:
-    """Write the folder atomically: build it beside the target, then rename."""
+def save_character_folder(character: Character, folder: Path, *, extra_files: dict[str, bytes] | None = None) -> None:
+    """Write the folder atomically: build it beside the target, then rename it
+    into place. Files already in the folder that omoide does not write (an
+    image, notes) are carried over."""
     folder.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
+    written = {CHARACTER_FILE, LOREBOOK_FILE, CARD_FILE, *(extra_files or {})}
     try:
-        (staging / "character.toml").write_text(character_toml(character), encoding="utf-8")
-        if character.character_book and character.character_book.entries:
-            (staging / "lorebook.toml").write_text(lorebook_toml(character.character_book), encoding="utf-8")
+        if folder.is_dir():
+            for item in folder.iterdir():
+                if item.name not in written:
+                    (shutil.copytree if item.is_dir() else shutil.copy2)(item, staging / item.name)
+        (staging / CHARACTER_FILE).write_text(character_toml(character), encoding="utf-8")
+        if character.character_book is not None:
+            (staging / LOREBOOK_FILE).write_text(lorebook_toml(character.character_book), encoding="utf-8")
         if character.raw_card is not None:
-            (staging / "card.json").write_text(json.dumps(character.raw_card, ensure_ascii=False, indent=1), encoding="utf-8")
+            (staging / CARD_FILE).write_text(json.dumps(character.raw_card, ensure_ascii=False, indent=2), encoding="utf-8")
+        for name, content in (extra_files or {}).items():
+            (staging / name).write_bytes(content)
         if folder.exists():
-            backup = folder.with_name(f".{folder.name}.old")
-            shutil.rmtree(backup, ignore_errors=True)
+            backup = staging.with_name(staging.name + "-old")
             os.replace(folder, backup)
-            os.replace(staging, folder)
+            try:
+                os.replace(staging, folder)
+            except BaseException:
+                os.replace(backup, folder)
+                raise
             shutil.rmtree(backup, ignore_errors=True)
         else:
             os.replace(staging, folder)

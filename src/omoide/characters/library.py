@@ -1,4 +1,5 @@
-"""Finding characters: the bundled ones, and the user's own (which win on a clash)."""
+"""Finding characters: the bundled ones, and the user's own (which win when
+they share an id)."""
 
 from __future__ import annotations
 
@@ -7,41 +8,47 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from omoide import locations
-from omoide.characters.folder import load_character_folder
+from omoide.characters.folder import CHARACTER_FILE, load_character_folder
 from omoide.characters.model import Character
 from omoide.errors import CharacterError
+
+DEFAULT_ID = "suzune"
 
 
 @dataclass
 class Listing:
     characters: list[Character] = field(default_factory=list)
     problems: list[CharacterError] = field(default_factory=list)
-    """Folders that could not be read: shown, never fatal."""
+    """Folders that could not be read: shown to the user, never fatal."""
 
 
-def _scan(directory: Path, *, bundled: bool, listing: Listing, seen: dict[str, int]) -> None:
-    if not directory.is_dir():
+def _scan(directory: Path, *, bundled: bool, listing: Listing, by_id: dict[str, Character]) -> None:
+    try:
+        folders = sorted(p for p in directory.iterdir() if p.is_dir() and not p.name.startswith("."))
+    except FileNotFoundError:
         return
-    for folder in sorted(p for p in directory.iterdir() if p.is_dir() and not p.name.startswith(".")):
-        if not (folder / "character.toml").is_file():
+    except OSError as exc:
+        listing.problems.append(CharacterError(f"{directory} cannot be read ({exc.strerror or exc}).", "Check its permissions."))
+        return
+    for folder in folders:
+        if not (folder / CHARACTER_FILE).is_file():
+            listing.problems.append(CharacterError(
+                f"{folder} has no {CHARACTER_FILE}.", "Add one with at least a name, or move the folder out of the characters folder."
+            ))
             continue
         try:
-            character = load_character_folder(folder, bundled=bundled)
+            by_id[folder.name] = load_character_folder(folder, bundled=bundled)
         except CharacterError as exc:
             listing.problems.append(exc)
-            continue
-        if character.id in seen:
-            listing.characters[seen[character.id]] = character
-        else:
-            seen[character.id] = len(listing.characters)
-            listing.characters.append(character)
 
 
 def scan_characters() -> Listing:
+    """Every character that can be read, sorted by id, and the problems with the rest."""
     listing = Listing()
-    seen: dict[str, int] = {}
-    _scan(locations.bundled_characters_dir(), bundled=True, listing=listing, seen=seen)
-    _scan(locations.user_characters_dir(), bundled=False, listing=listing, seen=seen)
+    by_id: dict[str, Character] = {}
+    _scan(locations.bundled_characters_dir(), bundled=True, listing=listing, by_id=by_id)
+    _scan(locations.user_characters_dir(), bundled=False, listing=listing, by_id=by_id)
+    listing.characters = [by_id[key] for key in sorted(by_id)]
     return listing
 
 
@@ -49,24 +56,37 @@ def list_characters() -> list[Character]:
     return scan_characters().characters
 
 
+def source_kind(character: Character) -> str:
+    """'bundled', 'imported' (from a card) or 'user' (a folder the user made)."""
+    if character.bundled:
+        return "bundled"
+    return "imported" if character.raw_card is not None else "user"
+
+
 def find_character(name_or_id: str) -> Character:
+    """By id, name or nickname, ignoring letter case."""
     listing = scan_characters()
-    wanted = name_or_id.strip().lower()
+    wanted = name_or_id.strip().casefold()
     for character in listing.characters:
-        if wanted in (character.id.lower(), character.name.lower(), character.nickname.lower()):
+        if wanted == character.id.casefold():
             return character
-    choices = [c.id for c in listing.characters]
-    close = difflib.get_close_matches(wanted, choices + [c.name.lower() for c in listing.characters], n=1, cutoff=0.5)
-    hint = f"Did you mean '{close[0]}'? " if close else ""
-    hint += f"Characters: {', '.join(choices) or 'none'}. `omoide characters list` shows them; `omoide characters import FILE` adds one."
+    for character in listing.characters:
+        if wanted in (character.name.casefold(), character.nickname.casefold()):
+            return character
+    ids = [c.id for c in listing.characters]
+    names = {c.name.casefold(): c.id for c in listing.characters}
+    close = difflib.get_close_matches(wanted, ids + list(names), n=1, cutoff=0.5)
+    hint = f"Did you mean '{names.get(close[0], close[0])}'? " if close else ""
+    hint += f"Available: {', '.join(ids) or 'none'}. `omoide characters import FILE` adds one from a card."
     raise CharacterError(f"There is no character called '{name_or_id}'.", hint)
 
 
 def default_character() -> Character:
+    """Suzune when she is there, else the first character by id."""
     characters = list_characters()
     if not characters:
         raise CharacterError(
             "There are no characters.",
             f"Put a character folder in {locations.user_characters_dir()} or import a card with `omoide characters import FILE`.",
         )
-    return characters[0]
+    return next((c for c in characters if c.id == DEFAULT_ID), characters[0])

@@ -1,12 +1,38 @@
-"""World info: which lore entries fire for the recent messages, and why."""
+"""World info: which lore entries fire for the recent messages, and why.
+
+Matching rules, in the order they apply:
+
+- a disabled entry never fires; a `constant` one always does;
+- keys are looked for in the last `scan_depth` messages, ignoring letter case
+  unless the entry is `case_sensitive`;
+- a plain key matches as a whole word or phrase: "cat" fires on "the cat's
+  bowl" but not on "concatenate" or "cats". Where a key starts or ends with a
+  letter of a script written without spaces (Japanese, Chinese, Korean, Thai
+  ...) that side is not checked, so "猫" fires on "黒猫が";
+- a key written `/pattern/flags` is a regular expression (flags i, m, s, x
+  and nothing else), and so is every key of a `use_regex` entry. An invalid
+  pattern skips the key, with the reason reported, never an error;
+- a `selective` entry also needs one of its `secondary_keys` (with none
+  listed, the primary key is enough, as SillyTavern does);
+- the fired entries are ordered by `insertion_order`; when their content is
+  over `token_budget`, the lowest `priority` is dropped first, and among
+  equals the latest in insertion order.
+"""
 
 from __future__ import annotations
 
+import functools
+import json
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
+from omoide.characters.books import lorebook_from_card, lorebook_from_world_info
 from omoide.characters.model import LoreEntry, Lorebook
+from omoide.errors import CharacterError
+
+MAX_LOREBOOK_BYTES = 20 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -14,32 +40,68 @@ class FiredEntry:
     entry: LoreEntry
     reason: str
     """'constant', or which key matched in which of the recent messages."""
+    key: str = ""
+    """The primary key that matched (empty for a constant entry)."""
+    message_age: int | None = None
+    """Where it matched: 0 is the newest message, 1 the one before it..."""
 
 
-_REGEX_KEY = re.compile(r"^/(.+)/([imsx]*)$")
+@dataclass(frozen=True, slots=True)
+class SkippedEntry:
+    entry: LoreEntry
+    reason: str
+    """An invalid regex, or the token budget."""
 
 
-def _matcher(key: str, entry: LoreEntry) -> re.Pattern[str] | None:
-    """A key matches as a whole word (or phrase); `/pattern/flags` or use_regex
-    makes it a regular expression. An invalid regex matches nothing."""
-    flags = 0 if entry.case_sensitive else re.IGNORECASE
-    literal = _REGEX_KEY.match(key)
+class LoreScanResult(list[FiredEntry]):
+    """The entries that fire, in insertion order; `skipped` says which were
+    left out and why (a broken regex, the budget)."""
+
+    def __init__(self, fired: Sequence[FiredEntry] = (), skipped: Sequence[SkippedEntry] = ()) -> None:
+        super().__init__(fired)
+        self.skipped: list[SkippedEntry] = list(skipped)
+
+
+_REGEX_KEY = re.compile(r"^/(.+)/([imsx]*)$", re.DOTALL)
+_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}
+# Scripts written without spaces between words: no word boundary is checked there.
+_UNSPACED = ((0x0E00, 0x0EFF), (0x1000, 0x109F), (0x1780, 0x17FF), (0x2E80, 0x9FFF), (0xAC00, 0xD7AF),
+             (0xF900, 0xFAFF), (0xFF66, 0xFF9F), (0x20000, 0x3FFFF))
+
+
+def _unspaced(ch: str) -> bool:
+    return any(low <= ord(ch) <= high for low, high in _UNSPACED)
+
+
+@functools.lru_cache(maxsize=2048)
+def _compile(key: str, use_regex: bool, case_sensitive: bool) -> re.Pattern[str] | str:
+    """The key's pattern, or why it cannot be used."""
+    case = 0 if case_sensitive else re.IGNORECASE
+    written = _REGEX_KEY.match(key)
     try:
-        if literal:
-            for letter in literal.group(2):
-                flags |= {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}[letter]
-            return re.compile(literal.group(1), flags)
-        if entry.use_regex:
-            return re.compile(key, flags)
-    except re.error:
-        return None
-    return re.compile(rf"(?<!\w){re.escape(key.strip())}(?!\w)", flags) if key.strip() else None
+        if written:
+            flags = 0
+            for letter in written.group(2):
+                flags |= _FLAGS[letter]
+            return re.compile(written.group(1), flags)
+        if use_regex:
+            return re.compile(key, case)
+    except (re.error, RecursionError, OverflowError) as exc:
+        return f"invalid regex {key!r}: {exc}"
+    phrase = key.strip()
+    if not phrase:
+        return "an empty key"
+    before = "" if _unspaced(phrase[0]) else r"(?<!\w)"
+    after = "" if _unspaced(phrase[-1]) else r"(?!\w)"
+    return re.compile(before + re.escape(phrase) + after, case)
 
 
-def _first_match(keys: Sequence[str], entry: LoreEntry, texts: Sequence[str]) -> tuple[str, int] | None:
+def _find(keys: Sequence[str], entry: LoreEntry, texts: Sequence[str], problems: list[str]) -> tuple[str, int] | None:
+    """The first key that matches, and in which message (0 = newest)."""
     for key in keys:
-        pattern = _matcher(key, entry)
-        if pattern is None:
+        pattern = _compile(key, entry.use_regex, entry.case_sensitive)
+        if isinstance(pattern, str):
+            problems.append(pattern)
             continue
         for age, text in enumerate(reversed(texts)):
             if pattern.search(text):
@@ -47,37 +109,92 @@ def _first_match(keys: Sequence[str], entry: LoreEntry, texts: Sequence[str]) ->
     return None
 
 
-def scan(book: Lorebook | None, recent_texts: Sequence[str], *, count_tokens: Callable[[str], int] = lambda t: len(t) // 4 + 1) -> list[FiredEntry]:
-    """Entries that fire for the last `scan_depth` messages, in insertion order,
-    within the token budget (lowest priority dropped first)."""
+def _where(age: int) -> str:
+    return "the last message" if age == 0 else f"message {age + 1} from the end"
+
+
+def _default_count(text: str) -> int:
+    return len(text) // 4 + 1
+
+
+def scan(
+    book: Lorebook | None, recent_texts: Sequence[str], *, count_tokens: Callable[[str], int] = _default_count
+) -> LoreScanResult:
+    """Entries that fire for the recent messages (oldest first), in insertion
+    order, within the token budget."""
     if book is None:
-        return []
-    window = list(recent_texts)[-book.scan_depth:] if book.scan_depth else []
+        return LoreScanResult()
+    depth = max(book.scan_depth, 0)
+    window = list(recent_texts)[-depth:] if depth else []
     fired: list[FiredEntry] = []
+    skipped: list[SkippedEntry] = []
     for entry in book.entries:
         if not entry.enabled:
             continue
         if entry.constant:
             fired.append(FiredEntry(entry, "constant"))
             continue
-        hit = _first_match(entry.keys, entry, window)
-        if hit is None:
+        problems: list[str] = []
+        hit = _find(entry.keys, entry, window, problems)
+        second = None
+        if hit is not None and entry.selective and entry.secondary_keys:
+            second = _find(entry.secondary_keys, entry, window, problems)
+        if hit is None or (second is None and entry.selective and entry.secondary_keys):
+            if problems:
+                skipped.append(SkippedEntry(entry, "; ".join(problems)))
             continue
-        reason = f"key '{hit[0]}' in the {'last' if hit[1] == 0 else f'{hit[1] + 1}th-last'} message"
-        if entry.selective and entry.secondary_keys:
-            second = _first_match(entry.secondary_keys, entry, window)
-            if second is None:
-                continue
-            reason += f" and secondary key '{second[0]}'"
-        fired.append(FiredEntry(entry, reason))
-    # Over budget: drop the lowest priority, then the latest in insertion order.
-    by_drop_order = sorted(fired, key=lambda f: (f.entry.priority, -f.entry.insertion_order))
-    total = sum(count_tokens(f.entry.content) for f in fired)
+        reason = f"key {hit[0]!r} in {_where(hit[1])}"
+        if second is not None:
+            reason += f", with secondary key {second[0]!r} in {_where(second[1])}"
+        fired.append(FiredEntry(entry, reason, hit[0], hit[1]))
+    kept = _fit(fired, max(book.token_budget, 0), count_tokens, skipped)
+    return LoreScanResult(sorted(kept, key=lambda f: f.entry.insertion_order), skipped)
+
+
+def _fit(fired: list[FiredEntry], budget: int, count_tokens: Callable[[str], int], skipped: list[SkippedEntry]) -> list[FiredEntry]:
+    cost = {id(f): count_tokens(f.entry.content) for f in fired}
+    total = sum(cost.values())
     dropped: set[int] = set()
-    for candidate in by_drop_order:
-        if total <= book.token_budget:
+    for candidate in sorted(fired, key=lambda f: (f.entry.priority, -f.entry.insertion_order)):
+        if total <= budget:
             break
         dropped.add(id(candidate))
-        total -= count_tokens(candidate.entry.content)
-    kept = [f for f in fired if id(f) not in dropped]
-    return sorted(kept, key=lambda f: f.entry.insertion_order)
+        total -= cost[id(candidate)]
+        skipped.append(SkippedEntry(candidate.entry, f"over the token budget ({budget})"))
+    return [f for f in fired if id(f) not in dropped]
+
+
+def load_lorebook_file(path: Path) -> Lorebook:
+    """A standalone lorebook: omoide's lorebook.toml, SillyTavern world info
+    (JSON with an `entries` object), a card's `character_book` (or a V3
+    `lorebook_v3` file), or a whole card holding one."""
+    path = Path(path)
+    if path.suffix.lower() == ".toml":
+        from omoide.characters.folder import load_lorebook
+
+        return load_lorebook(path)
+    try:
+        if path.stat().st_size > MAX_LOREBOOK_BYTES:
+            raise CharacterError(f"Cannot read the lorebook {path}: it is over {MAX_LOREBOOK_BYTES // 1_048_576} MiB.", "Is this the right file?")
+        data = json.loads(path.read_bytes().decode("utf-8-sig"))
+    except OSError as exc:
+        raise CharacterError(f"Cannot read the lorebook {path}: {exc.strerror or exc}.", "Check the path.") from exc
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise CharacterError(f"Cannot read the lorebook {path}: it is not valid JSON ({exc}).", "Export it again as JSON.") from exc
+    try:
+        if not isinstance(data, dict):
+            raise ValueError("the JSON is not an object")
+        if data.get("spec") == "lorebook_v3" or (data.get("spec") in ("chara_card_v2", "chara_card_v3") and isinstance(data.get("data"), dict)):
+            inner = data.get("data")
+            data = inner.get("character_book", inner) if isinstance(inner, dict) else inner
+        if isinstance(data, dict) and isinstance(data.get("entries"), dict):
+            return lorebook_from_world_info(data, name=path.stem)
+        book = lorebook_from_card(data)
+        if book is None or not isinstance(data, dict) or "entries" not in data:
+            raise ValueError("it holds no lorebook entries")
+        return book
+    except (ValueError, TypeError) as exc:
+        raise CharacterError(
+            f"Cannot read the lorebook {path}: {exc}.",
+            "omoide reads SillyTavern world info, a card's character_book, and lorebook.toml.",
+        ) from exc

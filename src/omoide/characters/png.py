@@ -58,24 +58,37 @@ def write_chunks(chunks: list[Chunk]) -> bytes:
     return bytes(out)
 
 
+MAX_TEXT_BYTES = 64 * 1024 * 1024
+"""A compressed text chunk may not inflate past this (a zip bomb stays small on disk)."""
+
+
+def _inflate(data: bytes) -> bytes:
+    inflater = zlib.decompressobj()
+    out = inflater.decompress(data, MAX_TEXT_BYTES)
+    if inflater.unconsumed_tail:
+        raise PNGError("a compressed text chunk inflates past the size limit")
+    return out
+
+
 def text_chunks(chunks: list[Chunk]) -> dict[str, str]:
-    """tEXt (and uncompressed iTXt / zTXt) chunks by keyword."""
+    """tEXt, zTXt and iTXt chunks by keyword. Unreadable ones are skipped:
+    a card reader only cares about its own keywords."""
     found: dict[str, str] = {}
     for chunk in chunks:
+        if chunk.kind not in (b"tEXt", b"zTXt", b"iTXt"):
+            continue
+        keyword, _, rest = chunk.data.partition(b"\x00")
         try:
             if chunk.kind == b"tEXt":
-                keyword, _, text = chunk.data.partition(b"\x00")
-                found[keyword.decode("latin-1")] = text.decode("latin-1")
+                found[keyword.decode("latin-1")] = rest.decode("latin-1")
             elif chunk.kind == b"zTXt":
-                keyword, _, rest = chunk.data.partition(b"\x00")
-                found[keyword.decode("latin-1")] = zlib.decompress(rest[1:]).decode("latin-1")
-            elif chunk.kind == b"iTXt":
-                keyword, _, rest = chunk.data.partition(b"\x00")
-                compressed, _method, rest = rest[0], rest[1], rest[2:]
-                _lang, _, rest = rest.partition(b"\x00")
-                _translated, _, text = rest.partition(b"\x00")
-                found[keyword.decode("latin-1")] = (zlib.decompress(text) if compressed else text).decode("utf-8")
-        except (zlib.error, UnicodeDecodeError, IndexError):
+                found[keyword.decode("latin-1")] = _inflate(rest[1:]).decode("latin-1")
+            else:
+                compressed, rest = rest[0], rest[2:]  # flag, method, then language and translated keyword
+                _language, _, rest = rest.partition(b"\x00")
+                _translated, _, body = rest.partition(b"\x00")
+                found[keyword.decode("latin-1")] = (_inflate(body) if compressed else body).decode("utf-8")
+        except (zlib.error, UnicodeDecodeError, IndexError, PNGError):
             continue
     return found
 
