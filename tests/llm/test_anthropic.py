@@ -10,7 +10,7 @@ from pydantic import SecretStr
 from omoide.characters.model import Character
 from omoide.config import Settings
 from omoide.domain import MemoryState, Summary
-from omoide.errors import AuthenticationFailed, ServerFailed
+from omoide.errors import AuthenticationFailed, ModelNotFound, ServerFailed, StreamStalled
 from omoide.llm.anthropic import AnthropicBackend, to_anthropic
 from omoide.llm.base import Done, TextDelta, ToolCall, Usage
 from omoide.memory.diary import SAVE_MEMORY
@@ -136,3 +136,59 @@ async def test_cache_figures_reach_the_inspector_and_the_status_bar(fault_server
         assert [e.content for e in (await session.memory()).diary] == ["He came back in the rain."]
     await store.close()
     await b.aclose()
+
+
+async def test_overloaded_529_is_retried_before_the_first_byte(fault_server: FaultServer) -> None:
+    overloaded = b'{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}'
+    fault_server.queue(Reply(status=529, headers={"retry-after": "0"}, body=overloaded), recorded("anthropic_text.sse"))
+    b = backend(fault_server)
+    events = [e async for e in b.stream(prompt_messages())]
+    await b.aclose()
+    assert len(fault_server.requests) == 2 and any(isinstance(e, TextDelta) for e in events)
+    assert isinstance(events[-1], Done)
+
+
+async def test_an_unknown_model_is_named(fault_server: FaultServer) -> None:
+    fault_server.queue(Reply(status=404, body=b'{"type":"error","error":{"type":"not_found_error","message":"model: claude-test"}}'))
+    b = backend(fault_server)
+    with pytest.raises(ModelNotFound) as info:
+        [e async for e in b.stream(prompt_messages())]
+    await b.aclose()
+    assert "claude-test" in info.value.message and len(fault_server.requests) == 1
+
+
+async def test_a_stall_mid_stream_keeps_what_arrived(fault_server: FaultServer) -> None:
+    body = (DATA / "anthropic_overloaded.sse").read_bytes()
+    head = body[: body.index(b"event: error")]
+    fault_server.queue(Reply(chunks=[head, 3.0, b"event: message_stop\n"]))
+    b = AnthropicBackend(Settings(backend="anthropic", base_url=f"http://127.0.0.1:{fault_server.port}",
+                                  api_key=SecretStr(KEY), stall_timeout=0.5))
+    received = []
+    with pytest.raises(StreamStalled):
+        async for event in b.stream(prompt_messages()):
+            if isinstance(event, TextDelta):
+                received.append(event.text)
+    await b.aclose()
+    assert received == ["The harbour was"] and len(fault_server.requests) == 1
+
+
+def test_marked_messages_get_breakpoints_and_tool_results_share_a_turn() -> None:
+    messages = [
+        {"role": "system", "content": "card"},
+        {"role": "user", "content": "old"},
+        {"role": "assistant", "content": "older reply", "cache_breakpoint": True},
+        {"role": "user", "content": "remember two things"},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "a", "type": "function", "function": {"name": "save_memory", "arguments": '{"content": "one"}'}},
+            {"id": "b", "type": "function", "function": {"name": "save_memory", "arguments": '{"content": "two"}'}},
+        ]},
+        {"role": "tool", "tool_call_id": "a", "content": "saved"},
+        {"role": "tool", "tool_call_id": "b", "content": "saved"},
+        {"role": "system", "content": "Current date and time: now"},
+    ]
+    system, turns = to_anthropic(messages)  # type: ignore[arg-type]
+    assert [t["role"] for t in turns] == ["user", "assistant", "user", "assistant", "user"]
+    assert turns[1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert [b["tool_use_id"] for b in turns[4]["content"]] == ["a", "b"]
+    assert [b["input"] for b in turns[3]["content"]] == [{"content": "one"}, {"content": "two"}]
+    assert [b["text"] for b in system] == ["card", "Current date and time: now"] and "cache_control" not in system[-1]

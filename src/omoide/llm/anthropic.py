@@ -9,28 +9,18 @@ friends) end the reply like any other failure.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import random
 from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 
 from omoide.config import Settings
-from omoide.errors import (
-    BackendError,
-    BackendUnreachable,
-    BadRequest,
-    ConfigError,
-    RateLimited,
-    ServerFailed,
-    StreamBroken,
-    StreamStalled,
-)
+from omoide.errors import BackendError, BadRequest, ConfigError, RateLimited, ServerFailed
 from omoide.llm.base import ChatMessage, Done, Event, TextDelta, TokenCount, ToolCall, ToolCallDelta, ToolSpec, Usage, estimate_tokens
-from omoide.llm.errors import RETRYABLE_STATUS, connect_error, http_error
+from omoide.llm.errors import connect_error, http_error
 from omoide.llm.sse import SSEParser
+from omoide.llm.transport import Failed, Transport
 
 API_VERSION = "2023-06-01"
 DEFAULT_URL = "https://api.anthropic.com"
@@ -53,17 +43,18 @@ def to_anthropic(messages: list[ChatMessage]) -> tuple[list[dict[str, Any]], lis
                 system.append({"type": "text", "text": content[:split], "cache_control": CACHE})
                 content = content[split:].lstrip("\n")
             block: dict[str, Any] = {"type": "text", "text": content}
-            if leading:
+            if leading or message.get("cache_breakpoint"):
                 block["cache_control"] = CACHE
             system.append(block)
             continue
         leading = False
         if role == "tool":
-            turns.append({"role": "user", "content": [
+            blocks: list[dict[str, Any]] = [
                 {"type": "tool_result", "tool_use_id": message.get("tool_call_id", ""), "content": content},
-            ]})
+            ]
+            _append(turns, "user", blocks, message)
             continue
-        blocks: list[dict[str, Any]] = [{"type": "text", "text": content}] if content else []
+        blocks = [{"type": "text", "text": content}] if content else []
         for call in message.get("tool_calls") or []:
             function = call.get("function", {})
             try:
@@ -71,10 +62,7 @@ def to_anthropic(messages: list[ChatMessage]) -> tuple[list[dict[str, Any]], lis
             except json.JSONDecodeError:
                 arguments = {}
             blocks.append({"type": "tool_use", "id": call.get("id", ""), "name": function.get("name", ""), "input": arguments})
-        if turns and turns[-1]["role"] == role:  # the API wants alternating roles
-            turns[-1]["content"].extend(blocks)
-        else:
-            turns.append({"role": role, "content": blocks or [{"type": "text", "text": "…"}]})
+        _append(turns, role, blocks or [{"type": "text", "text": "…"}], message)
     # The end of the raw window is the end of the stable prefix for the next turn.
     if turns:
         last_blocks = turns[-1]["content"]
@@ -82,6 +70,15 @@ def to_anthropic(messages: list[ChatMessage]) -> tuple[list[dict[str, Any]], lis
             last_blocks[-1]["cache_control"] = CACHE
     _limit_breakpoints(system, turns)
     return system, turns
+
+
+def _append(turns: list[dict[str, Any]], role: str, blocks: list[dict[str, Any]], message: ChatMessage) -> None:
+    if message.get("cache_breakpoint"):
+        blocks[-1]["cache_control"] = CACHE
+    if turns and turns[-1]["role"] == role:  # the API wants alternating roles
+        turns[-1]["content"].extend(blocks)
+    else:
+        turns.append({"role": role, "content": blocks})
 
 
 def _limit_breakpoints(system: list[dict[str, Any]], turns: list[dict[str, Any]]) -> None:
@@ -104,8 +101,8 @@ class AnthropicBackend:
         self.base_url = (settings.base_url or DEFAULT_URL).removesuffix("/v1")
         self.model = settings.model or "claude-sonnet-4-5"
         self.supports_tools = settings.tools != "inline"
-        self._own_client = client is None
-        self.client = client or httpx.AsyncClient(timeout=httpx.Timeout(settings.request_timeout, read=settings.stall_timeout))
+        self.transport = Transport(settings, self.base_url, client)
+        self.client = self.transport.client
 
     def _headers(self) -> dict[str, str]:
         assert self.settings.api_key is not None
@@ -143,51 +140,34 @@ class AnthropicBackend:
     ) -> AsyncIterator[Event]:
         url = f"{self.base_url}/v1/messages"
         body = self.payload(messages, tools, tool_choice, max_tokens)
-        attempt = 0
-        while True:
-            try:
-                response = await self.client.send(self.client.build_request("POST", url, json=body, headers=self._headers()), stream=True)
-            except httpx.HTTPError as exc:
-                error: BackendError = connect_error(exc, self.base_url)
-            else:
-                if response.status_code < 400:
-                    break
-                raw = await response.aread()
-                await response.aclose()
-                error = http_error(response.status_code if response.status_code != 529 else 503, raw, url=self.base_url, model=self.model)
-                if response.status_code not in RETRYABLE_STATUS | {529}:
-                    raise error
-            limit = 1 if isinstance(error, BackendUnreachable) else self.settings.max_retries
-            if attempt >= limit or not error.retryable:
-                raise error
-            attempt += 1
-            await asyncio.sleep(min(8.0, 0.25 * 2**attempt) * (0.5 + random.random() / 2))
+        secret = self._headers()["x-api-key"]
+
+        def build() -> httpx.Request:
+            return self.client.build_request("POST", url, json=body, headers=self._headers())
+
+        def refused(response: httpx.Response, raw: bytes) -> Failed:
+            return self.transport.refused(response, raw, model=self.model, secret=secret)
+
+        reply = await self.transport.open(build, refused)
         try:
-            async for event in self._events(response):
+            async for event in self._events(reply.chunks()):
                 yield event
         finally:
-            await response.aclose()
+            await reply.aclose()
 
-    async def _events(self, response: httpx.Response) -> AsyncIterator[Event]:
+    async def _events(self, chunks: AsyncIterator[bytes]) -> AsyncIterator[Event]:
         parser = SSEParser()
-        chunks = response.aiter_bytes()
         blocks: dict[int, dict[str, Any]] = {}
         usage: dict[str, int | None] = {}
         stop_reason: str | None = None
         finished = False
-        while not finished:
-            try:
-                chunk = await asyncio.wait_for(anext(chunks), timeout=self.settings.stall_timeout)
-            except StopAsyncIteration:
-                break
-            except (TimeoutError, httpx.ReadTimeout) as exc:
-                raise StreamStalled(f"The reply stalled: nothing arrived for {self.settings.stall_timeout:.0f} s.", "What arrived is kept. Send again.") from exc
-            except httpx.HTTPError as exc:
-                raise StreamBroken(f"The connection to {self.base_url} broke mid-reply.", "What arrived is kept. Send again.") from exc
+        async for chunk in chunks:
             for sse in parser.feed(chunk):
                 try:
                     data = json.loads(sse.data)
                 except json.JSONDecodeError:
+                    continue
+                if not isinstance(data, dict):
                     continue
                 kind = data.get("type", sse.event)
                 if kind == "message_start":
@@ -226,8 +206,10 @@ class AnthropicBackend:
                     break
                 elif kind == "error":
                     raise _stream_error(data.get("error") or {}, self.base_url)
+            if finished:
+                break
         if not finished:
-            raise StreamBroken(f"The connection to {self.base_url} closed before the reply finished.", "What arrived is kept. Send again.")
+            raise self.transport.ended_early()
         yield Usage(prompt_tokens=usage.get("prompt"), completion_tokens=usage.get("completion"),
                     cache_read_tokens=usage.get("read"), cache_write_tokens=usage.get("write"))
         yield Done({"end_turn": "stop", "tool_use": "tool_calls", "max_tokens": "length"}.get(stop_reason or "", stop_reason))
@@ -251,12 +233,11 @@ class AnthropicBackend:
         except httpx.HTTPError as exc:
             raise connect_error(exc, self.base_url) from exc
         if response.status_code >= 400:
-            raise http_error(response.status_code, response.content, url=self.base_url, model=self.model)
+            raise http_error(response.status_code, response.content, url=self.base_url, model=self.model, secret=self._headers()["x-api-key"])
         return f"{self.base_url} answers; model {self.model}"
 
     async def aclose(self) -> None:
-        if self._own_client:
-            await self.client.aclose()
+        await self.transport.aclose()
 
 
 def _stream_error(error: dict[str, Any], url: str) -> BackendError:

@@ -1,32 +1,26 @@
 """Any OpenAI-compatible /v1/chat/completions server, streamed over httpx.
 
-Retries (with backoff) only before the first byte of a reply arrives; after
-that a failure ends the reply, keeping what arrived. A stream silent for
-longer than `stall_timeout` is given up as stalled.
+Retries only before the first byte of a reply arrives (see transport.py);
+tool calls arrive in fragments and are put together (toolcalls.py).
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
-import random
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
 from omoide.config import Settings
-from omoide.errors import BackendError, BackendUnreachable, BadRequest, ConfigError, ModelNotFound, StreamBroken, StreamStalled
+from omoide.errors import BadRequest, ConfigError, ModelNotFound
 from omoide.llm.base import WIRE_KEYS, ChatMessage, Done, Event, TextDelta, TokenCount, ToolSpec, Usage, estimate_tokens
 from omoide.llm.errors import connect_error, error_detail, http_error
 from omoide.llm.sse import SSEParser
 from omoide.llm.toolcalls import ToolCallAccumulator
+from omoide.llm.transport import Failed, Transport
 
-MAX_BACKOFF = 8.0
-MAX_RETRY_AFTER = 20.0
-"""Longest Retry-After honoured by waiting; a longer one is reported instead."""
 FRAMING_TOKENS = 4
 """Tokens a chat template adds around each message, roughly."""
 TOKENIZERS = (
@@ -47,14 +41,8 @@ class OpenAICompatBackend:
         self.base_url = settings.base_url
         self.model = settings.model or "default"
         self.supports_tools = settings.tools != "inline"
-        self._own_client = client is None
-        # Reads are timed by the stream itself (request_timeout to the first
-        # byte, stall_timeout between chunks); httpx's read limit is a backstop.
-        self.client = client or httpx.AsyncClient(timeout=httpx.Timeout(
-            settings.request_timeout,
-            connect=min(settings.request_timeout, 10.0),
-            read=max(settings.request_timeout, settings.stall_timeout) + 1.0,
-        ))
+        self.transport = Transport(settings, self.base_url, client)
+        self.client = self.transport.client
         self._tokenizers = list(TOKENIZERS)  # narrowed to the one that works, or none
 
     def _secret(self) -> str | None:
@@ -91,118 +79,39 @@ class OpenAICompatBackend:
         max_tokens: int | None = None,
     ) -> AsyncIterator[Event]:
         url = f"{self.base_url}/chat/completions"
-        retries = 0
-        while True:
-            outcome = await self._attempt(url, self._payload(messages, tools, tool_choice, max_tokens))
-            if isinstance(outcome, _Opened):
-                break
-            if outcome is None:  # the server refused the tools: send again without them
-                continue
-            error = outcome.error
-            # A refused connection rarely heals within a second, and the user is waiting.
-            limit = min(1, self.settings.max_retries) if isinstance(error, BackendUnreachable) else self.settings.max_retries
-            if retries >= limit or not error.retryable:
-                raise error
-            retries += 1
-            wait = outcome.wait if outcome.wait is not None else _backoff(retries)
-            log.warning("%s Retry %d of %d in %.1f s.", error.message, retries, limit, wait)
-            await asyncio.sleep(wait)
+
+        def build() -> httpx.Request:
+            payload = self._payload(messages, tools, tool_choice, max_tokens)
+            return self.client.build_request("POST", url, json=payload, headers=self._headers())
+
+        def refused(response: httpx.Response, body: bytes) -> Failed | None:
+            return self._refused(response, body, tools_sent=bool(tools) and self.supports_tools)
+
+        reply = await self.transport.open(build, refused)
         try:
-            async for event in self._events(outcome.chunks, outcome.first):
+            async for event in self._events(reply.chunks()):
                 yield event
         finally:
-            await outcome.response.aclose()
+            await reply.aclose()
 
-    async def _attempt(self, url: str, payload: dict[str, Any]) -> _Opened | _Failed | None:
-        """One request, up to the first byte of its body. Returns the open
-        stream, or the failure (with any delay the server asked for), or None
-        when the request should be sent again changed (tools dropped)."""
-        try:
-            request = self.client.build_request("POST", url, json=payload, headers=self._headers())
-            response = await self.client.send(request, stream=True)
-        except httpx.ConnectTimeout as exc:
-            return _Failed(connect_error(exc, self.base_url))
-        except httpx.TimeoutException as exc:
-            raise self._no_first_byte() from exc
-        except httpx.HTTPError as exc:
-            return _Failed(connect_error(exc, self.base_url))
-        try:
-            if response.status_code >= 400:
-                body = await response.aread()
-                await response.aclose()
-                return self._refused(response, payload, body)
-            chunks = response.aiter_bytes()
-            first = await self._next_chunk(chunks, self.settings.request_timeout, first=True)
-        except StreamBroken as exc:
-            # Dropped before a single byte of the reply: nothing is lost by asking again.
-            await response.aclose()
-            return _Failed(exc)
-        except BaseException:
-            await response.aclose()
-            raise
-        if first is None:
-            await response.aclose()
-            return _Failed(StreamBroken(f"The server at {self.base_url} sent an empty reply.", "Send again."))
-        return _Opened(response, chunks, first)
-
-    def _refused(self, response: httpx.Response, payload: dict[str, Any], body: bytes) -> _Failed | None:
-        status = response.status_code
-        if status == 400 and "tools" in payload and "tool" in error_detail(body).lower():
+    def _refused(self, response: httpx.Response, body: bytes, *, tools_sent: bool) -> Failed | None:
+        if response.status_code == 400 and tools_sent and "tool" in error_detail(body).lower():
             if self.settings.tools == "native":
-                return _Failed(BadRequest(
+                return Failed(BadRequest(
                     f"The server at {self.base_url} does not accept tool calls. The server said: {error_detail(body, secret=self._secret())}",
                     'Set tools = "auto" or "inline" in the config so the diary uses the inline form.',
                 ))
             log.info("%s rejects native tools; using the inline form from now on", self.base_url)
             self.supports_tools = False
             return None
-        error = http_error(status, body, url=self.base_url, model=self.model, secret=self._secret())
-        wait = _retry_after(response.headers.get("retry-after"))
-        if error.retryable and wait is not None and wait > MAX_RETRY_AFTER:
-            # Longer than anyone would watch a spinner: say so rather than wait.
-            error = type(error)(error.message, f"The server asks to wait {wait:.0f} s; send again after that.")
-            error.retryable = False
-        return _Failed(error, wait)
+        return self.transport.refused(response, body, model=self.model, secret=self._secret())
 
-    def _no_first_byte(self, waited: float | None = None) -> StreamStalled:
-        # Not retried: a busy server made busier, and the user's wait doubled.
-        error = StreamStalled(
-            f"The server at {self.base_url} sent nothing for {waited or self.settings.request_timeout:.0f} s.",
-            "It may be loading the model or busy with a long prompt; send again, or raise request_timeout.",
-        )
-        error.retryable = False
-        return error
-
-    async def _next_chunk(self, chunks: AsyncIterator[bytes], timeout: float, *, first: bool = False) -> bytes | None:
-        """The next non-empty piece of the body, or None at its end."""
-        while True:
-            try:
-                async with asyncio.timeout(timeout):
-                    chunk = await anext(chunks)
-            except StopAsyncIteration:
-                return None
-            except (TimeoutError, httpx.ReadTimeout) as exc:
-                if first:
-                    raise self._no_first_byte(timeout) from exc
-                raise StreamStalled(
-                    f"The reply stalled: nothing arrived for {timeout:.0f} s.",
-                    "What arrived is kept. Send again, or raise stall_timeout for a slow server.",
-                ) from exc
-            except httpx.HTTPError as exc:
-                raise StreamBroken(
-                    f"The connection to {self.base_url} broke mid-reply ({type(exc).__name__}).",
-                    "What arrived is kept. Send again.",
-                ) from exc
-            if chunk:
-                return chunk
-
-    async def _events(self, chunks: AsyncIterator[bytes], first: bytes) -> AsyncIterator[Event]:
+    async def _events(self, chunks: AsyncIterator[bytes]) -> AsyncIterator[Event]:
         parser = SSEParser()
         calls = ToolCallAccumulator()
         finish: str | None = None
         done = False
-        chunk: bytes | None = first
-        while chunk is not None and not done:
+        async for chunk in chunks:
             for sse in parser.feed(chunk):
                 if sse.data.strip() == "[DONE]":
                     done = True
@@ -212,8 +121,8 @@ class OpenAICompatBackend:
                         finish = event.finish_reason
                     else:
                         yield event
-            if not done:
-                chunk = await self._next_chunk(chunks, self.settings.stall_timeout)
+            if done:
+                break
         if not done:
             for sse in parser.close():
                 if sse.data.strip() != "[DONE]":
@@ -223,10 +132,7 @@ class OpenAICompatBackend:
                         else:
                             yield event
             if finish is None:
-                raise StreamBroken(
-                    f"The connection to {self.base_url} closed before the reply finished.",
-                    "What arrived is kept. Send again.",
-                )
+                raise self.transport.ended_early()
         for call in calls.finish():
             yield call
         yield Done(finish)
@@ -299,35 +205,7 @@ class OpenAICompatBackend:
         return f"{self.base_url} answers; models: {listed or 'none listed'}"
 
     async def aclose(self) -> None:
-        if self._own_client:
-            await self.client.aclose()
-
-
-@dataclass(frozen=True, slots=True)
-class _Opened:
-    response: httpx.Response
-    chunks: AsyncIterator[bytes]
-    first: bytes
-
-
-@dataclass(frozen=True, slots=True)
-class _Failed:
-    error: BackendError
-    wait: float | None = None
-    """Seconds the server asked for (Retry-After), if any."""
-
-
-def _backoff(retry: int) -> float:
-    """Exponential, with jitter so clients that failed together do not return together."""
-    return min(MAX_BACKOFF, 0.25 * 2**retry) * (0.5 + random.random() / 2)
-
-
-def _retry_after(value: str | None) -> float | None:
-    try:
-        seconds = float(value) if value is not None else None
-    except ValueError:
-        return None  # an HTTP date: rare from API servers, and backoff does as well
-    return max(0.0, seconds) if seconds is not None else None
+        await self.transport.aclose()
 
 
 def _token_list(response: httpx.Response) -> list[Any] | None:
