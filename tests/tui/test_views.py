@@ -284,3 +284,62 @@ async def test_the_inspector_reports_what_the_second_turn_shares_with_the_first(
         summary = str(app.screen.query_one("#inspector-summary").render())
         assert "Shared with the previous turn's prompt: about" in summary and "reusable from a prompt cache" in summary
         assert "(estimated: " in summary and "Dropped to fit: nothing" in summary
+
+
+async def test_paging_up_to_the_top_loads_older_messages_and_keeps_the_place(store: Store) -> None:
+    from omoide.tui.widgets.transcript import MAX_MOUNTED
+
+    settings = Settings(user_name="Kai")
+    session = await ChatSession.open(store, MIKA, settings, ScriptedBackend())
+    head = session.chat.head_id
+    for i in range(120):
+        head = (await store.add_message(session.chat.id, head, Role.USER if i % 2 == 0 else Role.ASSISTANT, f"line {i}")).id
+    app = OmoideApp(session, store=store, settings=settings)
+    async with app.run_test(size=SIZE) as pilot:
+        first_shown = texts(app)[0][1]
+        assert app.query_one("#input").has_focus
+        for _ in range(40):
+            await pilot.press("pageup")
+            if texts(app)[0][1] != first_shown:
+                break
+        await wait_for(pilot, lambda: texts(app)[0][1] != first_shown)
+        assert len(app.transcript.views()) <= MAX_MOUNTED
+        await pilot.pause(0.1)
+        # The message that was at the top is still in view, not thrown to the far end.
+        old_top = next(v for v in app.transcript.views() if v.text == first_shown)
+        assert app.transcript.scroll_y > 0
+        assert old_top.region.y - app.transcript.region.y < app.transcript.region.height
+        await pilot.press("ctrl+end")
+        await wait_for(pilot, lambda: texts(app)[-1][1] == "line 119")
+
+
+async def test_a_streaming_reply_stays_in_view_unless_you_scrolled_up_to_read(store: Store) -> None:
+    settings = Settings(user_name="Kai")
+    hold = asyncio.Event()
+    long_reply = [f"Line {i} of a long answer.\n\n" for i in range(30)]
+    backend = ScriptedBackend([long_reply, ["First part of the answer, slowly.\n\n", hold, *long_reply]], delay=0.005)
+    # Its own summarizer: 60 messages start compression, which must not eat the chat's script.
+    session = await ChatSession.open(store, MIKA, settings, backend, summarizer=ScriptedBackend())
+    head = session.chat.head_id
+    for i in range(60):
+        head = (await store.add_message(session.chat.id, head, Role.USER if i % 2 == 0 else Role.ASSISTANT, f"line {i}")).id
+    app = OmoideApp(session, store=store, settings=settings)
+    async with app.run_test(size=SIZE) as pilot:
+        transcript = app.transcript
+        await type_and_send(pilot, "Tell me everything")
+        await wait_for(pilot, lambda: app.reply_view is None and texts(app)[-1][1].startswith("Line 0"))
+        await pilot.pause(0.1)
+        assert transcript.scroll_y == transcript.max_scroll_y > 0
+
+        await type_and_send(pilot, "And again")
+        await wait_for(pilot, lambda: app.reply_view is not None and "First part" in shown_text(app.reply_view))
+        await pilot.press("pageup")
+        await pilot.pause(0.1)
+        reading_at = transcript.scroll_y
+        hold.set()
+        await wait_for(pilot, lambda: app.reply_view is None)
+        await pilot.pause(0.1)
+        assert transcript.scroll_y == reading_at < transcript.max_scroll_y
+        await pilot.press("ctrl+end")
+        await pilot.pause(0.1)
+        assert transcript.scroll_y == transcript.max_scroll_y

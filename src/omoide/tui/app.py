@@ -180,7 +180,6 @@ class OmoideApp(App[None]):
             case ReplyDelta(text=text):
                 if self.reply_view is not None:
                     self.reply_view.append(text)
-                    self.transcript.follow()
             case DiarySaved(entry=entry):
                 await self.refresh_diary()
                 self.notify(f"{self.session.character.display_name} wrote in the diary.", timeout=3)
@@ -341,9 +340,9 @@ class OmoideApp(App[None]):
         await self.show_chat()
         self.notify(f"Swipe {index + 1} of {len(group)}", timeout=2)
 
-    def action_scroll_page(self, direction: int) -> None:
+    async def action_scroll_page(self, direction: int) -> None:
         if direction < 0:
-            self.transcript.scroll_page_up()
+            await self.transcript.page_up()
         else:
             self.transcript.scroll_page_down()
 

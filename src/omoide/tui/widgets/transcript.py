@@ -3,6 +3,11 @@
 Only a bounded page of messages is ever mounted (Textual slows down with
 hundreds of widgets): older ones load on demand at the top, and the page is
 trimmed from the far end as it grows.
+
+The view is anchored (Textual's `anchor()`): it stays at the bottom while
+Markdown lays itself out and while a reply streams in, until the user scrolls
+up; scrolling back to the bottom anchors it again. Scrolling to the end once,
+right after mounting, is not enough: the Markdown blocks grow after that.
 """
 
 from __future__ import annotations
@@ -29,8 +34,6 @@ class Transcript(VerticalScroll):
         self.user_name = user_name
         self.at_live_end = True
         """True when the newest mounted message is the chat's head."""
-        self.following = True
-        """True while the view sits at the bottom: streamed text keeps it there."""
         self.head_id: int | None = None
         self._loading = False
 
@@ -47,8 +50,7 @@ class Transcript(VerticalScroll):
         await self.mount_all([self.view(m) for m in messages])
         self.head_id = head_id
         self.at_live_end = True
-        self.following = True
-        self.scroll_end(animate=False)
+        self.scroll_end(animate=False)  # re-anchors
 
     async def add(self, message: Message, *, live: bool = False) -> MessageView:
         """Mount a new message at the live end (jumping there first if the view
@@ -61,14 +63,23 @@ class Transcript(VerticalScroll):
         excess = len(self.views()) - MAX_MOUNTED
         for old in self.views()[: max(excess, 0)]:
             await old.remove()
-        self.following = True
-        self.scroll_end(animate=False)
+        self.scroll_end(animate=False)  # you just wrote, or a reply began: show it
         return view
 
-    def follow(self) -> None:
-        """Keep the bottom in view as a reply grows, unless the user scrolled up to read."""
-        if self.following:
-            self.scroll_end(animate=False)
+    def on_mount(self) -> None:
+        self.anchor()
+
+    @property
+    def following(self) -> bool:
+        """True while the view sticks to the bottom as a reply streams in."""
+        return self.is_anchored and not self._anchor_released
+
+    async def page_up(self) -> None:
+        """Scroll a page up; at the top already, load the page before it."""
+        if self.scroll_y <= 0:
+            await self.load_older()
+        else:
+            self.scroll_page_up()
 
     async def load_older(self) -> int:
         """Prepend the page before the oldest mounted message; returns how many."""
@@ -136,7 +147,6 @@ class Transcript(VerticalScroll):
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
-        self.following = new_value >= self.max_scroll_y - 1
         if self._loading:
             return
         # exit_on_error=False: a failed page load is a notice (the app's worker handler), not a crash.
