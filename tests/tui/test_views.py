@@ -343,3 +343,11 @@ async def test_a_streaming_reply_stays_in_view_unless_you_scrolled_up_to_read(st
         await pilot.press("ctrl+end")
         await pilot.pause(0.1)
         assert transcript.scroll_y == transcript.max_scroll_y
+
+
+def test_the_memory_label_reads_the_sessions_status() -> None:
+    from omoide.tui.app import memory_label
+
+    assert memory_label("") == "memory idle"
+    assert memory_label("remembering…") == "◐ remembering…"
+    assert memory_label("memory failed (timed out); will retry") == "memory: failed (timed out) — will retry"

@@ -366,7 +366,9 @@ def memory_label(status: str) -> str:
     if not status:
         return MEMORY_IDLE
     if "fail" in status:
-        return status if status.startswith("memory") else f"memory: {status}"
+        start, end = status.find("("), status.rfind(")")
+        reason = status[start + 1 : end] if 0 <= start < end else status
+        return f"memory: failed ({reason}) — will retry"
     return f"◐ {status}"
 
 
