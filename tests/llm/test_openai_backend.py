@@ -262,10 +262,12 @@ async def test_usage_from_the_last_chunk(fault_server: FaultServer) -> None:
     assert fault_server.requests[0].json()["stream_options"] == {"include_usage": True}
 
 
-async def test_a_server_without_tools_is_asked_again_without_them(fault_server: FaultServer) -> None:
-    fault_server.queue(
-        reply_json({"error": {"message": "tools are not supported"}}, status=400), stream_reply("plain"),
-    )
+@pytest.mark.parametrize(("status", "message"), [
+    (400, "registry.ollama.ai/library/gemma:2b does not support tools"),
+    (500, "tools param requires --jinja flag"),
+])
+async def test_a_server_without_tools_is_asked_again_without_them(fault_server: FaultServer, status: int, message: str) -> None:
+    fault_server.queue(reply_json({"error": {"message": message}}, status=status), stream_reply("plain"))
     b = backend(fault_server, tools="auto")
     text, _ = await collect(b, tools=[SAVE])
     assert text == "plain" and b.supports_tools is False

@@ -95,7 +95,7 @@ class OpenAICompatBackend:
             await reply.aclose()
 
     def _refused(self, response: httpx.Response, body: bytes, *, tools_sent: bool) -> Failed | None:
-        if response.status_code == 400 and tools_sent and "tool" in error_detail(body).lower():
+        if tools_sent and _rejects_tools(response.status_code, error_detail(body)):
             if self.settings.tools == "native":
                 return Failed(BadRequest(
                     f"The server at {self.base_url} does not accept tool calls. The server said: {error_detail(body, secret=self._secret())}",
@@ -206,6 +206,12 @@ class OpenAICompatBackend:
 
     async def aclose(self) -> None:
         await self.transport.aclose()
+
+
+def _rejects_tools(status: int, detail: str) -> bool:
+    # 400 from Ollama ("does not support tools") and vLLM (tool choice needs a
+    # parser); llama.cpp builds without --jinja have answered 500.
+    return (status in (400, 422, 500, 501)) and "tool" in detail.lower()
 
 
 def _token_list(response: httpx.Response) -> list[Any] | None:
