@@ -169,11 +169,23 @@ async def test_help_shows_the_keys_as_currently_bound(store: Store) -> None:
         await type_and_send(pilot, "/help")
         await pilot.pause()
         assert isinstance(app.screen, TextModal)
-        assert "| ^y | Diary |" in app.screen.markdown
-        assert "| esc | Stop reply |" in app.screen.markdown
+        for row in ["| ^y | Diary |", "| esc | Stop reply |", "| ⏎ | Send |", "| pgup | Page up |", "| ^p | Prompt |"]:
+            assert row in app.screen.markdown, row
         await pilot.press("escape")
         await pilot.press("ctrl+y")
         assert app.diary.has_class("visible")
+
+
+async def test_send_can_be_moved_to_another_key(store: Store) -> None:
+    app = await make_app(store, ScriptedBackend([["Hi."]]))
+    async with app.run_test(size=SIZE) as pilot:
+        app.set_keymap({"chat.send": "ctrl+j"})
+        app.query_one("#input").value = "Hello"
+        await pilot.press("enter")
+        await pilot.pause(0.1)
+        assert texts(app) == [("Mika", "*waves* Hello, Kai!")] and app.query_one("#input").value == "Hello"
+        await pilot.press("ctrl+j")
+        await wait_for(pilot, lambda: texts(app)[-1] == ("Mika", "Hi."))
 
 
 async def test_the_chat_list_starts_renames_archives_and_reopens_chats(store: Store) -> None:

@@ -40,6 +40,7 @@ from omoide.events import (
 from omoide.session import ChatSession
 from omoide.store import Store
 from omoide.tui.messages import MemoryUpdate, TurnUpdate
+from omoide.tui.widgets.composer import Composer
 from omoide.tui.widgets.diary import DiaryPane
 from omoide.tui.widgets.message import MessageView
 from omoide.tui.widgets.status import StatusBar
@@ -74,6 +75,7 @@ class OmoideApp(App[None]):
         self.settings = settings
         self.reply_view: MessageView | None = None
         self.last_error: str = ""
+        self.keymap: dict[str, str] = {}
         session.memory_worker.on_event = self.handle_memory_event
         keymap: Mapping[str, str] | None = getattr(settings, "keymap", None)
         if keymap:
@@ -94,7 +96,7 @@ class OmoideApp(App[None]):
             yield Transcript(self.store, self.session.character.display_name, self.session.user_name)
             yield DiaryPane(self.session.character.display_name)
         with Vertical(id="composer"):
-            yield Input(placeholder=f"Message {self.session.character.display_name}…  (/help for commands)", id="input")
+            yield Composer(placeholder=f"Message {self.session.character.display_name}…  (/help for commands)", id="input")
         yield StatusBar(id="status", markup=False)
 
     def _title(self) -> str:
@@ -275,16 +277,21 @@ class OmoideApp(App[None]):
             case MemoryWorkFailed(reason=reason):
                 status.memory = f"memory: failed ({reason}) — will retry"
 
+    def set_keymap(self, keymap: Mapping[str, str]) -> None:  # type: ignore[override]
+        self.keymap = dict(keymap)
+        super().set_keymap(self.keymap)
+
     def key_help(self) -> list[tuple[str, str]]:
-        """(keys, what they do) for the chat's bindings as currently mapped."""
-        keys: dict[str, list[str]] = {}
-        descriptions: dict[str, str] = {}
-        for key, active in self.screen.active_bindings.items():
-            binding = active.binding
-            if binding.id and binding.id.split(".")[0] in ("chat", "app"):
-                keys.setdefault(binding.id, []).append(self.get_key_display(binding.with_key(key)))
-                descriptions[binding.id] = binding.description
-        return [("Enter", "Send")] + [(" / ".join(k), descriptions[i]) for i, k in keys.items()]
+        """(keys, what they do) for every chat binding, as the keymap has them now.
+        Read from the declarations, since a screen's own PageUp shadows the app's
+        in `active_bindings` even though the app's is the one that acts."""
+        rows = []
+        for binding in [*Composer.BINDINGS, *self.BINDINGS]:
+            assert isinstance(binding, Binding) and binding.id
+            keys = self.keymap.get(binding.id, binding.key).split(",")
+            shown = " / ".join(self.get_key_display(binding.with_key(key.strip())) for key in keys)
+            rows.append((shown, binding.description))
+        return rows
 
     # -- actions ------------------------------------------------------------------------------
 
