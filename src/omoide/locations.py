@@ -53,5 +53,11 @@ def bundled_characters_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "characters"
 
 
+def lorebooks_dir() -> Path:
+    """Standalone lorebooks: files here apply to every chat, files in a
+    subfolder named after a character apply to that character's chats."""
+    return data_dir() / "lorebooks"
+
+
 def log_file() -> Path:
     return log_dir() / "omoide.log"

@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from typing import Literal
 
 from omoide.characters import lorebook
+from omoide.characters.attached import lorebooks_for
 from omoide.characters.model import Character, substitute
 from omoide.config import Settings
 from omoide.domain import Branch, Chat, DiaryAuthor, DiaryEntry, MemoryState, Message, MessageStatus, Role
@@ -76,6 +77,7 @@ class ChatSession:
             user_name=self.user_name, on_event=on_memory_event,
         )
         self.clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc)
+        self.lorebooks, self.lore_problems = lorebooks_for(character)
         self._previous_render: str | None = None
 
     # -- opening ----------------------------------------------------------------
@@ -294,7 +296,8 @@ class ChatSession:
         """The prompt at `head_id`, fitted to the context size, counted, and
         compared with the previous turn's to report the shared prefix."""
         state = await self.store.memory_state(head_id)
-        fired = lorebook.scan(self.character.character_book, [m.content for m in state.window])
+        recent = [m.content for m in state.window]
+        fired = [hit for book in self.lorebooks for hit in lorebook.scan(book, recent)]
         ctx = PromptContext(
             character=self.character,
             user_name=self.user_name,

@@ -142,3 +142,13 @@ def test_characters_import_and_export_cards(tmp_path: Path) -> None:
     png = tmp_path / "suzune.png"
     assert run("characters", "export", "suzune", "--output", str(png)).exit_code == 0
     assert png.read_bytes().startswith(b"\x89PNG")
+
+
+def test_characters_lore_attaches_a_world_info_file(tmp_path: Path) -> None:
+    world = Path(__file__).parents[1] / "data" / "cards" / "world_harbour.json"
+    result = run("characters", "lore", str(world), "--character", "wren")
+    assert result.exit_code == 0 and "Attached" in result.stdout and "Wren" in result.stdout
+    bad = tmp_path / "bad.json"
+    bad.write_text("[]")
+    failed = run("characters", "lore", str(bad))
+    assert failed.exit_code == 1 and "Cannot read the lorebook" in failed.stderr

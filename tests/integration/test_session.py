@@ -339,3 +339,29 @@ async def test_alternate_greetings_are_swipes_of_the_first_message(store: Store)
     assert [m.content for m in swipes] == ["Mind the gears, Kai.", "*winds a music box* Listen."] and index == 0
     await session.select_swipe(1)
     assert [m.content for m in await session.transcript()] == ["*winds a music box* Listen."]
+
+
+async def test_standalone_lorebooks_attached_to_a_character_or_every_chat_fire(store: Store, tmp_path: Path) -> None:
+    import json as _json
+
+    from omoide.characters.attached import attach_lorebook
+    from omoide.errors import CharacterError
+
+    world = tmp_path / "harbour.json"
+    world.write_text(_json.dumps({"entries": {"0": {"uid": 0, "key": ["lighthouse"], "content": "The lighthouse has been dark since 1998.",
+                                                    "comment": "Lighthouse", "order": 10, "disable": False}}}))
+    everywhere = tmp_path / "weather.json"
+    everywhere.write_text(_json.dumps({"entries": {"0": {"uid": 0, "key": [], "content": "It is the rainy season.", "constant": True}}}))
+    attach_lorebook(world, MIKA)
+    attach_lorebook(everywhere, None)
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    with pytest.raises(CharacterError, match="not valid JSON"):
+        attach_lorebook(broken, MIKA)
+    backend = ScriptedBackend(default=lambda m: ["Mm."])
+    session = await ChatSession.open(store, MIKA, settings(), backend)
+    await run_turn(session, "Why is the lighthouse dark?")
+    system, *_, tail = backend.calls[-1]["messages"]
+    assert "It is the rainy season." in system["content"]
+    assert "dark since 1998" in tail["content"]
+    assert any("Lighthouse" in line and "lighthouse" in line for line in session.last_prompt.lore)

@@ -148,3 +148,22 @@ def export(
         tmp.unlink(missing_ok=True)
         _fail(CharacterError(f"Cannot write {target}: {exc.strerror or exc}.", "Check that the folder exists and is writable."))
     _out().print(f"Wrote {target} ({len(data):,} bytes).", soft_wrap=True)
+
+
+@app.command()
+def lore(
+    file: Annotated[Path, typer.Argument(help="A lorebook: SillyTavern world info (.json), a card's character_book, or lorebook.toml.")],
+    name: Annotated[str | None, typer.Option("--character", "-c", help="Attach it to this character (default: to every chat).")] = None,
+) -> None:
+    """Attach a standalone lorebook to a character, or to every chat."""
+    from omoide.characters.attached import attach_lorebook
+    from omoide.characters.lorebook import load_lorebook_file
+
+    try:
+        character = find_character(name) if name else None
+        target = attach_lorebook(file, character)
+        entries = len(load_lorebook_file(target).entries)
+    except OmoideError as exc:
+        _fail(exc)
+    who = character.display_name if character else "every chat"
+    _out().print(f"Attached {file} ({entries} entries) to {who}: {target}", soft_wrap=True)
