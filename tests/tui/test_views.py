@@ -363,3 +363,29 @@ def test_the_memory_label_reads_the_sessions_status() -> None:
     assert memory_label("") == "memory idle"
     assert memory_label("remembering…") == "◐ remembering…"
     assert memory_label("memory failed (timed out); will retry") == "memory: failed (timed out) — will retry"
+
+
+async def test_reading_forward_from_the_start_loads_the_next_page_without_jumping(store: Store) -> None:
+    from omoide.tui.widgets.transcript import PAGE
+
+    settings = Settings(user_name="Kai")
+    session = await ChatSession.open(store, MIKA, settings, ScriptedBackend())
+    head = session.chat.head_id
+    for i in range(150):
+        head = (await store.add_message(session.chat.id, head, Role.USER if i % 2 == 0 else Role.ASSISTANT, f"line {i}")).id
+    app = OmoideApp(session, store=store, settings=settings)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+home")
+        await wait_for(pilot, lambda: texts(app)[0][1] == "*waves* Hello, Kai!")
+        last_of_first_page = f"line {PAGE - 2}"
+        assert texts(app)[-1][1] == last_of_first_page
+        for _ in range(40):
+            await pilot.press("pagedown")
+            if texts(app)[-1][1] != last_of_first_page:
+                break
+        await wait_for(pilot, lambda: texts(app)[-1][1] == f"line {2 * PAGE - 2}")
+        await pilot.pause(0.2)
+        transcript = app.transcript
+        read = next(v for v in transcript.views() if v.text == last_of_first_page)
+        assert transcript.region.y <= read.region.y < transcript.region.bottom
+        assert transcript.scroll_y < transcript.max_scroll_y

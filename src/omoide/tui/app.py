@@ -329,6 +329,8 @@ class OmoideApp(App[None]):
             chat_id=chat_id, new=chat_id is None, summarizer=self.session.memory_worker.backend,
             on_memory_event=self.handle_memory_event,
         )
+        # The old chat's memory work was cancelled mid-way (it is retried later): no event says so.
+        self.query_one(StatusBar).memory = memory_label(self.session.memory_status)
         await self.show_chat()
 
     async def action_branch_list(self) -> None:

@@ -92,6 +92,7 @@ class Transcript(VerticalScroll):
             if not older:
                 return 0
             anchor = views[0]
+            self.release_anchor()  # or the view would jump to the bottom as the page mounts
             await self.mount_all([self.view(m) for m in older], before=anchor)
             # Keep the reader's place: the message that was at the top stays there.
             self.call_after_refresh(self.scroll_to_widget, anchor, top=True, animate=False)
@@ -106,6 +107,7 @@ class Transcript(VerticalScroll):
 
     async def show_around(self, head_id: int, message: Message) -> None:
         """Show the page of the path that holds `message`, scrolled to it."""
+        self.release_anchor()
         await self.remove_children()
         start = max(0, message.depth - PAGE // 2)
         page = await self.store.path_slice(head_id, start, PAGE)
@@ -120,6 +122,7 @@ class Transcript(VerticalScroll):
         """Jump to the first page of the path (the start of the story)."""
         if head_id is None:
             return
+        self.release_anchor()
         await self.remove_children()
         first = await self.store.path_slice(head_id, 0, PAGE)
         await self.mount_all([self.view(m) for m in first])
@@ -135,12 +138,16 @@ class Transcript(VerticalScroll):
         self._loading = True
         try:
             newer = await self.store.path_slice(self.head_id, views[-1].message.depth + 1, PAGE)
+            # Reaching the bottom re-anchored the view; reading on, it must not jump to the new end.
+            self.release_anchor()
             await self.mount_all([self.view(m) for m in newer])
             if not newer or newer[-1].id == self.head_id:
                 self.at_live_end = True
             excess = len(self.views()) - MAX_MOUNTED
             for view in self.views()[: max(excess, 0)]:
                 await view.remove()
+            # Trimming the top moved everything up: put the last message read back in view.
+            self.call_after_refresh(self.scroll_to_widget, views[-1], top=True, animate=False)
             return len(newer)
         finally:
             self._loading = False
