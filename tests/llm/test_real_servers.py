@@ -119,6 +119,25 @@ async def test_cancelling_stops_the_embedded_model_promptly(local_backend: Local
     assert time.monotonic() - started < 2.0
 
 
+async def test_cancelling_during_a_long_prompt_stops_at_once_and_leaves_the_model_sound(local_backend: LocalBackend) -> None:
+    async def reply() -> str:
+        return "".join([e.text async for e in local_backend.stream(HELLO, max_tokens=8) if isinstance(e, TextDelta)])
+
+    before = await reply()
+    long = [{"role": "user", "content": "The sea was calm and grey that morning. " * 170 + "What colour was the sea?"}]
+    assert 1200 < (await local_backend.count_tokens(long)).tokens < 2000  # type: ignore[arg-type]
+    task = asyncio.create_task(anext(local_backend.stream(long)))  # type: ignore[arg-type]
+    await asyncio.sleep(0.3)  # the prompt is being evaluated: no token has come out yet
+    started = time.monotonic()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    while any(t.name == "omoide-local-llm" for t in threading.enumerate()) and time.monotonic() - started < 10:
+        await asyncio.sleep(0.02)
+    assert time.monotonic() - started < 2.0, "the model kept evaluating a prompt nobody waits for"
+    assert await reply() == before, "the next reply is the same as before the interruption"
+
+
 async def test_the_ui_loop_stays_responsive_while_the_model_generates(local_backend: LocalBackend) -> None:
     gaps: list[float] = []
     done = False

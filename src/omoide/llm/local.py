@@ -2,9 +2,10 @@
 
 Generation runs in a worker thread and hands chunks to the event loop through
 a queue, so the UI never freezes; a cancelled reply sets a flag the thread
-checks between tokens. One model instance per file is shared by the process,
-and a lock keeps it to one generation at a time (llama.cpp contexts are not
-thread-safe).
+checks between tokens, and llama.cpp's abort callback checks it while a long
+prompt is being evaluated. One model instance per file is shared by the
+process, and a lock keeps it to one generation at a time (llama.cpp contexts
+are not thread-safe).
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from omoide.errors import BadRequest, LocalModelMissing, ServerFailed
 from omoide.llm.base import ChatMessage, Done, Event, TextDelta, TokenCount, ToolSpec, Usage
 from omoide.llm.model_file import INSTALL_HINT, smollm2_path
 
-_models: dict[tuple[str, int], Any] = {}
+_models: dict[tuple[str, int], tuple[Any, threading.Lock]] = {}
+_interrupts: dict[int, _Interrupt] = {}
 _models_lock = threading.Lock()
 _END = object()
 SMOLLM2_CONTEXT = 8192
@@ -40,6 +42,36 @@ def _free_models() -> None:
             if close is not None:
                 close()
         _models.clear()
+        _interrupts.clear()
+
+
+class _Interrupt:
+    """Stops llama.cpp mid-prompt when a reply is cancelled: evaluating a long
+    prompt takes seconds, and no chunk arrives in between to check a flag.
+    Armed only until the first token, as the callback runs hundreds of times
+    per token."""
+
+    def __init__(self, llama: Any) -> None:
+        import llama_cpp
+
+        self._set = llama_cpp.llama_set_abort_callback
+        self._ctx = llama._ctx.ctx
+        self._stop: threading.Event | None = None
+        # Both kept referenced: llama.cpp holds only raw pointers to them.
+        self._callback = llama_cpp.ggml_abort_callback(self._should_stop)
+        self._none = llama_cpp.ggml_abort_callback(0)
+
+    def _should_stop(self, _data: Any) -> bool:
+        stop = self._stop
+        return stop is not None and stop.is_set()
+
+    def arm(self, stop: threading.Event) -> None:
+        self._stop = stop
+        self._set(self._ctx, self._callback, None)
+
+    def disarm(self) -> None:
+        self._stop = None
+        self._set(self._ctx, self._none, None)
 
 
 def _load(path: Path, n_ctx: int, threads: int | None) -> Any:
@@ -52,9 +84,9 @@ def _load(path: Path, n_ctx: int, threads: int | None) -> Any:
         if key not in _models:
             if not path.is_file():
                 raise LocalModelMissing(f"The model file {path} does not exist.", "Fix model_path in the config, or remove it to use the shipped model.")
-            _models[key] = (llama_cpp.Llama(
-                model_path=str(path), n_ctx=n_ctx, n_threads=threads or os.cpu_count() or 2, verbose=False,
-            ), threading.Lock())
+            llama = llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads or os.cpu_count() or 2, verbose=False)
+            _models[key] = (llama, threading.Lock())
+            _interrupts[id(llama)] = _Interrupt(llama)
         return _models[key]
 
 
@@ -100,6 +132,8 @@ class LocalBackend:
             except RuntimeError:  # the consumer's loop has closed: nobody is listening
                 stop.set()
 
+        interrupt = _interrupts[id(self._llama)]
+
         def generate() -> None:
             assert self._generate_lock is not None
             with self._generate_lock:
@@ -111,17 +145,24 @@ class LocalBackend:
                         put(_TooLong(prompt_tokens))
                         return
                     put(Usage(prompt_tokens=prompt_tokens))
+                    interrupt.arm(stop)
                     chunks = self._llama.create_chat_completion(
                         messages=clean, stream=True, max_tokens=min(limit, self.n_ctx - prompt_tokens),
                         temperature=self.settings.temperature, top_p=self.settings.top_p,
                     )
                     for chunk in chunks:
+                        interrupt.disarm()
                         if stop.is_set():
                             break
                         put(chunk)
-                except Exception as exc:  # handed to the consumer, which raises it there
-                    put(exc)
+                except Exception as exc:
+                    if stop.is_set():
+                        # Aborted mid-prompt: start the next prompt from a clean cache.
+                        self._llama.reset()
+                    else:
+                        put(exc)  # handed to the consumer, which raises it there
                 finally:
+                    interrupt.disarm()
                     put(_END)
 
         thread = threading.Thread(target=generate, name="omoide-local-llm", daemon=True)
