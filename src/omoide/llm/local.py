@@ -150,11 +150,14 @@ class LocalBackend:
                         messages=clean, stream=True, max_tokens=min(limit, self.n_ctx - prompt_tokens),
                         temperature=self.settings.temperature, top_p=self.settings.top_p,
                     )
-                    for chunk in chunks:
-                        interrupt.disarm()
-                        if stop.is_set():
-                            break
-                        put(chunk)
+                    try:
+                        for chunk in chunks:
+                            interrupt.disarm()
+                            if stop.is_set():
+                                break
+                            put(chunk)
+                    finally:
+                        chunks.close()  # inside the lock: closing still touches the context
                 except Exception as exc:
                     if stop.is_set():
                         # Aborted mid-prompt: start the next prompt from a clean cache.
