@@ -192,3 +192,14 @@ def test_marked_messages_get_breakpoints_and_tool_results_share_a_turn() -> None
     assert [b["tool_use_id"] for b in turns[4]["content"]] == ["a", "b"]
     assert [b["input"] for b in turns[3]["content"]] == [{"content": "one"}, {"content": "two"}]
     assert [b["text"] for b in system] == ["card", "Current date and time: now"] and "cache_control" not in system[-1]
+
+
+async def test_count_tokens_asks_the_api_and_stops_where_it_is_missing(fault_server: FaultServer) -> None:
+    fault_server.queue(Reply(body=b'{"input_tokens": 1234}'), Reply(status=404, body=b"{}"))
+    b = backend(fault_server)
+    exact = await b.count_tokens(prompt_messages())
+    missing = await b.count_tokens(prompt_messages())
+    again = await b.count_tokens(prompt_messages())
+    await b.aclose()
+    assert (exact.tokens, exact.exact) == (1234, True) and not missing.exact and missing == again
+    assert [r.path for r in fault_server.requests] == ["/v1/messages/count_tokens"] * 2

@@ -103,6 +103,7 @@ class AnthropicBackend:
         self.supports_tools = settings.tools != "inline"
         self.transport = Transport(settings, self.base_url, client)
         self.client = self.transport.client
+        self._can_count = True
 
     def _headers(self) -> dict[str, str]:
         assert self.settings.api_key is not None
@@ -215,6 +216,8 @@ class AnthropicBackend:
         yield Done({"end_turn": "stop", "tool_use": "tool_calls", "max_tokens": "length"}.get(stop_reason or "", stop_reason))
 
     async def count_tokens(self, messages: list[ChatMessage]) -> TokenCount:
+        if not self._can_count:
+            return estimate_tokens(messages)
         system, turns = to_anthropic(messages)
         body: dict[str, Any] = {"model": self.model, "messages": turns}
         if system:
@@ -223,6 +226,8 @@ class AnthropicBackend:
             response = await self.client.post(f"{self.base_url}/v1/messages/count_tokens", json=body, headers=self._headers(), timeout=5.0)
             if response.status_code == 200:
                 return TokenCount(int(response.json()["input_tokens"]), exact=True, method="Anthropic count_tokens")
+            if response.status_code in (404, 405):
+                self._can_count = False  # a proxy or look-alike without the endpoint: stop asking
         except (httpx.HTTPError, KeyError, ValueError, TypeError):
             pass
         return estimate_tokens(messages)
