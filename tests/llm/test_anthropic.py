@@ -203,3 +203,10 @@ async def test_count_tokens_asks_the_api_and_stops_where_it_is_missing(fault_ser
     await b.aclose()
     assert (exact.tokens, exact.exact) == (1234, True) and not missing.exact and missing == again
     assert [r.path for r in fault_server.requests] == ["/v1/messages/count_tokens"] * 2
+
+
+def test_a_chat_that_opens_with_the_greeting_still_starts_with_a_user_turn() -> None:
+    _, turns = to_anthropic([{"role": "system", "content": "card"}, {"role": "assistant", "content": "*waves* Hi!"},
+                             {"role": "user", "content": "Hello"}])
+    assert [t["role"] for t in turns] == ["user", "assistant", "user"]
+    assert turns[1]["content"][0]["text"] == "*waves* Hi!"

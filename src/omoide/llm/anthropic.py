@@ -25,6 +25,7 @@ from omoide.llm.transport import Failed, Transport
 API_VERSION = "2023-06-01"
 DEFAULT_URL = "https://api.anthropic.com"
 MAX_BREAKPOINTS = 4
+OPENING = "(The chat begins.)"
 CACHE = {"type": "ephemeral"}
 
 
@@ -63,6 +64,9 @@ def to_anthropic(messages: list[ChatMessage]) -> tuple[list[dict[str, Any]], lis
                 arguments = {}
             blocks.append({"type": "tool_use", "id": call.get("id", ""), "name": function.get("name", ""), "input": arguments})
         _append(turns, role, blocks or [{"type": "text", "text": "…"}], message)
+    if turns and turns[0]["role"] == "assistant":
+        # The Messages API wants a user turn first; a chat opens with the character's greeting.
+        turns.insert(0, {"role": "user", "content": [{"type": "text", "text": OPENING}]})
     # The end of the raw window is the end of the stable prefix for the next turn.
     if turns:
         last_blocks = turns[-1]["content"]
