@@ -51,6 +51,19 @@ async def test_roleplay_actions_render_in_italics_and_user_asterisks_survive(sto
         assert user.meta.startswith("Kai · ") and reply.meta.startswith("Mika · ")
 
 
+async def test_angle_brackets_are_text_not_html_that_vanishes(store: Store) -> None:
+    app = await make_app(store, ScriptedBackend([["She whispered <secret> and *leaned* closer. I <3 you."]]))
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, "Tell me <nothing> & <i>x</i>")
+        await wait_for(pilot, lambda: app.reply_view is None and len(texts(app)) == 3)
+        await pilot.pause()
+        user, reply = app.transcript.views()[-2:]
+        assert rendered_lines(user) == [[("Tell me <nothing> & <i>x</i>", False)]]
+        assert rendered_lines(reply) == [
+            [("She whispered <secret> and ", False), ("leaned", True), (" closer. I <3 you.", False)]
+        ]
+
+
 async def test_a_paused_stream_shows_what_arrived_and_is_marked_as_writing(store: Store) -> None:
     hold = asyncio.Event()
     app = await make_app(store, ScriptedBackend([["Once upon ", "a time,", hold, " the end."]]))

@@ -8,6 +8,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Markdown, Static
 
+from omoide.tui.widgets.text import chat_markdown
+
 
 class TextModal(ModalScreen[None]):
     DEFAULT_CSS = """
@@ -24,7 +26,7 @@ class TextModal(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll():
-            yield Markdown(f"# {self.title_text}\n\n{self.markdown}")
+            yield Markdown(f"# {self.title_text}\n\n{self.markdown}", parser_factory=chat_markdown)
             yield Static("Esc to close", classes="hint")
 
     def action_dismiss(self) -> None:  # type: ignore[override]

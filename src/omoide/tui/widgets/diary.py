@@ -9,6 +9,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Markdown, Static
 
 from omoide.domain import DiaryAuthor, DiaryEntry
+from omoide.tui.widgets.text import chat_markdown
 
 
 def day(moment: datetime) -> str:
@@ -39,7 +40,7 @@ class DiaryPane(VerticalScroll):
 
     def compose(self) -> ComposeResult:
         yield Static(f"{self.character_name}'s diary", classes="title", markup=False)
-        yield Markdown(diary_markdown([], self.character_name))
+        yield Markdown(diary_markdown([], self.character_name), parser_factory=chat_markdown)
 
     async def show_entries(self, entries: list[DiaryEntry]) -> None:
         await self.query_one(Markdown).update(diary_markdown(entries, self.character_name))

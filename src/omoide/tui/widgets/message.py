@@ -18,6 +18,7 @@ from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
 from omoide.domain import Message, MessageStatus, Role
+from omoide.tui.widgets.text import chat_markdown
 
 FLUSH_INTERVAL = 0.05
 
@@ -52,7 +53,7 @@ class MessageView(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static(self._meta(), classes="meta", markup=False)
-        yield Markdown(self.text)
+        yield Markdown(self.text, parser_factory=chat_markdown)
 
     @property
     def _interrupted(self) -> bool:

@@ -1,7 +1,8 @@
-"""Plain text for places that would otherwise read Textual markup."""
+"""Text shown as typed, in places that would otherwise interpret it."""
 
 from __future__ import annotations
 
+from markdown_it import MarkdownIt
 from rich.text import Text
 
 
@@ -9,3 +10,10 @@ def plain(*cells: str) -> list[Text]:
     """DataTable reads a str cell as markup, so a title like '[OOC] notes' would
     lose its brackets; Text cells are shown as typed."""
     return [Text(cell) for cell in cells]
+
+
+def chat_markdown() -> MarkdownIt:
+    """Markdown for chat text: emphasis, lists and code, but no raw HTML. With HTML
+    on (the default), '<secret>' or '<b>' is a tag that the widget drops, so
+    'She whispered <secret>' would lose a word."""
+    return MarkdownIt("gfm-like", options_update={"html": False})
