@@ -79,6 +79,9 @@ class Settings(BaseSettings):
     personas: dict[str, str] = Field(default_factory=dict)
     """More personas to switch to with /persona NAME: name -> description."""
 
+    keymap: dict[str, str] = Field(default_factory=dict)
+    """Remap keys in the chat by binding id, e.g. {"chat.diary" = "f2", "chat.prompt" = "f3"}."""
+
     synchronous: Literal["NORMAL", "FULL"] = "NORMAL"
     """SQLite durability: FULL survives power loss at some speed cost."""
 

@@ -127,6 +127,15 @@ class ChatSession:
         return "native" if self.backend.supports_tools else "inline"
 
     @property
+    def on_memory_event(self) -> Callable[[MemoryEvent], None] | None:
+        """Who hears about background memory work (a client sets it)."""
+        return self.memory_worker.on_event
+
+    @on_memory_event.setter
+    def on_memory_event(self, handler: Callable[[MemoryEvent], None] | None) -> None:
+        self.memory_worker.on_event = handler
+
+    @property
     def memory_status(self) -> str:
         return self.memory_worker.status
 

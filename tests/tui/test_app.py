@@ -262,3 +262,13 @@ async def test_the_import_screen_imports_a_card_and_explains_a_bad_one(store: St
         await pilot.press("enter")
         await wait_for(pilot, lambda: any("Imported Orin as 'orin'" in n for n in notices(app)))
     assert find_character("orin").name == "Orin"
+
+
+async def test_keys_can_be_remapped_from_the_config(store: Store) -> None:
+    settings = Settings(user_name="Kai", keymap={"chat.diary": "f2"})
+    session = await ChatSession.open(store, MIKA, settings, ScriptedBackend())
+    app = OmoideApp(session, store=store, settings=settings)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f2")
+        await pilot.pause()
+        assert app.query_one(DiaryPane).has_class("visible")

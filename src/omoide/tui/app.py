@@ -1,7 +1,7 @@
 """The Textual app: one client of ChatSession. It shows the transcript, sends
 turns in a worker, and routes slash commands to `tui.commands`.
 
-Memory events: the constructor sets `session.memory_worker.on_event` to
+Memory events: the constructor sets `session.on_memory_event` to
 `handle_memory_event`, and `switch_chat` passes it as `on_memory_event` when it
 opens a session; a caller that builds sessions itself for the app wires it the
 same way. Every key binding has an id (`chat.*`, `app.*`) so a keymap can move it.
@@ -76,7 +76,7 @@ class OmoideApp(App[None]):
         self.reply_view: MessageView | None = None
         self.last_error: str = ""
         self.keymap: dict[str, str] = {}
-        session.memory_worker.on_event = self.handle_memory_event
+        session.on_memory_event = self.handle_memory_event
         keymap: Mapping[str, str] | None = getattr(settings, "keymap", None)
         if keymap:
             self.set_keymap(dict(keymap))
