@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -104,7 +103,7 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
     args = parser.parse_args()
     rows = {n: measure(n) for n in args.sizes}
-    print(f"| messages | first paint (in-process) | whole process to paint | RSS after open | jump to top | per-turn overhead | search |")
+    print("| messages | first paint (in-process) | whole process to paint | RSS after open | jump to top | per-turn overhead | search |")
     print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for n, r in rows.items():
         print(f"| {n:,} | {r['paint'] * 1000:.0f} ms | {r['wall'] * 1000:.0f} ms | {r['rss']:.0f} MiB | {r['top'] * 1000:.0f} ms | "

@@ -14,7 +14,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-import pytest
 
 from tests.faultserver import FaultServer, Reply, Request, sse, text_chunk
 

@@ -34,6 +34,18 @@ async def make_app(store: Store, backend: ScriptedBackend) -> OmoideApp:
     return OmoideApp(session, store=store, settings=settings)
 
 
+async def long_chat_app(store: Store, lines: int, text=lambda i: f"line {i}", backend: ScriptedBackend | None = None) -> OmoideApp:  # type: ignore[no-untyped-def]
+    """An app on a chat of the greeting plus `lines` alternating messages."""
+    from omoide.domain import Role
+
+    settings = Settings(user_name="Kai")
+    session = await ChatSession.open(store, MIKA, settings, backend or ScriptedBackend())
+    head = session.chat.head_id
+    for i in range(lines):
+        head = (await store.add_message(session.chat.id, head, Role.USER if i % 2 == 0 else Role.ASSISTANT, text(i))).id
+    return OmoideApp(session, store=store, settings=settings)
+
+
 async def type_and_send(pilot, text: str) -> None:  # type: ignore[no-untyped-def]
     pilot.app.query_one("#input").value = text
     await pilot.press("enter")
@@ -172,15 +184,9 @@ async def test_the_prompt_inspector_shows_the_layers(store: Store) -> None:
 
 
 async def test_a_long_chat_keeps_the_mounted_widgets_bounded(store: Store) -> None:
-    from omoide.domain import Role
     from omoide.tui.widgets.transcript import MAX_MOUNTED, PAGE
 
-    settings = Settings(user_name="Kai")
-    session = await ChatSession.open(store, MIKA, settings, ScriptedBackend())
-    head = session.chat.head_id
-    for i in range(400):
-        head = (await store.add_message(session.chat.id, head, Role.USER if i % 2 == 0 else Role.ASSISTANT, f"line {i}")).id
-    app = OmoideApp(session, store=store, settings=settings)
+    app = await long_chat_app(store, 400)
     async with app.run_test(size=SIZE) as pilot:
         assert len(app.transcript.views()) == PAGE
         assert app.transcript.views()[-1].text == "line 399"
@@ -218,17 +224,10 @@ async def test_restoring_while_a_reply_streams_stops_it_and_keeps_it_on_the_old_
 async def test_search_results_jump_to_the_message_and_goto_finds_a_date(store: Store) -> None:
     from datetime import UTC, datetime, timedelta
 
-    from omoide.domain import Role
     from omoide.tui.screens.search import SearchScreen
     from omoide.tui.widgets.transcript import PAGE
 
-    settings = Settings(user_name="Kai")
-    session = await ChatSession.open(store, MIKA, settings, ScriptedBackend())
-    head = session.chat.head_id
-    for i in range(300):
-        text = "the lighthouse at dawn" if i == 20 else f"line {i}"
-        head = (await store.add_message(session.chat.id, head, Role.USER if i % 2 == 0 else Role.ASSISTANT, text)).id
-    app = OmoideApp(session, store=store, settings=settings)
+    app = await long_chat_app(store, 300, lambda i: "the lighthouse at dawn" if i == 20 else f"line {i}")
     async with app.run_test(size=SIZE) as pilot:
         assert "the lighthouse at dawn" not in [v.text for v in app.transcript.views()]
         await type_and_send(pilot, "/search lighthouse")

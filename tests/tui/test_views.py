@@ -19,7 +19,7 @@ from omoide.tui.app import OmoideApp
 from omoide.tui.widgets.message import MessageView
 from omoide.tui.widgets.status import StatusBar
 from tests.scripted import ScriptedBackend
-from tests.tui.test_app import MIKA, SIZE, make_app, notices, store, texts, type_and_send, wait_for  # noqa: F401
+from tests.tui.test_app import MIKA, SIZE, long_chat_app, make_app, notices, store, texts, type_and_send, wait_for  # noqa: F401
 
 
 def rendered_lines(view: MessageView) -> list[list[tuple[str, bool]]]:
@@ -240,12 +240,7 @@ async def test_the_chat_list_starts_renames_archives_and_reopens_chats(store: St
 
 
 async def test_sending_from_the_start_of_a_long_chat_jumps_to_the_live_end(store: Store) -> None:
-    settings = Settings(user_name="Kai")
-    session = await ChatSession.open(store, MIKA, settings, ScriptedBackend([["Back to now."]]))
-    head = session.chat.head_id
-    for i in range(150):
-        head = (await store.add_message(session.chat.id, head, Role.USER if i % 2 == 0 else Role.ASSISTANT, f"line {i}")).id
-    app = OmoideApp(session, store=store, settings=settings)
+    app = await long_chat_app(store, 150, backend=ScriptedBackend([["Back to now."]]))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("ctrl+home")
         await wait_for(pilot, lambda: texts(app)[0][1] == "*waves* Hello, Kai!")
@@ -314,12 +309,7 @@ async def test_the_inspector_reports_what_the_second_turn_shares_with_the_first(
 async def test_paging_up_to_the_top_loads_older_messages_and_keeps_the_place(store: Store) -> None:
     from omoide.tui.widgets.transcript import MAX_MOUNTED
 
-    settings = Settings(user_name="Kai")
-    session = await ChatSession.open(store, MIKA, settings, ScriptedBackend())
-    head = session.chat.head_id
-    for i in range(120):
-        head = (await store.add_message(session.chat.id, head, Role.USER if i % 2 == 0 else Role.ASSISTANT, f"line {i}")).id
-    app = OmoideApp(session, store=store, settings=settings)
+    app = await long_chat_app(store, 120)
     async with app.run_test(size=SIZE) as pilot:
         first_shown = texts(app)[0][1]
         assert app.query_one("#input").has_focus
@@ -381,12 +371,7 @@ def test_the_memory_label_reads_the_sessions_status() -> None:
 async def test_reading_forward_from_the_start_loads_the_next_page_without_jumping(store: Store) -> None:
     from omoide.tui.widgets.transcript import PAGE
 
-    settings = Settings(user_name="Kai")
-    session = await ChatSession.open(store, MIKA, settings, ScriptedBackend())
-    head = session.chat.head_id
-    for i in range(150):
-        head = (await store.add_message(session.chat.id, head, Role.USER if i % 2 == 0 else Role.ASSISTANT, f"line {i}")).id
-    app = OmoideApp(session, store=store, settings=settings)
+    app = await long_chat_app(store, 150)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("ctrl+home")
         await wait_for(pilot, lambda: texts(app)[0][1] == "*waves* Hello, Kai!")

@@ -25,7 +25,7 @@ import functools
 import json
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from omoide.characters.books import lorebook_from_card, lorebook_from_world_info

@@ -182,7 +182,7 @@ class OmoideApp(App[None]):
             case ReplyDelta(text=text):
                 if self.reply_view is not None:
                     self.reply_view.append(text)
-            case DiarySaved(entry=entry):
+            case DiarySaved():
                 await self.refresh_diary()
                 self.notify(f"{self.session.character.display_name} wrote in the diary.", timeout=3)
             case ReplyFinished(message=msg, usage=usage):
