@@ -135,7 +135,7 @@ class AnthropicBackend:
                 body["tool_choice"] = {"type": "tool", "name": tool_choice["function"]["name"]}
         return body
 
-    async def stream(
+    def stream(
         self,
         messages: list[ChatMessage],
         *,
@@ -153,12 +153,8 @@ class AnthropicBackend:
         def refused(response: httpx.Response, raw: bytes) -> Failed:
             return self.transport.refused(response, raw, model=self.model, secret=secret)
 
-        reply = await self.transport.open(build, refused)
-        try:
-            async for event in self._events(reply.chunks()):
-                yield event
-        finally:
-            await reply.aclose()
+        # Returned, not iterated here: closing the stream then closes the response itself.
+        return self.transport.stream(build, refused, self._events)
 
     async def _events(self, chunks: AsyncIterator[bytes]) -> AsyncIterator[Event]:
         parser = SSEParser()

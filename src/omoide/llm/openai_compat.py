@@ -70,7 +70,7 @@ class OpenAICompatBackend:
                 payload["tool_choice"] = tool_choice
         return payload
 
-    async def stream(
+    def stream(
         self,
         messages: list[ChatMessage],
         *,
@@ -87,12 +87,8 @@ class OpenAICompatBackend:
         def refused(response: httpx.Response, body: bytes) -> Failed | None:
             return self._refused(response, body, tools_sent=bool(tools) and self.supports_tools)
 
-        reply = await self.transport.open(build, refused)
-        try:
-            async for event in self._events(reply.chunks()):
-                yield event
-        finally:
-            await reply.aclose()
+        # Returned, not iterated here: closing the stream then closes the response itself.
+        return self.transport.stream(build, refused, self._events)
 
     def _refused(self, response: httpx.Response, body: bytes, *, tools_sent: bool) -> Failed | None:
         if tools_sent and _rejects_tools(response.status_code, error_detail(body)):

@@ -13,12 +13,15 @@ import logging
 import random
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import httpx
 
 from omoide.config import Settings
 from omoide.errors import BackendError, BackendUnreachable, StreamBroken, StreamStalled
 from omoide.llm.errors import connect_error, http_error
+
+T = TypeVar("T")
 
 MAX_BACKOFF = 8.0
 MAX_RETRY_AFTER = 20.0
@@ -94,6 +97,21 @@ class Transport:
             wait = outcome.wait if outcome.wait is not None else backoff(retries)
             log.warning("%s Retry %d of %d in %.1f s.", error.message, retries, limit, wait)
             await asyncio.sleep(wait)
+
+    async def stream(
+        self,
+        build: Callable[[], httpx.Request],
+        refused: Refusal,
+        parse: Callable[[AsyncIterator[bytes]], AsyncIterator[T]],
+    ) -> AsyncIterator[T]:
+        """Open the reply and yield what `parse` makes of its body; the response
+        is closed however the stream ends (finished, failed or cancelled)."""
+        reply = await self.open(build, refused)
+        try:
+            async for item in parse(reply.chunks()):
+                yield item
+        finally:
+            await reply.aclose()
 
     async def _attempt(self, request: httpx.Request, refused: Refusal) -> Reply | Failed | None:
         try:
