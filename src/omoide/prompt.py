@@ -183,12 +183,15 @@ def count_prompt(prompt: AssembledPrompt, count: Callable[[str], int]) -> Assemb
     return prompt
 
 
-def fit(ctx: PromptContext, state: MemoryState, count: Callable[[str], int], budget: int) -> AssembledPrompt:
+def fit(
+    ctx: PromptContext, state: MemoryState, count: Callable[[str], int], budget: int, *, full: AssembledPrompt | None = None
+) -> AssembledPrompt:
     """The fullest prompt that fits `budget` tokens. Drops, in order: the oldest
     window messages (never the last one), the stable diary, then the older part
-    of the summary. What was dropped is listed for the inspector."""
-    window_size = len(window_messages(state.window, ctx.tz))
-    prompt = count_prompt(assemble(ctx, state), count)
+    of the summary. What was dropped is listed for the inspector. `full` is
+    `assemble(ctx, state)` when the caller has already built it."""
+    prompt = count_prompt(full or assemble(ctx, state), count)
+    window_size = next(layer.messages for layer in prompt.layers if layer.name == "window")
     if prompt.total_tokens <= budget:
         prompt.budget = budget
         return prompt

@@ -321,7 +321,7 @@ class ChatSession:
         draft = assemble(ctx, state)
         await self.counter.prepare([layer.text for layer in draft.layers if layer.name != "window" and layer.text])
         await self.counter.prepare([m["content"] for m in draft.messages if m["role"] != "system"])
-        prompt = fit(ctx, state, self.counter.count, budget)
+        prompt = fit(ctx, state, self.counter.count, budget, full=draft)
         prompt.exact, prompt.count_method = self.counter.exact, self.counter.method
         prompt.lore = [f"{f.entry.name or (f.entry.keys[0] if f.entry.keys else 'entry')}: {f.reason}" for f in fired]
         rendered = prompt.rendered()
