@@ -18,6 +18,8 @@ from omoide.domain import (
 )
 
 MESSAGE_COLUMNS = "id, chat_id, parent_id, role, content, tool_calls, tool_call_id, created_at, status, depth"
+M_MESSAGE_COLUMNS = ", ".join(f"m.{column.strip()}" for column in MESSAGE_COLUMNS.split(","))
+"""The same columns for queries that join the messages table as `m`."""
 
 
 def ts(value: str) -> datetime:

@@ -320,7 +320,7 @@ class Store:
                     SELECT m.id, m.parent_id, up.n + 1 FROM messages m JOIN up ON m.id = up.parent_id
                     WHERE m.id IS NOT :stop AND up.n < :cap
                 )
-                SELECT {', '.join('m.' + c.strip() for c in rows.MESSAGE_COLUMNS.split(','))}
+                SELECT {rows.M_MESSAGE_COLUMNS}
                 FROM up JOIN messages m ON m.id = up.id ORDER BY up.n DESC""",
             {"head": head_id, "stop": stop_before, "cap": cap},
         )
@@ -336,7 +336,7 @@ class Store:
                     SELECT m.id, m.parent_id, m.depth FROM messages m JOIN up ON m.id = up.parent_id
                     WHERE up.depth > :start
                 )
-                SELECT {', '.join('m.' + c.strip() for c in rows.MESSAGE_COLUMNS.split(','))}
+                SELECT {rows.M_MESSAGE_COLUMNS}
                 FROM up JOIN messages m ON m.id = up.id
                 WHERE up.depth >= :start AND up.depth < :start + :count ORDER BY up.depth""",
             {"head": head_id, "start": start_depth, "count": count},
@@ -416,7 +416,7 @@ class Store:
             where.append("m.chat_id IN (SELECT id FROM chats WHERE character = ?)")
             params.append(character)
         result = await self._all(
-            f"""SELECT {', '.join('m.' + c.strip() for c in rows.MESSAGE_COLUMNS.split(','))},
+            f"""SELECT {rows.M_MESSAGE_COLUMNS},
                        snippet(messages_fts, 0, '[', ']', '…', 12) AS snippet
                 FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid
                 WHERE {' AND '.join(where)} ORDER BY m.id DESC LIMIT ?""",
