@@ -25,33 +25,7 @@ sys.path.insert(0, str(Path(__file__).parents[1]))
 
 from make_chat import make_chat  # noqa: E402
 
-CHILD = r"""
-import asyncio, resource, sys, time
-t0 = time.perf_counter()
-from omoide.runtime import Runtime
-from omoide.config import Settings
-from tests.scripted import ScriptedBackend
-
-async def main():
-    runtime = await Runtime.start()
-    session = await runtime.session(runtime.character("suzune"))
-    from omoide.tui.app import OmoideApp
-    app = OmoideApp(session, store=runtime.store, settings=runtime.settings)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause()
-        painted = time.perf_counter() - t0
-        t1 = time.perf_counter()
-        await pilot.press("ctrl+home")
-        await pilot.pause()
-        top = time.perf_counter() - t1
-        assert app.transcript.views()[0].message.parent_id is None
-        widgets = len(app.transcript.views())
-        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        print(f"result {painted:.4f} {top:.4f} {rss:.1f} {widgets}", flush=True)
-    await runtime.aclose()
-
-asyncio.run(main())
-"""
+OPEN_CHAT = str(Path(__file__).with_name("open_chat.py"))
 
 
 async def per_turn_and_search(chat_id: int) -> tuple[float, float]:
@@ -86,11 +60,10 @@ def measure(n: int) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as home:
         os.environ["OMOIDE_HOME"] = home
         chat_id = asyncio.run(make_chat(n))
-        env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
         start = time.perf_counter()
-        out = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True, text=True, timeout=300)
+        out = subprocess.run([sys.executable, OPEN_CHAT, "--top"], capture_output=True, text=True, timeout=300)
         wall = time.perf_counter() - start
-        line = next((x for x in out.stdout.splitlines() if x.startswith("result")), None)
+        line = next((x for x in out.stdout.splitlines() if x.startswith("opened")), None)
         if line is None:
             raise SystemExit(out.stderr[-3000:])
         painted, top, rss, widgets = (float(x) for x in line.split()[1:])

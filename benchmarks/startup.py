@@ -18,24 +18,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
-CHILD = r"""
-import asyncio, sys, time
-t0 = time.perf_counter()
-from omoide.runtime import Runtime
-
-async def main():
-    runtime = await Runtime.start()
-    session = await runtime.session(runtime.character("suzune"))
-    from omoide.tui.app import OmoideApp
-    app = OmoideApp(session, store=runtime.store, settings=runtime.settings)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause()
-        print(f"painted {time.perf_counter() - t0:.4f}", flush=True)
-    await runtime.aclose()
-
-asyncio.run(main())
-"""
+OPEN_CHAT = str(Path(__file__).with_name("open_chat.py"))
 
 
 def cold_start(runs: int = 5) -> tuple[float, float]:
@@ -44,10 +29,10 @@ def cold_start(runs: int = 5) -> tuple[float, float]:
         with tempfile.TemporaryDirectory() as home:
             env = {**os.environ, "OMOIDE_HOME": home}
             start = time.perf_counter()
-            proc = subprocess.Popen([sys.executable, "-c", CHILD], stdout=subprocess.PIPE, text=True, env=env)
+            proc = subprocess.Popen([sys.executable, OPEN_CHAT], stdout=subprocess.PIPE, text=True, env=env)
             assert proc.stdout is not None
             for line in proc.stdout:
-                if line.startswith("painted"):
+                if line.startswith("opened"):
                     walls.append(time.perf_counter() - start)
                     inner.append(float(line.split()[1]))
                     break
