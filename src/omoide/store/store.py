@@ -111,19 +111,9 @@ class Store:
                           alternate_greetings: Sequence[str] = ()) -> Chat:
         """A new chat; its first message, when given, is the character's greeting,
         and alternate greetings become its swipes (sibling roots)."""
-        stamp = now_iso()
-        async with self._write() as conn:
-            cur = await conn.execute(
-                "INSERT INTO chats (character, title, created_at, updated_at) VALUES (?, ?, ?, ?)",
-                (character, title, stamp, stamp),
-            )
-            chat_id = cur.lastrowid
-            if greeting is not None:
-                msg_id = await self._insert_message(conn, chat_id, None, Role.ASSISTANT, greeting, MessageStatus.COMPLETE, None, None, stamp)
-                await conn.execute("UPDATE chats SET head_id = ? WHERE id = ?", (msg_id, chat_id))
-                for alternate in alternate_greetings:
-                    await self._insert_message(conn, chat_id, None, Role.ASSISTANT, alternate, MessageStatus.COMPLETE, None, None, stamp)
-        return await self.get_chat(chat_id)
+        greetings = [greeting, *alternate_greetings] if greeting is not None else []
+        nodes = [ImportNode(None, Role.ASSISTANT, text) for text in greetings]
+        return await self.import_tree(character, title, nodes, 0 if nodes else None)
 
     _CHAT_SELECT = (
         "SELECT c.*, (SELECT depth + 1 FROM messages WHERE id = c.head_id) AS message_count FROM chats c"
