@@ -31,20 +31,20 @@ REPEAT = 20
 async def measure(n: int) -> tuple[float, float, float]:
     chat_id = await make_chat(n)
     store = await Store.open()
-    chat = await store.get_chat(chat_id)
+    chat = await store.chats.get(chat_id)
     head = chat.head_id
     assert head is not None
-    path = await store.path(head, limit=200)
+    path = await store.messages.path(head, limit=200)
     fork = path[0].id
     saves, restores = [], []
     for i in range(REPEAT):
         t0 = time.perf_counter()
-        await store.save_branch(chat_id, f"b{i}", fork if i % 2 else head)
+        await store.branches.save(chat_id, f"b{i}", fork if i % 2 else head)
         saves.append(time.perf_counter() - t0)
         t0 = time.perf_counter()
-        await store.restore_branch(chat_id, f"b{i}", autosave_name=f"auto-{i}")
+        await store.branches.restore(chat_id, f"b{i}", autosave_name=f"auto-{i}")
         restores.append(time.perf_counter() - t0)
-    db_path = store.db_path
+    db_path = store.path
     await store.close()
     copies = []
     for _ in range(3):

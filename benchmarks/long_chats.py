@@ -50,7 +50,7 @@ async def per_turn_and_search(chat_id: int) -> tuple[float, float]:
     searches = []
     for word in ("lighthouse", "matcha promise", "harbor", "secret novel"):
         t0 = time.perf_counter()
-        await store.search(word, chat_id=chat_id, limit=50)
+        await store.messages.search(word, chat_id=chat_id, limit=50)
         searches.append(time.perf_counter() - t0)
     await store.close()
     return statistics.median(turns), statistics.median(searches)

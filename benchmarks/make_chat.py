@@ -33,8 +33,8 @@ def sentence(rng: random.Random, n: int) -> str:
 async def make_chat(n: int, character: str = "suzune", seed: int = 7) -> int:
     """Create the chat through the store (so the schema is current), then bulk-insert."""
     store = await Store.open()
-    chat = await store.create_chat(character, title=f"benchmark {n}", greeting="*looks up* Oh. It's you.")
-    path = store.db_path
+    chat = await store.chats.create(character, title=f"benchmark {n}", greeting="*looks up* Oh. It's you.")
+    path = store.path
     await store.close()
 
     rng = random.Random(seed)

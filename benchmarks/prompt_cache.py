@@ -111,9 +111,9 @@ async def cache_reuse(turns: int, tokenizer: LocalBackend, **memory_settings: in
         assert session.last_prompt is not None
         tokens = tokenizer.tokenize(tokenizer.render_prompt(session.last_prompt.messages))
         head = (await session.refresh()).head_id
-        parent = (await store.get_message(head)).parent_id
-        memory = await store.memory_state(parent)
-        path = await store.path(parent, limit=15)
+        parent = (await store.messages.get(head)).parent_id
+        memory = await store.memory.state(parent)
+        path = await store.messages.path(parent, limit=15)
         ctx = PromptContext(character=character, user_name="Kai", now=clock[0], tools=session.tools_mode)
         naive_tokens = tokenizer.tokenize(tokenizer.render_prompt(naive_prompt(ctx, memory, path)))
         if prev_ours is not None and prev_naive is not None:

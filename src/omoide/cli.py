@@ -103,7 +103,7 @@ def chat(
 
 
 async def _most_recent_character(runtime) -> str | None:  # type: ignore[no-untyped-def]
-    chats = await runtime.store.list_chats()
+    chats = await runtime.store.chats.list()
     return chats[0].character if chats else None
 
 
@@ -169,7 +169,7 @@ def chats(
         runtime = await Runtime.start()
         try:
             char_id = runtime.character(character).id if character else None
-            rows = await runtime.store.list_chats(char_id, include_archived=archived)
+            rows = await runtime.store.chats.list(char_id, include_archived=archived)
         finally:
             await runtime.aclose()
         table = Table("id", "character", "title", "messages", "updated", title="Chats")
@@ -189,11 +189,11 @@ def _memory_command(kind: str, character: str, chat_id: int | None) -> None:
         runtime = await Runtime.start()
         try:
             char = runtime.character(character)
-            chat = await runtime.store.get_chat(chat_id) if chat_id else await runtime.store.latest_chat(char.id)
+            chat = await runtime.store.chats.get(chat_id) if chat_id else await runtime.store.chats.latest(char.id)
             if chat is None or chat.head_id is None:
                 out.print(f"No chat with {char.display_name} yet.")
                 return
-            state = await runtime.store.memory_state(chat.head_id, diary_limit=10_000)
+            state = await runtime.store.memory.state(chat.head_id, diary_limit=10_000)
         finally:
             await runtime.aclose()
         if kind == "diary":
@@ -244,14 +244,14 @@ def branches(
         runtime = await Runtime.start()
         try:
             char = runtime.character(character)
-            chat = await runtime.store.get_chat(chat_id) if chat_id else await runtime.store.latest_chat(char.id)
+            chat = await runtime.store.chats.get(chat_id) if chat_id else await runtime.store.chats.latest(char.id)
             if chat is None:
                 out.print(f"No chat with {char.display_name} yet.")
                 return
             table = Table("name", "saved", "last message", "since fork", title=f"Branches of '{chat.title}' (chat #{chat.id})")
-            for branch in await runtime.store.list_branches(chat.id):
-                message = await runtime.store.get_message(branch.message_id)
-                fork = await runtime.store.fork_point(branch.message_id, chat.head_id) if chat.head_id else None
+            for branch in await runtime.store.branches.list(chat.id):
+                message = await runtime.store.messages.get(branch.message_id)
+                fork = await runtime.store.messages.fork_point(branch.message_id, chat.head_id) if chat.head_id else None
                 since = message.depth - fork.depth if fork else message.depth + 1
                 here = " (you are here)" if branch.message_id == chat.head_id else ""
                 table.add_row(branch.name + here, f"{branch.created_at.astimezone():%Y-%m-%d %H:%M}",
@@ -276,7 +276,7 @@ def search(
         runtime = await Runtime.start()
         try:
             char = runtime.character(character)
-            hits = await runtime.store.search(text, character=char.id, limit=limit)
+            hits = await runtime.store.messages.search(text, character=char.id, limit=limit)
         finally:
             await runtime.aclose()
         if not hits:
@@ -310,18 +310,18 @@ def export(
         runtime = await Runtime.start()
         try:
             char = runtime.character(character)
-            chat = await runtime.store.get_chat(chat_id) if chat_id else await runtime.store.latest_chat(char.id)
+            chat = await runtime.store.chats.get(chat_id) if chat_id else await runtime.store.chats.latest(char.id)
             if chat is None:
                 raise OmoideError(f"No chat with {char.display_name} yet.", "Start one with `omoide chat`.")
             user = runtime.settings.user_name
             if format == "tree":
-                messages = await runtime.store.tree(chat.id)
-                branches = [{"name": b.name, "message_id": b.message_id, "auto": b.auto} for b in await runtime.store.list_branches(chat.id)]
+                messages = await runtime.store.messages.tree(chat.id)
+                branches = [{"name": b.name, "message_id": b.message_id, "auto": b.auto} for b in await runtime.store.branches.list(chat.id)]
                 return st.write_tree(messages, head_id=chat.head_id, character=char.id, title=chat.title, extra={"branches": branches})
-            path = await runtime.store.path(chat.head_id)
+            path = await runtime.store.messages.path(chat.head_id)
             if format == "md":
                 return st.write_markdown(path, user_name=user, character_name=char.display_name, title=chat.title)
-            swipes = {m.id: await runtime.store.siblings(m) for m in path if m.role == "assistant"}
+            swipes = {m.id: await runtime.store.messages.siblings(m) for m in path if m.role == "assistant"}
             return st.write_chat(path, swipes, user_name=user, character_name=char.display_name, created=chat.created_at)
         finally:
             await runtime.aclose()
@@ -352,7 +352,7 @@ def import_chat(
         runtime = await Runtime.start()
         try:
             char = runtime.character(character)
-            chat = await runtime.store.import_tree(char.id, f"Imported from {Path(file).name}", parsed.nodes, parsed.head_index)
+            chat = await runtime.store.chats.import_tree(char.id, f"Imported from {Path(file).name}", parsed.nodes, parsed.head_index)
             return f"Imported {len(parsed.nodes)} messages into chat #{chat.id} with {char.display_name}. Open it with `omoide chat {char.id} --chat {chat.id}`."
         finally:
             await runtime.aclose()

@@ -47,8 +47,8 @@ async def run_doctor() -> bool:
     try:
         store = await Store.open(synchronous=settings.synchronous)
         try:
-            count = await store.count_messages()
-            chats = await store.list_chats(include_archived=True)
+            count = await store.messages.count()
+            chats = await store.chats.list(include_archived=True)
         finally:
             await store.close()
         _ok("database", f"{locations.database_file()} ({len(chats)} chats, {count} messages, WAL)")

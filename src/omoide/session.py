@@ -98,26 +98,26 @@ class ChatSession:
         """Open a chat: `chat_id`, or the character's most recent, or a new one."""
         chat: Chat | None
         if chat_id is not None:
-            chat = await store.get_chat(chat_id)
+            chat = await store.chats.get(chat_id)
             if chat.character != character.id:
                 raise NotFound(f"Chat #{chat_id} is with {chat.character}, not {character.id}.", "")
         else:
-            chat = None if new else await store.latest_chat(character.id)
+            chat = None if new else await store.chats.latest(character.id)
         if chat is None:
             def fill(text: str) -> str:
                 return substitute(text, char=character.display_name, user=settings.user_name).strip()
 
             greeting = fill(character.first_message)
-            chat = await store.create_chat(
+            chat = await store.chats.create(
                 character.id, title=f"Chat with {character.display_name}", greeting=greeting or None,
                 alternate_greetings=[fill(g) for g in character.alternate_greetings if g.strip()] if greeting else (),
             )
         else:
-            await store.mark_streaming_interrupted(chat.id)
+            await store.messages.mark_streaming_interrupted(chat.id)
         return cls(store, character, settings, backend, chat, summarizer=summarizer, on_memory_event=on_memory_event)
 
     async def refresh(self) -> Chat:
-        self.chat = await self.store.get_chat(self.chat.id)
+        self.chat = await self.store.chats.get(self.chat.id)
         return self.chat
 
     @property
@@ -143,17 +143,17 @@ class ChatSession:
 
     async def transcript(self, *, limit: int = 200) -> list[Message]:
         chat = await self.refresh()
-        return await self.store.path(chat.head_id, limit=limit)
+        return await self.store.messages.path(chat.head_id, limit=limit)
 
     async def memory(self) -> MemoryState:
         chat = await self.refresh()
         if chat.head_id is None:
             return MemoryState(summary=None)
-        return await self.store.memory_state(chat.head_id)
+        return await self.store.memory.state(chat.head_id)
 
     async def head(self) -> Message | None:
         chat = await self.refresh()
-        return await self.store.get_message(chat.head_id) if chat.head_id else None
+        return await self.store.messages.get(chat.head_id) if chat.head_id else None
 
     # -- turns ------------------------------------------------------------------
 
@@ -162,7 +162,7 @@ class ChatSession:
         if not text:
             raise CommandError("There is nothing to send.", "Type a message first.")
         chat = await self.refresh()
-        user_message = await self.store.add_message(chat.id, chat.head_id, Role.USER, text)
+        user_message = await self.store.messages.add(chat.id, chat.head_id, Role.USER, text)
         yield UserMessageStored(user_message)
         async for event in self._reply(user_message):
             yield event
@@ -174,7 +174,7 @@ class ChatSession:
             raise CommandError("There is nothing to regenerate yet.", "Send a message first.")
         user_message = head if head.role is Role.USER else None
         if head.role is Role.ASSISTANT and head.parent_id is not None:
-            parent = await self.store.get_message(head.parent_id)
+            parent = await self.store.messages.get(head.parent_id)
             user_message = parent if parent.role is Role.USER else None
         if user_message is None:
             raise CommandError("The last message is the greeting; there is no reply to regenerate.", "Send a message first.")
@@ -191,15 +191,15 @@ class ChatSession:
         last_user = next((m for m in reversed(path) if m.role is Role.USER), None)
         if last_user is None:
             raise CommandError("You have not written anything to edit yet.", "")
-        edited = await self.store.add_message(self.chat.id, last_user.parent_id, Role.USER, text)
+        edited = await self.store.messages.add(self.chat.id, last_user.parent_id, Role.USER, text)
         yield UserMessageStored(edited)
         async for event in self._reply(edited):
             yield event
 
     async def _reply(self, parent: Message) -> AsyncIterator[TurnEvent]:
         prompt = await self.build_prompt(parent.id)
-        reply = await self.store.add_message(self.chat.id, parent.id, Role.ASSISTANT, "", status=MessageStatus.STREAMING)
-        self.chat = await self.store.get_chat(self.chat.id)
+        reply = await self.store.messages.add(self.chat.id, parent.id, Role.ASSISTANT, "", status=MessageStatus.STREAMING)
+        self.chat = await self.store.chats.get(self.chat.id)
         yield ReplyStarted(reply)
         native = self.tools_mode == "native"
         inline = InlineMemoryFilter()
@@ -244,7 +244,7 @@ class ChatSession:
                             pass
                     if time.monotonic() - last_persist > PERSIST_INTERVAL:
                         last_persist = time.monotonic()
-                        await self.store.update_message(reply.id, content="".join(shown))
+                        await self.store.messages.update(reply.id, content="".join(shown))
                 if not round_calls:
                     break
                 # The model called save_memory mid-reply: hand back the results and let it carry on.
@@ -269,7 +269,7 @@ class ChatSession:
                 shown.append(tail)
                 yield ReplyDelta(tail)
             text = "".join(shown).strip()
-            stored = await self.store.update_message(
+            stored = await self.store.messages.update(
                 reply.id, content=text, status=MessageStatus.COMPLETE, tool_calls=tool_calls or None
             )
             finished = True
@@ -288,23 +288,23 @@ class ChatSession:
                 await asyncio.shield(self._end_unfinished(reply, partial, parent, MessageStatus.INTERRUPTED))
 
     async def _end_unfinished(self, reply: Message, partial: str, parent: Message, status: MessageStatus) -> Message | None:
-        stored = await self.store.update_message(reply.id, content=partial, status=status)
+        stored = await self.store.messages.update(reply.id, content=partial, status=status)
         if not partial:
             # Nothing arrived: the head goes back to the user's message, which stays.
-            chat = await self.store.get_chat(self.chat.id)
+            chat = await self.store.chats.get(self.chat.id)
             if chat.head_id == reply.id:
-                await self.store.set_head(self.chat.id, parent.id)
-            self.chat = await self.store.get_chat(self.chat.id)
+                await self.store.chats.set_head(self.chat.id, parent.id)
+            self.chat = await self.store.chats.get(self.chat.id)
             return None
         return stored
 
     async def _save_entry(self, message_id: int, content: str) -> DiaryEntry:
-        return await self.store.add_diary_entry(self.chat.id, message_id, clean_entry(content), DiaryAuthor.CHARACTER)
+        return await self.store.memory.add_diary_entry(self.chat.id, message_id, clean_entry(content), DiaryAuthor.CHARACTER)
 
     async def build_prompt(self, head_id: int) -> AssembledPrompt:
         """The prompt at `head_id`, fitted to the context size, counted, and
         compared with the previous turn's to report the shared prefix."""
-        state = await self.store.memory_state(head_id)
+        state = await self.store.memory.state(head_id)
         recent = [m.content for m in state.window]
         fired = [hit for book in self.lorebooks for hit in lorebook.scan(book, recent)]
         ctx = PromptContext(
@@ -350,7 +350,7 @@ class ChatSession:
         self.user_name, self.user_persona = match, choices[match]
         self.memory_worker.user_name = match
         stored = None if match == self.settings.user_name else match
-        self.chat = await self.store.set_persona(self.chat.id, stored)
+        self.chat = await self.store.chats.set_persona(self.chat.id, stored)
         return self.user_name, self.user_persona
 
     # -- memory ---------------------------------------------------------------------
@@ -362,7 +362,7 @@ class ChatSession:
         chat = await self.refresh()
         if chat.head_id is None:
             raise CommandError("The chat is empty.", "Send a message first.")
-        return await self.store.add_diary_entry(chat.id, chat.head_id, text, DiaryAuthor.USER)
+        return await self.store.memory.add_diary_entry(chat.id, chat.head_id, text, DiaryAuthor.USER)
 
     async def wait_for_memory_work(self) -> None:
         await self.memory_worker.wait()
@@ -374,7 +374,7 @@ class ChatSession:
         head = await self.head()
         if head is None:
             return [], 0
-        group = await self.store.siblings(head)
+        group = await self.store.messages.siblings(head)
         return group, next(i for i, m in enumerate(group) if m.id == head.id)
 
     async def select_swipe(self, step: int) -> Message | None:
@@ -382,7 +382,7 @@ class ChatSession:
         if len(group) < 2:
             return None
         chosen = group[(index + step) % len(group)]
-        await self.store.set_head(self.chat.id, chosen.id)
+        await self.store.chats.set_head(self.chat.id, chosen.id)
         await self.refresh()
         return chosen
 
@@ -391,10 +391,10 @@ class ChatSession:
         head = await self.head()
         if head is None or head.parent_id is None:
             raise CommandError("There is nothing to undo.", "")
-        target = await self.store.get_message(head.parent_id)
+        target = await self.store.messages.get(head.parent_id)
         if head.role is Role.ASSISTANT and target.role is Role.USER and target.parent_id is not None:
-            target = await self.store.get_message(target.parent_id)
-        await self.store.set_head(self.chat.id, target.id)
+            target = await self.store.messages.get(target.parent_id)
+        await self.store.chats.set_head(self.chat.id, target.id)
         await self.refresh()
         return target
 
@@ -414,7 +414,7 @@ class ChatSession:
         if chat.head_id is None:
             raise CommandError("The chat is empty; there is nothing to save.", "")
         try:
-            return await self.store.save_branch(chat.id, name, chat.head_id, force=force)
+            return await self.store.branches.save(chat.id, name, chat.head_id, force=force)
         except StoreError as exc:
             if isinstance(exc, NotFound):
                 raise
@@ -424,15 +424,15 @@ class ChatSession:
         """Move the head to `name`, saving the current head first as auto-<time>."""
         name = self.validate_branch_name(name)
         autosave = f"auto-{datetime.now():%Y%m%d-%H%M%S}"
-        target, saved = await self.store.restore_branch(self.chat.id, name, autosave_name=autosave)
+        target, saved = await self.store.branches.restore(self.chat.id, name, autosave_name=autosave)
         await self.refresh()
         return target, saved
 
     async def branches(self) -> list[Branch]:
-        return await self.store.list_branches(self.chat.id)
+        return await self.store.branches.list(self.chat.id)
 
     async def delete_branch(self, name: str) -> None:
-        if not await self.store.delete_branch(self.chat.id, name):
+        if not await self.store.branches.delete(self.chat.id, name):
             names = ", ".join(b.name for b in await self.branches()) or "none yet"
             raise NotFound(f"There is no branch named '{name}'.", f"Branches in this chat: {names}.")
 

@@ -98,12 +98,12 @@ BRANCHER = textwrap.dedent(
 
     async def main(path):
         store = await Store.open(Path(path))
-        chat = (await store.list_chats())[0]
+        chat = (await store.chats.list())[0]
         i = 0
         while True:
             i += 1
-            await store.save_branch(chat.id, f"b{i % 7}", [1, 3, 5][i % 3], force=True)
-            await store.restore_branch(chat.id, f"b{(i * 3) % 7}" if i > 7 else f"b{i % 7}", autosave_name=f"auto-{i % 5}")
+            await store.branches.save(chat.id, f"b{i % 7}", [1, 3, 5][i % 3], force=True)
+            await store.branches.restore(chat.id, f"b{(i * 3) % 7}" if i > 7 else f"b{i % 7}", autosave_name=f"auto-{i % 5}")
 
     asyncio.run(main(sys.argv[1]))
     """
@@ -116,10 +116,10 @@ async def test_kill_9_during_branch_save_and_restore_leaves_the_old_or_new_head(
 
     db = tmp_path / "omoide.db"
     store = await Store.open(db)
-    chat = await store.create_chat("wren", greeting="0")
+    chat = await store.chats.create("wren", greeting="0")
     head = chat.head_id
     for i in range(1, 6):
-        head = (await store.add_message(chat.id, head, Role.USER if i % 2 else Role.ASSISTANT, str(i))).id
+        head = (await store.messages.add(chat.id, head, Role.USER if i % 2 else Role.ASSISTANT, str(i))).id
     await store.close()
     valid_heads = {1, 3, 5, 6}
     rng = random.Random(99)

@@ -296,7 +296,7 @@ async def test_edit_and_undo_keep_everything_reachable(store: Store) -> None:
     assert path[-2:] == ["Typo-free message", "Reply two."]
     await session.undo()
     assert [m.content for m in await session.transcript()] == ["*waves* Hi, Kai!"]
-    assert await store.count_messages(session.chat.id) == 5
+    assert await store.messages.count(session.chat.id) == 5
 
 
 async def test_switching_persona_changes_who_the_character_talks_to_and_is_remembered(store: Store) -> None:

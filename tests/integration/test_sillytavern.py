@@ -29,15 +29,15 @@ def write_file(path: Path, lines: list[dict]) -> Path:
 async def test_import_turns_swipes_into_siblings_and_export_gives_them_back(tmp_path: Path) -> None:
     parsed = read_chat(write_file(tmp_path / "chat.jsonl", LINES))
     store = await Store.open(tmp_path / "omoide.db")
-    chat = await store.import_tree("suzune", "imported", parsed.nodes, parsed.head_index)
-    path = await store.path(chat.head_id)
+    chat = await store.chats.import_tree("suzune", "imported", parsed.nodes, parsed.head_index)
+    path = await store.messages.path(chat.head_id)
     assert [(m.role, m.content) for m in path] == [
         (Role.ASSISTANT, "*looks up* Oh. It's you."), (Role.USER, "One matcha latte, please."), (Role.ASSISTANT, "Fine. Sit."),
     ]
-    assert [m.content for m in await store.siblings(path[-1])] == ["*sighs* Again?", "Fine. Sit.", "We're out of matcha."]
+    assert [m.content for m in await store.messages.siblings(path[-1])] == ["*sighs* Again?", "Fine. Sit.", "We're out of matcha."]
     assert path[1].created_at.astimezone().strftime("%H:%M") == "20:16"
 
-    swipes = {m.id: await store.siblings(m) for m in path if m.role is Role.ASSISTANT}
+    swipes = {m.id: await store.messages.siblings(m) for m in path if m.role is Role.ASSISTANT}
     text = write_chat(path, swipes, user_name="Kai", character_name="Suzune", created=chat.created_at)
     await store.close()
     records = [json.loads(line) for line in text.splitlines()]

@@ -25,11 +25,11 @@ WRITER = textwrap.dedent(
 
     async def main(path, tag, n):
         store = await Store.open(Path(path))
-        chat = await store.create_chat(tag, greeting="hi")
+        chat = await store.chats.create(tag, greeting="hi")
         head = chat.head_id
         for i in range(n):
-            head = (await store.add_message(chat.id, head, Role.USER, f"{tag} {i}")).id
-            await store.search(tag)
+            head = (await store.messages.add(chat.id, head, Role.USER, f"{tag} {i}")).id
+            await store.messages.search(tag)
         await store.close()
 
     asyncio.run(main(sys.argv[1], sys.argv[2], int(sys.argv[3])))
@@ -61,19 +61,19 @@ async def _init(db: Path) -> None:
 
 async def test_a_full_disk_gives_a_clear_error_and_loses_nothing(tmp_path: Path) -> None:
     store = await Store.open(tmp_path / "omoide.db")
-    chat = await store.create_chat("wren", greeting="Ahoy")
-    kept = await store.add_message(chat.id, chat.head_id, Role.USER, "keep me")
-    pages = (await store._one("PRAGMA page_count"))[0]
-    await store.conn.execute(f"PRAGMA max_page_count = {pages + 2}")  # SQLite's own 'disk full'
+    chat = await store.chats.create("wren", greeting="Ahoy")
+    kept = await store.messages.add(chat.id, chat.head_id, Role.USER, "keep me")
+    pages = (await store.db.one("PRAGMA page_count"))[0]
+    await store.db.conn.execute(f"PRAGMA max_page_count = {pages + 2}")  # SQLite's own 'disk full'
     with pytest.raises(StorageUnavailable) as info:
         head = kept.id
         for _ in range(200):
-            head = (await store.add_message(chat.id, head, Role.USER, "x" * 4000)).id
+            head = (await store.messages.add(chat.id, head, Role.USER, "x" * 4000)).id
     assert "full" in info.value.message and info.value.hint
     await store.close()
     store = await Store.open(tmp_path / "omoide.db")
-    assert (await store.get_message(kept.id)).content == "keep me"
-    assert (await store._one("PRAGMA integrity_check"))[0] == "ok"
+    assert (await store.messages.get(kept.id)).content == "keep me"
+    assert (await store.db.one("PRAGMA integrity_check"))[0] == "ok"
     await store.close()
 
 
@@ -91,18 +91,18 @@ def small_disk(tmp_path: Path):
 
 async def test_a_really_full_disk_gives_a_clear_error_and_loses_nothing(small_disk: Path) -> None:
     store = await Store.open(small_disk / "omoide.db")
-    chat = await store.create_chat("wren", greeting="Ahoy")
-    kept = await store.add_message(chat.id, chat.head_id, Role.USER, "keep me")
+    chat = await store.chats.create("wren", greeting="Ahoy")
+    kept = await store.messages.add(chat.id, chat.head_id, Role.USER, "keep me")
     with pytest.raises(StorageUnavailable) as info:
         head = kept.id
         for _ in range(2000):
-            head = (await store.add_message(chat.id, head, Role.USER, os.urandom(2000).hex())).id
+            head = (await store.messages.add(chat.id, head, Role.USER, os.urandom(2000).hex())).id
     assert "full" in info.value.message
     await store.close()
     for leftover in small_disk.glob("*.big"):
         leftover.unlink()
     store = await Store.open(small_disk / "omoide.db")
-    assert (await store.get_message(kept.id)).content == "keep me"
+    assert (await store.messages.get(kept.id)).content == "keep me"
     await store.close()
 
 
@@ -120,8 +120,8 @@ def test_a_read_only_data_directory_gives_a_clear_error(small_disk: Path) -> Non
 
 async def _seed(home: Path) -> None:
     store = await Store.open(home / "data" / "omoide.db")
-    chat = await store.create_chat("wren", greeting="Ahoy")
-    await store.add_message(chat.id, chat.head_id, Role.USER, "precious")
+    chat = await store.chats.create("wren", greeting="Ahoy")
+    await store.messages.add(chat.id, chat.head_id, Role.USER, "precious")
     await store.close()
 
 
@@ -162,7 +162,7 @@ async def test_the_tui_and_omoide_say_share_a_data_directory(tmp_path: Path, fau
     for (out, err), proc in zip(results, scripts, strict=True):
         assert proc.returncode == 0, err.decode()
         assert "locked" not in err.decode() and "From the script." in out.decode()
-    contents = [row[0] for row in await store._all("SELECT content FROM messages")]
+    contents = [row[0] for row in await store.db.all("SELECT content FROM messages")]
     await store.close()
     assert sum(c.startswith("tui ") for c in contents) == 5 and contents.count("From the TUI.") == 5
     assert sum(c.startswith("script ") for c in contents) == 3 and contents.count("From the script.") == 3

@@ -23,8 +23,8 @@ async def store(tmp_path: Path):
 
 async def test_database_is_in_wal_mode_with_foreign_keys(tmp_path: Path) -> None:
     s = await Store.open(tmp_path / "omoide.db")
-    await s.create_chat("suzune", greeting="Hello")
-    fk = await s._one("PRAGMA foreign_keys")
+    await s.chats.create("suzune", greeting="Hello")
+    fk = await s.db.one("PRAGMA foreign_keys")
     await s.close()
     raw = sqlite3.connect(tmp_path / "omoide.db")
     assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
@@ -33,7 +33,7 @@ async def test_database_is_in_wal_mode_with_foreign_keys(tmp_path: Path) -> None
 
 
 async def test_every_migration_is_recorded_by_name(store: Store) -> None:
-    rows = await store._all("SELECT name FROM schema_migrations ORDER BY name")
+    rows = await store.db.all("SELECT name FROM schema_migrations ORDER BY name")
     assert [r[0] for r in rows] == [m.name for m in MIGRATIONS]
 
 
@@ -48,8 +48,8 @@ async def test_migrations_upgrade_an_old_database_and_keep_its_rows(tmp_path: Pa
     await conn.close()
 
     s = await Store.open(path)
-    chats = await s.list_chats()
-    applied = [r[0] for r in await s._all("SELECT name FROM schema_migrations")]
+    chats = await s.chats.list()
+    applied = [r[0] for r in await s.db.all("SELECT name FROM schema_migrations")]
     await s.close()
     assert [c.title for c in chats] == ["old"]
     assert set(applied) == {m.name for m in MIGRATIONS}
@@ -68,48 +68,48 @@ async def test_each_migration_applies_on_top_of_the_previous_ones(tmp_path: Path
 
 
 async def test_greeting_is_the_first_message_and_the_head(store: Store) -> None:
-    chat = await store.create_chat("suzune", greeting="Welcome in.")
-    path = await store.path(chat.head_id)
+    chat = await store.chats.create("suzune", greeting="Welcome in.")
+    path = await store.messages.path(chat.head_id)
     assert [(m.role, m.content) for m in path] == [(Role.ASSISTANT, "Welcome in.")]
 
 
 async def test_messages_form_a_tree_and_nothing_is_lost(store: Store) -> None:
-    chat = await store.create_chat("suzune", greeting="Hi")
-    user = await store.add_message(chat.id, chat.head_id, Role.USER, "Coffee?")
-    first = await store.add_message(chat.id, user.id, Role.ASSISTANT, "Black.")
-    second = await store.add_message(chat.id, user.id, Role.ASSISTANT, "With milk.")
-    assert [m.content for m in await store.siblings(second)] == ["Black.", "With milk."]
-    assert [m.content for m in await store.path(second.id)] == ["Hi", "Coffee?", "With milk."]
-    assert [m.content for m in await store.path(first.id)] == ["Hi", "Coffee?", "Black."]
-    assert await store.count_messages(chat.id) == 4
-    assert (await store.get_chat(chat.id)).head_id == second.id
+    chat = await store.chats.create("suzune", greeting="Hi")
+    user = await store.messages.add(chat.id, chat.head_id, Role.USER, "Coffee?")
+    first = await store.messages.add(chat.id, user.id, Role.ASSISTANT, "Black.")
+    second = await store.messages.add(chat.id, user.id, Role.ASSISTANT, "With milk.")
+    assert [m.content for m in await store.messages.siblings(second)] == ["Black.", "With milk."]
+    assert [m.content for m in await store.messages.path(second.id)] == ["Hi", "Coffee?", "With milk."]
+    assert [m.content for m in await store.messages.path(first.id)] == ["Hi", "Coffee?", "Black."]
+    assert await store.messages.count(chat.id) == 4
+    assert (await store.chats.get(chat.id)).head_id == second.id
 
 
 async def test_path_paging_returns_the_newest_messages(store: Store) -> None:
-    chat = await store.create_chat("suzune", greeting="0")
+    chat = await store.chats.create("suzune", greeting="0")
     head = chat.head_id
     for i in range(1, 50):
-        head = (await store.add_message(chat.id, head, Role.USER if i % 2 else Role.ASSISTANT, str(i))).id
-    page = await store.path(head, limit=10)
+        head = (await store.messages.add(chat.id, head, Role.USER if i % 2 else Role.ASSISTANT, str(i))).id
+    page = await store.messages.path(head, limit=10)
     assert [m.content for m in page] == [str(i) for i in range(40, 50)]
 
 
 async def test_chat_resumes_at_its_head_after_reopening(tmp_path: Path) -> None:
     s = await Store.open(tmp_path / "omoide.db")
-    chat = await s.create_chat("wren", greeting="Ahoy")
-    reply = await s.add_message(chat.id, chat.head_id, Role.USER, "Any islands today?")
+    chat = await s.chats.create("wren", greeting="Ahoy")
+    reply = await s.messages.add(chat.id, chat.head_id, Role.USER, "Any islands today?")
     await s.close()
     s = await Store.open(tmp_path / "omoide.db")
-    again = await s.latest_chat("wren")
+    again = await s.chats.latest("wren")
     await s.close()
     assert again is not None and again.head_id == reply.id and again.message_count == 2
 
 
 async def test_a_reply_left_streaming_by_a_crash_reads_as_interrupted(store: Store) -> None:
-    chat = await store.create_chat("wren", greeting="Ahoy")
-    reply = await store.add_message(chat.id, chat.head_id, Role.ASSISTANT, "Half a sen", status=MessageStatus.STREAMING)
-    assert await store.mark_streaming_interrupted(chat.id) == 1
-    assert (await store.get_message(reply.id)).status is MessageStatus.INTERRUPTED
+    chat = await store.chats.create("wren", greeting="Ahoy")
+    reply = await store.messages.add(chat.id, chat.head_id, Role.ASSISTANT, "Half a sen", status=MessageStatus.STREAMING)
+    assert await store.messages.mark_streaming_interrupted(chat.id) == 1
+    assert (await store.messages.get(reply.id)).status is MessageStatus.INTERRUPTED
 
 
 @pytest.mark.parametrize(
@@ -141,44 +141,44 @@ async def test_another_programs_sqlite_database_is_refused_and_left_alone(tmp_pa
 async def test_a_corrupt_omoide_database_is_refused_not_overwritten(tmp_path: Path) -> None:
     path = tmp_path / "omoide.db"
     s = await Store.open(path)
-    chat = await s.create_chat("wren", greeting="Ahoy")
+    chat = await s.chats.create("wren", greeting="Ahoy")
     for i in range(200):
-        await s.add_message(chat.id, chat.head_id, Role.USER, "x" * 500)
+        await s.messages.add(chat.id, chat.head_id, Role.USER, "x" * 500)
     await s.close()
     data = bytearray(path.read_bytes())
     data[100:4096 * 3] = b"\xff" * (4096 * 3 - 100)  # smash the schema pages, keep the header
     path.write_bytes(bytes(data))
     with pytest.raises(NotAnOmoideDatabase):
         s = await Store.open(path)
-        await s.list_chats()
+        await s.chats.list()
     assert path.read_bytes() == bytes(data)
 
 
 async def test_branches_save_restore_and_autosave(store: Store) -> None:
-    chat = await store.create_chat("suzune", greeting="Hi")
-    a = await store.add_message(chat.id, chat.head_id, Role.USER, "a")
-    await store.save_branch(chat.id, "before", a.id)
-    b = await store.add_message(chat.id, a.id, Role.ASSISTANT, "b")
+    chat = await store.chats.create("suzune", greeting="Hi")
+    a = await store.messages.add(chat.id, chat.head_id, Role.USER, "a")
+    await store.branches.save(chat.id, "before", a.id)
+    b = await store.messages.add(chat.id, a.id, Role.ASSISTANT, "b")
     with pytest.raises(StoreError, match="already exists"):
-        await store.save_branch(chat.id, "before", b.id)
-    target, saved = await store.restore_branch(chat.id, "before", autosave_name="auto-1")
+        await store.branches.save(chat.id, "before", b.id)
+    target, saved = await store.branches.restore(chat.id, "before", autosave_name="auto-1")
     assert target.message_id == a.id and saved is not None and saved.message_id == b.id
-    assert (await store.get_chat(chat.id)).head_id == a.id
+    assert (await store.chats.get(chat.id)).head_id == a.id
     with pytest.raises(NotFound, match="before"):
-        await store.restore_branch(chat.id, "missing", autosave_name=None)
+        await store.branches.restore(chat.id, "missing", autosave_name=None)
 
 
 async def test_diary_and_summary_follow_the_path(store: Store) -> None:
-    chat = await store.create_chat("suzune", greeting="Hi")
-    fork = await store.add_message(chat.id, chat.head_id, Role.USER, "fork here")
-    left = await store.add_message(chat.id, fork.id, Role.ASSISTANT, "left")
-    await store.add_diary_entry(chat.id, left.id, "only on the left", DiaryAuthor.CHARACTER)
-    await store.add_summary(chat.id, left.id, content="left summary", covers_to_id=fork.id, diary_to_id=None)
-    left_next = await store.add_message(chat.id, left.id, Role.USER, "go on")
-    right = await store.add_message(chat.id, fork.id, Role.ASSISTANT, "right")
+    chat = await store.chats.create("suzune", greeting="Hi")
+    fork = await store.messages.add(chat.id, chat.head_id, Role.USER, "fork here")
+    left = await store.messages.add(chat.id, fork.id, Role.ASSISTANT, "left")
+    await store.memory.add_diary_entry(chat.id, left.id, "only on the left", DiaryAuthor.CHARACTER)
+    await store.memory.add_summary(chat.id, left.id, content="left summary", covers_to_id=fork.id, diary_to_id=None)
+    left_next = await store.messages.add(chat.id, left.id, Role.USER, "go on")
+    right = await store.messages.add(chat.id, fork.id, Role.ASSISTANT, "right")
 
-    on_left = await store.memory_state(left_next.id)
-    on_right = await store.memory_state(right.id)
+    on_left = await store.memory.state(left_next.id)
+    on_right = await store.memory.state(right.id)
     assert [e.content for e in on_left.diary] == ["only on the left"]
     assert on_left.summary is not None and on_left.summary.content == "left summary"
     assert [m.content for m in on_left.window] == ["left", "go on"]
@@ -187,29 +187,29 @@ async def test_diary_and_summary_follow_the_path(store: Store) -> None:
 
 
 async def test_is_ancestor(store: Store) -> None:
-    chat = await store.create_chat("suzune", greeting="Hi")
-    a = await store.add_message(chat.id, chat.head_id, Role.USER, "a")
-    b = await store.add_message(chat.id, a.id, Role.ASSISTANT, "b")
-    c = await store.add_message(chat.id, a.id, Role.ASSISTANT, "c")
-    assert await store.is_ancestor(chat.head_id, b.id)
-    assert await store.is_ancestor(a.id, a.id)
-    assert not await store.is_ancestor(b.id, c.id)
-    assert not await store.is_ancestor(b.id, a.id)
+    chat = await store.chats.create("suzune", greeting="Hi")
+    a = await store.messages.add(chat.id, chat.head_id, Role.USER, "a")
+    b = await store.messages.add(chat.id, a.id, Role.ASSISTANT, "b")
+    c = await store.messages.add(chat.id, a.id, Role.ASSISTANT, "c")
+    assert await store.messages.is_ancestor(chat.head_id, b.id)
+    assert await store.messages.is_ancestor(a.id, a.id)
+    assert not await store.messages.is_ancestor(b.id, c.id)
+    assert not await store.messages.is_ancestor(b.id, a.id)
 
 
 async def test_search_finds_words_across_branches_and_survives_odd_input(store: Store) -> None:
-    chat = await store.create_chat("suzune", greeting="Welcome to Tsuki no Shizuku.")
-    a = await store.add_message(chat.id, chat.head_id, Role.USER, "The matcha latte was good")
-    await store.add_message(chat.id, a.id, Role.ASSISTANT, "Told you about the MATCHA.")
-    reply = await store.add_message(chat.id, a.id, Role.ASSISTANT, "streaming", status=MessageStatus.STREAMING)
-    await store.update_message(reply.id, content="A café near the station")
-    hits = await store.search("matcha", chat_id=chat.id)
+    chat = await store.chats.create("suzune", greeting="Welcome to Tsuki no Shizuku.")
+    a = await store.messages.add(chat.id, chat.head_id, Role.USER, "The matcha latte was good")
+    await store.messages.add(chat.id, a.id, Role.ASSISTANT, "Told you about the MATCHA.")
+    reply = await store.messages.add(chat.id, a.id, Role.ASSISTANT, "streaming", status=MessageStatus.STREAMING)
+    await store.messages.update(reply.id, content="A café near the station")
+    hits = await store.messages.search("matcha", chat_id=chat.id)
     assert [h.message.content for h in hits] == ["Told you about the MATCHA.", "The matcha latte was good"]
     assert "[matcha]" in hits[1].snippet
-    assert [h.message.id for h in await store.search("café station")] == [reply.id]
-    assert await store.search("streaming") == []
-    assert await store.search('"unbalanced AND (') == []
-    assert await store.search("   ") == []
+    assert [h.message.id for h in await store.messages.search("café station")] == [reply.id]
+    assert await store.messages.search("streaming") == []
+    assert await store.messages.search('"unbalanced AND (') == []
+    assert await store.messages.search("   ") == []
 
 
 async def test_per_turn_queries_use_indexes(store: Store) -> None:
@@ -221,7 +221,7 @@ async def test_per_turn_queries_use_indexes(store: Store) -> None:
         "SELECT * FROM chats WHERE character = 'x' AND archived = 0 ORDER BY updated_at DESC",
         "SELECT * FROM branches WHERE chat_id = 1 AND name = 'x'",
     ):
-        rows_ = await store._all(f"EXPLAIN QUERY PLAN {sql}")
+        rows_ = await store.db.all(f"EXPLAIN QUERY PLAN {sql}")
         plans.append(" ".join(r["detail"] for r in rows_))
     for plan in plans:
         assert "SCAN" not in plan.replace("SCAN CONSTANT ROW", ""), plan

@@ -42,7 +42,7 @@ async def long_chat_app(store: Store, lines: int, text=lambda i: f"line {i}", ba
     session = await ChatSession.open(store, MIKA, settings, backend or ScriptedBackend())
     head = session.chat.head_id
     for i in range(lines):
-        head = (await store.add_message(session.chat.id, head, Role.USER if i % 2 == 0 else Role.ASSISTANT, text(i))).id
+        head = (await store.messages.add(session.chat.id, head, Role.USER if i % 2 == 0 else Role.ASSISTANT, text(i))).id
     return OmoideApp(session, store=store, settings=settings)
 
 
@@ -89,7 +89,7 @@ async def test_escape_stops_the_reply_and_keeps_it_marked_interrupted(store: Sto
         view = app.transcript.views()[-1]
         assert "(interrupted)" in str(view.query_one(".meta").render())
         assert view.text == "Once upon a time, "
-    reply = (await store.path((await store.latest_chat("mika")).head_id))[-1]
+    reply = (await store.messages.path((await store.chats.latest("mika")).head_id))[-1]
     assert reply.status is MessageStatus.INTERRUPTED and reply.content == "Once upon a time,"
 
 
@@ -217,7 +217,7 @@ async def test_restoring_while_a_reply_streams_stops_it_and_keeps_it_on_the_old_
         await type_and_send(pilot, "/branch restore calm")
         await wait_for(pilot, lambda: texts(app)[-1] == ("Mika", "Hm?") and not app.turn_running)
         autosave = next(b for b in await app.session.branches() if b.auto)
-        cut = await store.get_message(autosave.message_id)
+        cut = await store.messages.get(autosave.message_id)
         assert cut.status is MessageStatus.INTERRUPTED and cut.content == "I was going to say"
 
 

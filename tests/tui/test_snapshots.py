@@ -46,8 +46,8 @@ def app_with_a_short_chat(tmp_path: Path) -> tuple[OmoideApp, Store]:
             (Role.USER, "Yeah, the matcha latte was actually good."),
             (Role.ASSISTANT, "*small smile* ...Told you."),
         ]:
-            head = (await store.add_message(chat.id, head, role, text)).id
-        await store.add_diary_entry(chat.id, head, "He went to the café. He listened to me.", DiaryAuthor.CHARACTER)
+            head = (await store.messages.add(chat.id, head, role, text)).id
+        await store.memory.add_diary_entry(chat.id, head, "He went to the café. He listened to me.", DiaryAuthor.CHARACTER)
         await session.remember("Kai prefers matcha to coffee.")
         await session.build_prompt(head)
         return OmoideApp(session, store=store, settings=settings), store

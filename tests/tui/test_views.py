@@ -110,7 +110,7 @@ async def test_escape_before_any_text_drops_the_empty_reply_and_keeps_the_messag
         assert texts(app)[-1] == ("Kai", "Hello?")
         await type_and_send(pilot, "Anyone?")
         await wait_for(pilot, lambda: texts(app)[-1] == ("Mika", "…"))
-    path = await store.path((await store.latest_chat("mika")).head_id)
+    path = await store.messages.path((await store.chats.latest("mika")).head_id)
     assert [m.content for m in path[-3:]] == ["Hello?", "Anyone?", "…"]
 
 
@@ -256,7 +256,7 @@ async def test_brackets_in_titles_errors_and_diary_lines_show_as_typed(store: St
     error = BackendUnreachable("Connection refused [Errno 111] at http://x/[id]", "Check base_url [/]")
     app = await make_app(store, ScriptedBackend([error]))
     async with app.run_test(size=SIZE, notifications=True) as pilot:
-        await store.rename_chat(app.session.chat.id, "[OOC] the [b]bakery[/b]")
+        await store.chats.rename(app.session.chat.id, "[OOC] the [b]bakery[/b]")
         await app.show_chat()
         assert str(app.query_one("#title").render()).endswith("[OOC] the [b]bakery[/b]")
         await type_and_send(pilot, "Hello?")
@@ -285,7 +285,7 @@ async def test_a_stream_that_breaks_midway_keeps_the_partial_reply_marked_interr
         assert shown_text(view) == "She opened the door" and view.meta.endswith("(interrupted)")
         assert texts(app)[-2] == ("Kai", "Knock knock")
         assert app.query_one("#input").value == "" and app.query_one("#input").has_focus
-    reply = (await store.path((await store.latest_chat("mika")).head_id))[-1]
+    reply = (await store.messages.path((await store.chats.latest("mika")).head_id))[-1]
     assert reply.status is MessageStatus.INTERRUPTED and reply.content == "She opened the door"
 
 
@@ -337,7 +337,7 @@ async def test_a_streaming_reply_stays_in_view_unless_you_scrolled_up_to_read(st
     session = await ChatSession.open(store, MIKA, settings, backend, summarizer=ScriptedBackend())
     head = session.chat.head_id
     for i in range(60):
-        head = (await store.add_message(session.chat.id, head, Role.USER if i % 2 == 0 else Role.ASSISTANT, f"line {i}")).id
+        head = (await store.messages.add(session.chat.id, head, Role.USER if i % 2 == 0 else Role.ASSISTANT, f"line {i}")).id
     app = OmoideApp(session, store=store, settings=settings)
     async with app.run_test(size=SIZE) as pilot:
         transcript = app.transcript

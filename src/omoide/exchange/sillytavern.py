@@ -16,7 +16,7 @@ from typing import Any
 
 from omoide.domain import Message, MessageStatus, Role
 from omoide.errors import OmoideError
-from omoide.store.store import ImportNode
+from omoide.store import ImportNode
 
 MAX_CHAT_BYTES = 200 * 1024 * 1024
 _DATE_FORMATS = ("%B %d, %Y %I:%M%p", "%B %d, %Y %I:%M %p", "%Y-%m-%d@%Hh%Mm%Ss", "%Y-%m-%d %H:%M:%S")

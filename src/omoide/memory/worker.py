@@ -110,13 +110,13 @@ class MemoryWorker:
         """Where a result computed at `start_head` is recorded: the chat's head if
         the user carried on along the same path, otherwise `start_head` itself,
         so work begun on one branch never shows up in another."""
-        chat = await self.store.get_chat(self.chat_id)
-        if chat.head_id is not None and chat.head_id != start_head and await self.store.is_ancestor(start_head, chat.head_id):
+        chat = await self.store.chats.get(self.chat_id)
+        if chat.head_id is not None and chat.head_id != start_head and await self.store.messages.is_ancestor(start_head, chat.head_id):
             return chat.head_id
         return start_head
 
     async def _compress_summary(self, head_id: int) -> None:
-        state = await self.store.memory_state(head_id)
+        state = await self.store.memory.state(head_id)
         chunk = split_for_compression(
             state.window, threshold=self.settings.summary_threshold, keep_recent=self.settings.recent_messages
         )
@@ -133,14 +133,14 @@ class MemoryWorker:
             return
         _, diary_head = await self._diary_pointer(head_id)
         anchor = await self._anchor(head_id)
-        summary = await self.store.add_summary(
+        summary = await self.store.memory.add_summary(
             self.chat_id, anchor, content=text, covers_to_id=chunk[-1].id, diary_to_id=diary_head
         )
         self.failures = 0
         self._emit(MemoryWorkDone("summary", summary=summary))
 
     async def _diary_pointer(self, head_id: int) -> tuple[MemoryState, int | None]:
-        state = await self.store.memory_state(head_id)
+        state = await self.store.memory.state(head_id)
         entries = state.diary
         return state, entries[-1].id if entries else None
 
@@ -163,9 +163,9 @@ class MemoryWorker:
             # An entry was saved while we worked; compressing over it would hide it.
             self._emit(MemoryWorkFailed("diary", "the diary changed while it was being compressed"))
             return
-        entry = await self.store.add_diary_entry(self.chat_id, anchor, text, DiaryAuthor.COMPRESSION)
+        entry = await self.store.memory.add_diary_entry(self.chat_id, anchor, text, DiaryAuthor.COMPRESSION)
         current = state.summary
-        await self.store.add_summary(
+        await self.store.memory.add_summary(
             self.chat_id,
             anchor,
             content=current.content if current else "",

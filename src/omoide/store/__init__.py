@@ -1,5 +1,50 @@
-"""Storage: one aiosqlite connection, WAL, named migrations, a message tree."""
+"""Storage: one aiosqlite connection, WAL, named migrations, a message tree.
 
-from omoide.store.store import Store
+`Store` owns the connection and hands out one repository per concern, all over
+the same `Database`: `chats`, `messages` (the tree and its paths), `memory`
+(summaries and diary entries anchored to the tree) and `branches`. Features
+that add tables add a repository here.
+"""
 
-__all__ = ["Store"]
+from __future__ import annotations
+
+from pathlib import Path
+
+from omoide import locations
+from omoide.store.branches import BranchRepository
+from omoide.store.chats import ChatRepository
+from omoide.store.connection import open_connection
+from omoide.store.db import Database
+from omoide.store.memory import MemoryRepository
+from omoide.store.messages import ImportNode, MessageRepository, SearchHit
+
+
+class Store:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.chats = ChatRepository(db)
+        self.messages = MessageRepository(db)
+        self.memory = MemoryRepository(db, self.messages)
+        self.branches = BranchRepository(db)
+
+    @classmethod
+    async def open(cls, path: Path | None = None, *, synchronous: str = "NORMAL") -> Store:
+        path = path or locations.database_file()
+        conn = await open_connection(path, synchronous=synchronous)
+        return cls(Database(conn, path))
+
+    @property
+    def path(self) -> Path:
+        return self.db.path
+
+    async def close(self) -> None:
+        await self.db.conn.close()
+
+    async def __aenter__(self) -> Store:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+__all__ = ["ImportNode", "SearchHit", "Store"]

@@ -153,8 +153,8 @@ async def open_branch_picker(app: OmoideApp) -> None:
     head = (await app.session.refresh()).head_id
     rows = []
     for branch in branches:
-        message = await app.store.get_message(branch.message_id)
-        fork = await app.store.fork_point(branch.message_id, head) if head else None
+        message = await app.store.messages.get(branch.message_id)
+        fork = await app.store.messages.fork_point(branch.message_id, head) if head else None
         since = message.depth - fork.depth if fork else message.depth + 1
         opening = " ".join(message.content.split()[:8])
         rows.append((branch.name, f"{branch.created_at.astimezone():%m/%d %H:%M}", opening, f"{since} msgs"))
@@ -181,7 +181,7 @@ async def _rename(app: OmoideApp, command: ParsedCommand) -> None:
     if not command.raw_args:
         app.notify("Usage: /rename TITLE", severity="warning")
         return
-    await app.store.rename_chat(app.session.chat.id, command.raw_args)
+    await app.store.chats.rename(app.session.chat.id, command.raw_args)
     await app.show_chat()
 
 
@@ -193,7 +193,7 @@ async def _search(app: OmoideApp, command: ParsedCommand) -> None:
     if not command.raw_args:
         app.notify("Usage: /search TEXT", severity="warning")
         return
-    hits = await app.store.search(command.raw_args, chat_id=app.session.chat.id, limit=100)
+    hits = await app.store.messages.search(command.raw_args, chat_id=app.session.chat.id, limit=100)
     if not hits:
         app.notify(f"Nothing found for '{command.raw_args}' in this chat.", timeout=4)
         return
@@ -211,8 +211,8 @@ async def _search(app: OmoideApp, command: ParsedCommand) -> None:
 
 async def jump_to_message(app: OmoideApp, message_id: int) -> None:
     head = (await app.session.refresh()).head_id
-    message = await app.store.get_message(message_id)
-    if head is None or message.chat_id != app.session.chat.id or not await app.store.is_ancestor(message.id, head):
+    message = await app.store.messages.get(message_id)
+    if head is None or message.chat_id != app.session.chat.id or not await app.store.messages.is_ancestor(message.id, head):
         app.notify(f"Message #{message_id} is on another branch of the story; restore or save a branch there first.",
                    severity="warning", title="Not on this branch")
         return
@@ -250,7 +250,7 @@ async def _goto(app: OmoideApp, command: ParsedCommand) -> None:
         if moment is None:
             app.notify(f"'{target}' is not a date I can read. Try 2026-04-01, 04/01 or 04/01 20:15.", severity="warning")
             return
-        message = await app.store.first_on_path_since(head, moment)
+        message = await app.store.messages.first_on_path_since(head, moment)
         if message is None:
             app.notify(f"Nothing was written on or after {target} on this branch.", severity="warning")
             return

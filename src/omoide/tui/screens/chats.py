@@ -54,7 +54,7 @@ class ChatListScreen(ModalScreen[int | str | None]):
     async def refresh_rows(self) -> None:
         table = self.query_one(DataTable)
         table.clear()
-        self.chats = await self.store.list_chats(self.character_id, include_archived=self.show_archived)
+        self.chats = await self.store.chats.list(self.character_id, include_archived=self.show_archived)
         for chat in self.chats:
             table.add_row(
                 *plain(
@@ -95,7 +95,7 @@ class ChatListScreen(ModalScreen[int | str | None]):
         if chat.id == self.current_id and not chat.archived:
             self.notify("This is the chat you are in; open another one first.", severity="warning")
             return
-        await self.store.archive_chat(chat.id, not chat.archived)
+        await self.store.chats.archive(chat.id, not chat.archived)
         await self.refresh_rows()
 
     def action_rename(self) -> None:
@@ -105,7 +105,7 @@ class ChatListScreen(ModalScreen[int | str | None]):
 
         async def rename(title: str | None) -> None:
             if title:
-                await self.store.rename_chat(chat.id, title)
+                await self.store.chats.rename(chat.id, title)
                 await self.refresh_rows()
 
         self.app.push_screen(InputModal("New title for this chat:", chat.title), rename)

@@ -46,7 +46,7 @@ class Transcript(VerticalScroll):
     async def show_path(self, head_id: int | None) -> None:
         """Show the newest page of the path ending at `head_id`."""
         await self.remove_children()
-        messages = await self.store.path(head_id, limit=PAGE) if head_id else []
+        messages = await self.store.messages.path(head_id, limit=PAGE) if head_id else []
         await self.mount_all([self.view(m) for m in messages])
         self.head_id = head_id
         self.at_live_end = True
@@ -88,7 +88,7 @@ class Transcript(VerticalScroll):
             return 0
         self._loading = True
         try:
-            older = await self.store.path(views[0].message.parent_id, limit=PAGE)
+            older = await self.store.messages.path(views[0].message.parent_id, limit=PAGE)
             if not older:
                 return 0
             anchor = views[0]
@@ -110,7 +110,7 @@ class Transcript(VerticalScroll):
         self.release_anchor()
         await self.remove_children()
         start = max(0, message.depth - PAGE // 2)
-        page = await self.store.path_slice(head_id, start, PAGE)
+        page = await self.store.messages.path_slice(head_id, start, PAGE)
         await self.mount_all([self.view(m) for m in page])
         self.head_id = head_id
         self.at_live_end = bool(page) and page[-1].id == head_id
@@ -124,7 +124,7 @@ class Transcript(VerticalScroll):
             return
         self.release_anchor()
         await self.remove_children()
-        first = await self.store.path_slice(head_id, 0, PAGE)
+        first = await self.store.messages.path_slice(head_id, 0, PAGE)
         await self.mount_all([self.view(m) for m in first])
         self.head_id = head_id
         self.at_live_end = bool(first) and first[-1].id == head_id
@@ -137,7 +137,7 @@ class Transcript(VerticalScroll):
             return 0
         self._loading = True
         try:
-            newer = await self.store.path_slice(self.head_id, views[-1].message.depth + 1, PAGE)
+            newer = await self.store.messages.path_slice(self.head_id, views[-1].message.depth + 1, PAGE)
             # Reaching the bottom re-anchored the view; reading on, it must not jump to the new end.
             self.release_anchor()
             await self.mount_all([self.view(m) for m in newer])

@@ -1,0 +1,52 @@
+"""One aiosqlite connection shared by every repository.
+
+Writes go through `write()`, which serialises this process's transactions and
+takes SQLite's write lock up front; reads go through `one()` and `all()`. All
+three turn SQLite's operational errors into `StoreError`s that say what to do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, TypeAlias
+
+import aiosqlite
+
+from omoide.store.connection import storage_error, write_transaction
+
+Params: TypeAlias = Sequence[Any] | Mapping[str, Any]
+
+
+class Database:
+    def __init__(self, conn: aiosqlite.Connection, path: Path) -> None:
+        self.conn = conn
+        self.path = path
+        self._lock = asyncio.Lock()
+
+    @asynccontextmanager
+    async def write(self) -> AsyncIterator[aiosqlite.Connection]:
+        async with self._lock:
+            try:
+                async with write_transaction(self.conn) as conn:
+                    yield conn
+            except (sqlite3.OperationalError, OSError) as exc:
+                raise storage_error(self.path, exc) from exc
+
+    async def one(self, sql: str, params: Params = ()) -> sqlite3.Row | None:
+        try:
+            async with self.conn.execute(sql, params) as cur:
+                row: sqlite3.Row | None = await cur.fetchone()
+                return row
+        except sqlite3.OperationalError as exc:
+            raise storage_error(self.path, exc) from exc
+
+    async def all(self, sql: str, params: Params = ()) -> list[sqlite3.Row]:
+        try:
+            async with self.conn.execute(sql, params) as cur:
+                return list(await cur.fetchall())
+        except sqlite3.OperationalError as exc:
+            raise storage_error(self.path, exc) from exc

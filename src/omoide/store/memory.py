@@ -1,0 +1,106 @@
+"""Chat memory anchored to the message tree: summaries (memory checkpoints) and
+diary entries, and the memory state in force at any head."""
+
+from __future__ import annotations
+
+from omoide.domain import DiaryAuthor, DiaryEntry, MemoryState, Summary
+from omoide.errors import NotFound
+from omoide.store import rows
+from omoide.store.connection import now_iso
+from omoide.store.db import Database
+from omoide.store.messages import MessageRepository
+from omoide.store.paths import NEWEST_DIARY, POINTERS
+
+WINDOW_CAP = 2000
+"""Most messages read for the raw window, however long compression has been failing."""
+DIARY_CHAIN_CAP = 10_000
+MEMORY_DIARY_CAP = 100
+"""Diary entries read per turn: more than the prompt's 50 lines need, and more than
+compression lets accumulate, unless compression has been failing for a long time."""
+
+
+class MemoryRepository:
+    def __init__(self, db: Database, messages: MessageRepository) -> None:
+        self.db = db
+        self.messages = messages
+
+    async def pointers(self, message_id: int) -> tuple[int | None, int | None]:
+        """The newest summary and diary entry in force at `message_id`."""
+        row = await self.db.one(f"SELECT {POINTERS} FROM messages m WHERE m.id = ?", (message_id,))
+        if row is None:
+            raise NotFound(f"There is no message #{message_id}.", "Reopen the chat; its head may have been moved by another window.")
+        return row[0], row[1]
+
+    async def add_diary_entry(self, chat_id: int, message_id: int, content: str, author: DiaryAuthor) -> DiaryEntry:
+        """Record a diary entry at `message_id`; it exists on that message's subtree."""
+        stamp = now_iso()
+        async with self.db.write() as conn:
+            async with conn.execute(f"SELECT m.chat_id, {NEWEST_DIARY} FROM messages m WHERE m.id = ?", (message_id,)) as cur:
+                row = await cur.fetchone()
+            if row is None or row[0] != chat_id:
+                raise NotFound(f"Message #{message_id} is not in chat #{chat_id}.", "Reopen the chat and try again.")
+            cur = await conn.execute(
+                "INSERT INTO diary_entries (chat_id, message_id, prev_id, author, content, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                (chat_id, message_id, row[1], str(author), content, stamp),
+            )
+            entry_id = cur.lastrowid
+        row = await self.db.one("SELECT * FROM diary_entries WHERE id = ?", (entry_id,))
+        assert row is not None
+        return rows.diary_entry(row)
+
+    async def add_summary(self, chat_id: int, anchor_id: int, *, content: str, covers_to_id: int | None, diary_to_id: int | None) -> Summary:
+        stamp = now_iso()
+        async with self.db.write() as conn:
+            cur = await conn.execute(
+                "INSERT INTO summaries (chat_id, anchor_id, covers_to_id, diary_to_id, content, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                (chat_id, anchor_id, covers_to_id, diary_to_id, content, stamp),
+            )
+            summary_id = cur.lastrowid
+        summary = await self._summary(summary_id)
+        assert summary is not None
+        return summary
+
+    async def _summary(self, summary_id: int | None) -> Summary | None:
+        if summary_id is None:
+            return None
+        row = await self.db.one("SELECT * FROM summaries WHERE id = ?", (summary_id,))
+        return rows.summary(row) if row else None
+
+    async def summary_at(self, head_id: int) -> Summary | None:
+        summary_id, _ = await self.pointers(head_id)
+        return await self._summary(summary_id)
+
+    async def diary_chain(self, newest_id: int | None, *, stop_at: int | None = None, limit: int = DIARY_CHAIN_CAP) -> list[DiaryEntry]:
+        """Entries linked backwards from `newest_id`, oldest first. The walk stops
+        after a compressed entry (it stands for everything before it), before
+        `stop_at`, or after `limit` entries."""
+        if newest_id is None or newest_id == stop_at:
+            return []
+        result = await self.db.all(
+            """WITH RECURSIVE chain(id, prev_id, author, n) AS (
+                   SELECT id, prev_id, author, 1 FROM diary_entries WHERE id = :newest
+                   UNION ALL
+                   SELECT d.id, d.prev_id, d.author, chain.n + 1 FROM diary_entries d JOIN chain ON d.id = chain.prev_id
+                   WHERE chain.author != 'compression' AND d.id IS NOT :stop AND chain.n < :limit
+               ) SELECT d.* FROM chain JOIN diary_entries d ON d.id = chain.id ORDER BY chain.n DESC""",
+            {"newest": newest_id, "stop": stop_at, "limit": limit},
+        )
+        return [rows.diary_entry(r) for r in result]
+
+    async def diary_at(self, head_id: int, *, limit: int = DIARY_CHAIN_CAP) -> list[DiaryEntry]:
+        _, diary_id = await self.pointers(head_id)
+        return await self.diary_chain(diary_id, limit=limit)
+
+    async def state(self, head_id: int, *, diary_limit: int = MEMORY_DIARY_CAP) -> MemoryState:
+        """The summary, diary and raw window in force at `head_id`, read via the
+        pointers: cost grows with the window and the diary, never with history."""
+        summary_id, diary_id = await self.pointers(head_id)
+        summary = await self._summary(summary_id)
+        fold = summary.diary_to_id if summary else None
+        if fold is None:
+            stable_diary, new_diary = [], await self.diary_chain(diary_id, limit=diary_limit)
+        else:
+            new_diary = await self.diary_chain(diary_id, stop_at=fold, limit=diary_limit)
+            stable_diary = await self.diary_chain(fold, limit=diary_limit)
+        window = await self.messages.path(head_id, limit=WINDOW_CAP, stop_before=summary.covers_to_id if summary else None)
+        return MemoryState(summary=summary, stable_diary=stable_diary, new_diary=new_diary, window=window)

@@ -1,0 +1,237 @@
+"""The message tree: adding and updating messages, and walking paths in it.
+
+Nothing here deletes or moves a message. Each inserted row copies, from its
+parent, the pointers to the newest summary and diary entry on its path.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import aiosqlite
+
+from omoide.domain import Message, MessageStatus, Role
+from omoide.errors import NotFound
+from omoide.store import rows
+from omoide.store.connection import now_iso
+from omoide.store.db import Database
+from omoide.store.paths import POINTERS, walk_up
+
+
+@dataclass(frozen=True, slots=True)
+class ImportNode:
+    parent: int | None
+    """Index of the parent in the import list, or None for a root."""
+    role: Role
+    content: str
+    created_at: str | None = None
+    status: MessageStatus = MessageStatus.COMPLETE
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    message: Message
+    snippet: str
+    """The matching words in [brackets], with a little context."""
+
+
+_SELECT = f"SELECT {rows.MESSAGE_COLUMNS} FROM messages"
+_NO_LIMIT = 1_000_000_000
+
+
+async def insert_message(
+    conn: aiosqlite.Connection,
+    chat_id: int,
+    parent_id: int | None,
+    role: Role,
+    content: str,
+    status: MessageStatus,
+    tool_calls: list[dict[str, Any]] | None,
+    tool_call_id: str | None,
+    stamp: str,
+) -> int:
+    """Insert one row inside an open write transaction; returns its id."""
+    if parent_id is None:
+        depth, summary_id, diary_id = 0, None, None
+    else:
+        async with conn.execute(f"SELECT m.depth, m.chat_id, {POINTERS} FROM messages m WHERE m.id = ?", (parent_id,)) as cur:
+            parent = await cur.fetchone()
+        if parent is None or parent[1] != chat_id:
+            raise NotFound(f"The parent message #{parent_id} is not in chat #{chat_id}.", "Reopen the chat and try again.")
+        depth, summary_id, diary_id = parent[0] + 1, parent[2], parent[3]
+    cur = await conn.execute(
+        """INSERT INTO messages (chat_id, parent_id, role, content, tool_calls, tool_call_id,
+                                 created_at, status, depth, summary_id, diary_id)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+        (
+            chat_id, parent_id, str(role), content,
+            json.dumps(tool_calls) if tool_calls else None, tool_call_id,
+            stamp, str(status), depth, summary_id, diary_id,
+        ),
+    )
+    assert cur.lastrowid is not None
+    return cur.lastrowid
+
+
+class MessageRepository:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def add(
+        self,
+        chat_id: int,
+        parent_id: int | None,
+        role: Role,
+        content: str,
+        *,
+        status: MessageStatus = MessageStatus.COMPLETE,
+        tool_calls: list[dict[str, Any]] | None = None,
+        tool_call_id: str | None = None,
+        move_head: bool = True,
+    ) -> Message:
+        """Append a message under `parent_id` (and make it the head, by default)."""
+        stamp = now_iso()
+        async with self.db.write() as conn:
+            msg_id = await insert_message(conn, chat_id, parent_id, role, content, status, tool_calls, tool_call_id, stamp)
+            if move_head:
+                await conn.execute("UPDATE chats SET head_id = ?, updated_at = ? WHERE id = ?", (msg_id, stamp, chat_id))
+        return await self.get(msg_id)
+
+    async def update(self, message_id: int, *, content: str | None = None, status: MessageStatus | None = None,
+                     tool_calls: list[dict[str, Any]] | None = None) -> Message:
+        """Fill in a reply as it streams or when it ends. Only replies are updated."""
+        sets: list[str] = []
+        params: list[object] = []
+        if content is not None:
+            sets.append("content = ?")
+            params.append(content)
+        if status is not None:
+            sets.append("status = ?")
+            params.append(str(status))
+        if tool_calls is not None:
+            sets.append("tool_calls = ?")
+            params.append(json.dumps(tool_calls))
+        if sets:
+            async with self.db.write() as conn:
+                await conn.execute(f"UPDATE messages SET {', '.join(sets)} WHERE id = ?", (*params, message_id))
+        return await self.get(message_id)
+
+    async def get(self, message_id: int) -> Message:
+        row = await self.db.one(f"{_SELECT} WHERE id = ?", (message_id,))
+        if row is None:
+            raise NotFound(f"There is no message #{message_id}.", "Message numbers are shown by /search and `omoide export -f tree`.")
+        return rows.message(row)
+
+    async def tree(self, chat_id: int) -> list[Message]:
+        """Every message of a chat, parents before children."""
+        return [rows.message(r) for r in await self.db.all(f"{_SELECT} WHERE chat_id = ? ORDER BY id", (chat_id,))]
+
+    async def children(self, message_id: int) -> list[Message]:
+        return [rows.message(r) for r in await self.db.all(f"{_SELECT} WHERE parent_id = ? ORDER BY id", (message_id,))]
+
+    async def roots(self, chat_id: int) -> list[Message]:
+        result = await self.db.all(f"{_SELECT} WHERE chat_id = ? AND parent_id IS NULL ORDER BY id", (chat_id,))
+        return [rows.message(r) for r in result]
+
+    async def siblings(self, message: Message) -> list[Message]:
+        """The message and its alternatives (swipes, edits): same parent, same role."""
+        group = await (self.roots(message.chat_id) if message.parent_id is None else self.children(message.parent_id))
+        return [m for m in group if m.role == message.role]
+
+    async def count(self, chat_id: int | None = None) -> int:
+        if chat_id is None:
+            row = await self.db.one("SELECT count(*) FROM messages")
+        else:
+            row = await self.db.one("SELECT count(*) FROM messages WHERE chat_id = ?", (chat_id,))
+        return int(row[0]) if row else 0
+
+    async def mark_streaming_interrupted(self, chat_id: int) -> int:
+        """Replies left 'streaming' by a process that died are interrupted replies."""
+        async with self.db.write() as conn:
+            cur = await conn.execute(
+                "UPDATE messages SET status = ? WHERE chat_id = ? AND status = ?",
+                (str(MessageStatus.INTERRUPTED), chat_id, str(MessageStatus.STREAMING)),
+            )
+            return cur.rowcount
+
+    # -- paths ------------------------------------------------------------------
+
+    async def path(self, head_id: int | None, *, limit: int | None = None, stop_before: int | None = None) -> list[Message]:
+        """Messages from the root (or from just after `stop_before`) down to `head_id`,
+        oldest first, at most `limit` of the newest ones."""
+        if head_id is None or head_id == stop_before:
+            return []
+        cte = walk_up(
+            "up", start=":head",
+            until="m.id IS NOT :stop AND up.depth > (SELECT depth FROM messages WHERE id = :head) - :cap + 1",
+        )
+        result = await self.db.all(
+            f"WITH RECURSIVE {cte} SELECT {rows.M_MESSAGE_COLUMNS} FROM up JOIN messages m ON m.id = up.id ORDER BY up.depth",
+            {"head": head_id, "stop": stop_before, "cap": limit if limit is not None else _NO_LIMIT},
+        )
+        return [rows.message(r) for r in result]
+
+    async def path_slice(self, head_id: int, start_depth: int, count: int) -> list[Message]:
+        """The messages at depths [start_depth, start_depth + count) on the path to
+        `head_id`, oldest first. Costs a walk from the head up to `start_depth`."""
+        cte = walk_up("up", start=":head", until="up.depth > :start")
+        result = await self.db.all(
+            f"""WITH RECURSIVE {cte} SELECT {rows.M_MESSAGE_COLUMNS} FROM up JOIN messages m ON m.id = up.id
+                WHERE up.depth >= :start AND up.depth < :start + :count ORDER BY up.depth""",
+            {"head": head_id, "start": start_depth, "count": count},
+        )
+        return [rows.message(r) for r in result]
+
+    async def first_on_path_since(self, head_id: int, moment: str) -> Message | None:
+        """The oldest message on the path to `head_id` written at or after `moment` (ISO)."""
+        cte = walk_up("up", start="?", columns="id, parent_id, depth, created_at")
+        row = await self.db.one(
+            f"WITH RECURSIVE {cte} SELECT id FROM up WHERE created_at >= ? ORDER BY depth LIMIT 1", (head_id, moment)
+        )
+        return await self.get(row[0]) if row else None
+
+    async def is_ancestor(self, ancestor_id: int, descendant_id: int) -> bool:
+        """True when `ancestor_id` lies on the path from the root to `descendant_id` (inclusive)."""
+        a = await self.get(ancestor_id)
+        d = await self.get(descendant_id)
+        if a.chat_id != d.chat_id or a.depth > d.depth:
+            return False
+        cte = walk_up("up", start=":d", until="up.depth > :depth")
+        row = await self.db.one(f"WITH RECURSIVE {cte} SELECT id FROM up WHERE depth = :depth", {"d": descendant_id, "depth": a.depth})
+        return row is not None and row[0] == ancestor_id
+
+    async def fork_point(self, a: int, b: int) -> Message | None:
+        """The deepest message on both paths (their common ancestor)."""
+        row = await self.db.one(
+            f"""WITH RECURSIVE {walk_up("up_a", start=":a")}, {walk_up("up_b", start=":b")}
+                SELECT id FROM up_a WHERE id IN (SELECT id FROM up_b) ORDER BY depth DESC LIMIT 1""",
+            {"a": a, "b": b},
+        )
+        return await self.get(row[0]) if row else None
+
+    async def search(self, query: str, *, chat_id: int | None = None, character: str | None = None, limit: int = 50) -> list[SearchHit]:
+        """Full-text search over every message ever stored (all branches), newest first.
+        Words are matched as typed (each one quoted), so no query can be a syntax error."""
+        terms = re.findall(r"\w+", query, flags=re.UNICODE)
+        if not terms:
+            return []
+        match = " ".join('"' + t.replace('"', '""') + '"' for t in terms)
+        where = ["messages_fts MATCH ?"]
+        params: list[object] = [match]
+        if chat_id is not None:
+            where.append("m.chat_id = ?")
+            params.append(chat_id)
+        if character is not None:
+            where.append("m.chat_id IN (SELECT id FROM chats WHERE character = ?)")
+            params.append(character)
+        result = await self.db.all(
+            f"""SELECT {rows.M_MESSAGE_COLUMNS},
+                       snippet(messages_fts, 0, '[', ']', '…', 12) AS snippet
+                FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid
+                WHERE {' AND '.join(where)} ORDER BY m.id DESC LIMIT ?""",
+            (*params, limit),
+        )
+        return [SearchHit(rows.message(r), r["snippet"]) for r in result]

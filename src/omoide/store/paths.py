@@ -1,0 +1,28 @@
+"""The queries every repository shares about paths in the message tree.
+
+A message row carries pointers to the newest summary and diary entry on the
+path *above* it; memory made *at* the message itself is found by its anchor.
+`POINTERS` reads both for the message aliased `m`, so the memory in force at
+any head costs two indexed lookups.
+"""
+
+from __future__ import annotations
+
+NEWEST_SUMMARY = "coalesce((SELECT id FROM summaries WHERE anchor_id = m.id ORDER BY id DESC LIMIT 1), m.summary_id)"
+"""The newest summary in force at message `m` (its own, or the one on the path above it)."""
+NEWEST_DIARY = "coalesce((SELECT id FROM diary_entries WHERE message_id = m.id ORDER BY id DESC LIMIT 1), m.diary_id)"
+"""The newest diary entry in force at message `m`."""
+POINTERS = f"{NEWEST_SUMMARY}, {NEWEST_DIARY}"
+
+
+def walk_up(name: str, *, start: str, columns: str = "id, parent_id, depth", until: str = "") -> str:
+    """A recursive CTE `name(columns)` walking from the message `start` (an SQL
+    expression) up to the root, one row per ancestor; `until` is an extra
+    condition on the row reached so far (`name`) that must hold to go on."""
+    m_columns = ", ".join(f"m.{c.strip()}" for c in columns.split(","))
+    condition = f" WHERE {until}" if until else ""
+    return (
+        f"{name}({columns}) AS ("
+        f"SELECT {columns} FROM messages WHERE id = {start} "
+        f"UNION ALL SELECT {m_columns} FROM messages m JOIN {name} ON m.id = {name}.parent_id{condition})"
+    )
