@@ -7,11 +7,10 @@ the reply, then schedule memory work in the background.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import re
-import time
 from collections.abc import AsyncIterator, Callable
+from contextlib import aclosing
 from datetime import datetime, timezone
 from typing import Literal
 
@@ -19,34 +18,20 @@ from omoide.characters import lorebook
 from omoide.characters.attached import lorebooks_for
 from omoide.characters.model import Character, substitute
 from omoide.config import Settings
-from omoide.domain import Branch, Chat, DiaryAuthor, DiaryEntry, MemoryState, Message, MessageStatus, Role
-from omoide.errors import BackendError, CommandError, NotFound, StoreError
-from omoide.events import (
-    DiarySaved,
-    MemoryEvent,
-    ReplyDelta,
-    ReplyFailed,
-    ReplyFinished,
-    ReplyStarted,
-    TurnEvent,
-    UserMessageStored,
-)
-from omoide.llm.base import Backend, ChatMessage, Done, TextDelta, ToolCall, Usage
-from omoide.memory.diary import SAVE_MEMORY, InlineMemoryFilter, clean_entry
-from omoide.memory.window import strip_leading_stamp
+from omoide.domain import Branch, Chat, DiaryAuthor, DiaryEntry, MemoryState, Message, Role
+from omoide.errors import CommandError, NotFound, StoreError
+from omoide.events import MemoryEvent, ReplyFailed, ReplyFinished, ReplyStarted, TurnEvent, UserMessageStored
+from omoide.llm.base import Backend
+from omoide.memory.diary import clean_entry
 from omoide.memory.worker import MemoryWorker
 from omoide.prompt import AssembledPrompt, PromptContext, assemble, fit, shared_prefix_chars
+from omoide.reply import ReplyStream
 from omoide.store import Store
 from omoide.tokens import TokenCounter
 
 log = logging.getLogger(__name__)
 
-PERSIST_INTERVAL = 0.25
-"""Seconds between saves of a streaming reply, so a crash loses at most this much."""
-MAX_TOOL_ROUNDS = 3
 BRANCH_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
-STAMP_HOLD = 16
-"""Characters held back at the start of a reply to strip an imitated timestamp."""
 
 
 class ChatSession:
@@ -164,8 +149,9 @@ class ChatSession:
         chat = await self.refresh()
         user_message = await self.store.messages.add(chat.id, chat.head_id, Role.USER, text)
         yield UserMessageStored(user_message)
-        async for event in self._reply(user_message):
-            yield event
+        async with aclosing(self._reply(user_message)) as events:
+            async for event in events:
+                yield event
 
     async def regenerate(self) -> AsyncIterator[TurnEvent]:
         """Another reply to the last user message, kept beside the others as a swipe."""
@@ -178,8 +164,9 @@ class ChatSession:
             user_message = parent if parent.role is Role.USER else None
         if user_message is None:
             raise CommandError("The last message is the greeting; there is no reply to regenerate.", "Send a message first.")
-        async for event in self._reply(user_message):
-            yield event
+        async with aclosing(self._reply(user_message)) as events:
+            async for event in events:
+                yield event
 
     async def edit_last(self, text: str) -> AsyncIterator[TurnEvent]:
         """Replace your last message with a new sibling and answer it; the old
@@ -193,110 +180,24 @@ class ChatSession:
             raise CommandError("You have not written anything to edit yet.", "")
         edited = await self.store.messages.add(self.chat.id, last_user.parent_id, Role.USER, text)
         yield UserMessageStored(edited)
-        async for event in self._reply(edited):
-            yield event
+        async with aclosing(self._reply(edited)) as events:
+            async for event in events:
+                yield event
 
     async def _reply(self, parent: Message) -> AsyncIterator[TurnEvent]:
         prompt = await self.build_prompt(parent.id)
-        reply = await self.store.messages.add(self.chat.id, parent.id, Role.ASSISTANT, "", status=MessageStatus.STREAMING)
-        self.chat = await self.store.chats.get(self.chat.id)
-        yield ReplyStarted(reply)
-        native = self.tools_mode == "native"
-        inline = InlineMemoryFilter()
-        shown: list[str] = []
-        held = ""
-        stamp_checked = False
-        usage: Usage | None = None
-        tool_calls: list[dict[str, object]] = []
-        last_persist = time.monotonic()
-        messages: list[ChatMessage] = list(prompt.messages)
-        finished = False
-        try:
-            for _round in range(MAX_TOOL_ROUNDS):
-                round_calls: list[ToolCall] = []
-                round_text: list[str] = []
-                async for event in self.backend.stream(
-                    messages, tools=[SAVE_MEMORY] if native else None, max_tokens=self.settings.max_tokens
-                ):
-                    match event:
-                        case TextDelta(text=delta):
-                            round_text.append(delta)
-                            visible, entries = inline.feed(delta)
-                            for entry_text in entries:
-                                yield DiarySaved(await self._save_entry(reply.id, entry_text))
-                            if not stamp_checked:
-                                held += visible
-                                if len(held) < STAMP_HOLD:
-                                    continue
-                                visible, held, stamp_checked = strip_leading_stamp(held), "", True
-                            if visible:
-                                shown.append(visible)
-                                yield ReplyDelta(visible)
-                        case ToolCall() as call:
-                            round_calls.append(call)
-                            tool_calls.append({"id": call.id, "name": call.name, "arguments": call.arguments})
-                            content = call.arguments.get("content") if call.name == SAVE_MEMORY.name else None
-                            if isinstance(content, str) and content.strip():
-                                yield DiarySaved(await self._save_entry(reply.id, content))
-                        case Usage() as reported:
-                            usage = reported
-                        case Done():
-                            pass
-                    if time.monotonic() - last_persist > PERSIST_INTERVAL:
-                        last_persist = time.monotonic()
-                        await self.store.messages.update(reply.id, content="".join(shown))
-                if not round_calls:
-                    break
-                # The model called save_memory mid-reply: hand back the results and let it carry on.
-                messages.append({
-                    "role": "assistant",
-                    "content": "".join(round_text),
-                    "tool_calls": [
-                        {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.raw_arguments or "{}"}}
-                        for c in round_calls
-                    ],
-                })
-                for call in round_calls:
-                    result = "Saved to your diary." if call.name == SAVE_MEMORY.name else f"Unknown tool {call.name}."
-                    messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
-            rest, entries = inline.flush()
-            for entry_text in entries:
-                yield DiarySaved(await self._save_entry(reply.id, entry_text))
-            tail = held + rest
-            if not stamp_checked:
-                tail = strip_leading_stamp(tail)
-            if tail:
-                shown.append(tail)
-                yield ReplyDelta(tail)
-            text = "".join(shown).strip()
-            stored = await self.store.messages.update(
-                reply.id, content=text, status=MessageStatus.COMPLETE, tool_calls=tool_calls or None
-            )
-            finished = True
-            prompt.usage = usage
-            self.memory_worker.schedule(reply.id)
-            yield ReplyFinished(stored, usage)
-        except BackendError as error:
-            partial = "".join(shown).strip()
-            kept = await self._end_unfinished(reply, partial, parent, MessageStatus.INTERRUPTED if partial else MessageStatus.FAILED)
-            finished = True
-            yield ReplyFailed(error, kept)
-        finally:
-            if not finished:
-                # Cancelled (Esc, a restore, the app closing): keep what arrived.
-                partial = "".join(shown).strip()
-                await asyncio.shield(self._end_unfinished(reply, partial, parent, MessageStatus.INTERRUPTED))
-
-    async def _end_unfinished(self, reply: Message, partial: str, parent: Message, status: MessageStatus) -> Message | None:
-        stored = await self.store.messages.update(reply.id, content=partial, status=status)
-        if not partial:
-            # Nothing arrived: the head goes back to the user's message, which stays.
-            chat = await self.store.chats.get(self.chat.id)
-            if chat.head_id == reply.id:
-                await self.store.chats.set_head(self.chat.id, parent.id)
-            self.chat = await self.store.chats.get(self.chat.id)
-            return None
-        return stored
+        stream = ReplyStream(
+            self.store, self.backend, parent=parent, messages=prompt.messages,
+            native_tools=self.tools_mode == "native", max_tokens=self.settings.max_tokens, save_entry=self._save_entry,
+        )
+        async with aclosing(stream.events()) as events:
+            async for event in events:
+                if isinstance(event, ReplyStarted | ReplyFailed):
+                    await self.refresh()
+                elif isinstance(event, ReplyFinished):
+                    prompt.usage = event.usage
+                    self.memory_worker.schedule(event.message.id)
+                yield event
 
     async def _save_entry(self, message_id: int, content: str) -> DiaryEntry:
         return await self.store.memory.add_diary_entry(self.chat.id, message_id, clean_entry(content), DiaryAuthor.CHARACTER)
