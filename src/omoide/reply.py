@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 
 from omoide.domain import DiaryEntry, Message, MessageStatus, Role
 from omoide.errors import BackendError
@@ -88,7 +88,7 @@ class ReplyStream:
         """The visible text so far."""
         return "".join(self._shown).strip()
 
-    async def events(self) -> AsyncIterator[TurnEvent]:
+    async def events(self) -> AsyncGenerator[TurnEvent, None]:
         reply = await self.store.messages.add(self.parent.chat_id, self.parent.id, Role.ASSISTANT, "", status=MessageStatus.STREAMING)
         yield ReplyStarted(reply)
         finished = False
@@ -120,7 +120,7 @@ class ReplyStream:
                 # Cancelled (Esc, a restore, the app closing): keep what arrived.
                 await asyncio.shield(self._end_unfinished(reply, MessageStatus.INTERRUPTED))
 
-    async def _round(self, reply: Message, calls: list[ToolCall]) -> AsyncIterator[TurnEvent]:
+    async def _round(self, reply: Message, calls: list[ToolCall]) -> AsyncGenerator[TurnEvent, None]:
         """One request to the backend; the tool calls it made are added to `calls`."""
         round_text: list[str] = []
         tools = [SAVE_MEMORY] if self.native_tools else None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing
 from datetime import datetime, timezone
 from typing import Literal
@@ -142,7 +142,7 @@ class ChatSession:
 
     # -- turns ------------------------------------------------------------------
 
-    async def send(self, text: str) -> AsyncIterator[TurnEvent]:
+    async def send(self, text: str) -> AsyncGenerator[TurnEvent, None]:
         text = text.strip()
         if not text:
             raise CommandError("There is nothing to send.", "Type a message first.")
@@ -153,7 +153,7 @@ class ChatSession:
             async for event in events:
                 yield event
 
-    async def regenerate(self) -> AsyncIterator[TurnEvent]:
+    async def regenerate(self) -> AsyncGenerator[TurnEvent, None]:
         """Another reply to the last user message, kept beside the others as a swipe."""
         head = await self.head()
         if head is None:
@@ -168,7 +168,7 @@ class ChatSession:
             async for event in events:
                 yield event
 
-    async def edit_last(self, text: str) -> AsyncIterator[TurnEvent]:
+    async def edit_last(self, text: str) -> AsyncGenerator[TurnEvent, None]:
         """Replace your last message with a new sibling and answer it; the old
         message and its replies stay in the tree."""
         text = text.strip()
@@ -184,7 +184,7 @@ class ChatSession:
             async for event in events:
                 yield event
 
-    async def _reply(self, parent: Message) -> AsyncIterator[TurnEvent]:
+    async def _reply(self, parent: Message) -> AsyncGenerator[TurnEvent, None]:
         prompt = await self.build_prompt(parent.id)
         stream = ReplyStream(
             self.store, self.backend, parent=parent, messages=prompt.messages,

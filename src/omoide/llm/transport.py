@@ -196,7 +196,7 @@ class Transport:
 
 def backoff(retry: int) -> float:
     """Exponential, with jitter so clients that failed together do not return together."""
-    return min(MAX_BACKOFF, 0.25 * 2**retry) * (0.5 + random.random() / 2)
+    return min(MAX_BACKOFF, 0.25 * 2.0**retry) * (0.5 + random.random() / 2)
 
 
 def retry_after(value: str | None) -> float | None:

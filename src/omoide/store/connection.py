@@ -88,7 +88,7 @@ async def open_connection(path: Path, *, synchronous: str = "NORMAL") -> aiosqli
     return conn
 
 
-async def _fetch_value(conn: aiosqlite.Connection, sql: str, params: tuple = ()) -> object:
+async def _fetch_value(conn: aiosqlite.Connection, sql: str, params: tuple[object, ...] = ()) -> object:
     async with conn.execute(sql, params) as cur:
         row = await cur.fetchone()
     return row[0] if row else None
