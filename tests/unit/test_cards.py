@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from omoide import locations
 from omoide.characters import folder as folder_module
 from omoide.characters.cards import (
     card_from_png,
@@ -21,9 +22,9 @@ from omoide.characters.cards import (
     export_card_json,
     export_card_png,
     import_card,
+    load_character,
 )
-from omoide.characters.folder import load_character_folder
-from omoide.characters.library import find_character
+from omoide.characters.library import find_character, scan_characters
 from omoide.characters.png import blank_png, read_chunks, text_chunks
 from omoide.errors import CharacterError
 
@@ -76,8 +77,20 @@ def decode(png: bytes) -> dict[str, dict]:
 @pytest.mark.parametrize("name", SAMPLES)
 def test_a_json_card_imported_and_exported_gives_back_every_field(name: str, tmp_path: Path) -> None:
     character = import_card(CARDS / name, tmp_path)
-    reloaded = load_character_folder(tmp_path / character.id)
+    reloaded = load_character(tmp_path / character.id)
     assert json.loads(export_card_json(reloaded)) == original(name)
+
+
+def test_a_broken_kept_card_is_named_and_the_library_lists_the_character_as_a_problem() -> None:
+    library = locations.user_characters_dir()
+    character = import_card(CARDS / "v2_orin.json", library)
+    (library / character.id / "card.json").write_text("{not json", encoding="utf-8")
+    with pytest.raises(CharacterError) as caught:
+        load_character(library / character.id)
+    assert "card.json is not a readable card" in caught.value.message and "Delete it" in caught.value.hint
+    listing = scan_characters()
+    assert character.id not in [c.id for c in listing.characters]
+    assert any("card.json is not a readable card" in problem.message for problem in listing.problems)
 
 
 @pytest.mark.parametrize("name", SAMPLES)
@@ -97,7 +110,7 @@ def test_a_hand_made_png_card_round_trips_through_the_library(name: str, contain
     folder = tmp_path / "library" / character.id
     assert (folder / "card.png").read_bytes() == source.read_bytes()
 
-    exported = export_card_png(load_character_folder(folder), (folder / "card.png").read_bytes())
+    exported = export_card_png(load_character(folder), (folder / "card.png").read_bytes())
     cards = decode(exported)
     assert cards["chara"]["spec"] == "chara_card_v2" and cards["ccv3"]["spec"] == "chara_card_v3"
     if card.get("spec") in ("chara_card_v2", "chara_card_v3"):
@@ -154,7 +167,7 @@ def test_an_edited_imported_character_exports_the_edit_and_keeps_the_rest(tmp_pa
     character = import_card(CARDS / "v2_orin.json", tmp_path)
     toml = tmp_path / character.id / "character.toml"
     toml.write_text(toml.read_text(encoding="utf-8").replace("retired clockmaker", "retired watchmaker"), encoding="utf-8")
-    exported = json.loads(export_card_json(load_character_folder(tmp_path / character.id)))
+    exported = json.loads(export_card_json(load_character(tmp_path / character.id)))
     expected = original("v2_orin.json")
     expected["data"]["description"] = expected["data"]["description"].replace("clockmaker", "watchmaker")
     assert exported == expected
@@ -164,7 +177,7 @@ def test_an_edited_lorebook_keeps_the_fields_omoide_does_not_know(tmp_path: Path
     character = import_card(CARDS / "v2_orin.json", tmp_path)
     book = tmp_path / character.id / "lorebook.toml"
     book.write_text(book.read_text(encoding="utf-8").replace("old clocks run slow", "old clocks run fast"), encoding="utf-8")
-    entries = json.loads(export_card_json(load_character_folder(tmp_path / character.id)))["data"]["character_book"]["entries"]
+    entries = json.loads(export_card_json(load_character(tmp_path / character.id)))["data"]["character_book"]["entries"]
     assert entries[1]["content"] == "Rain makes the old clocks run fast."
     assert entries[1]["position"] == "after_char" and entries[0]["comment"] == "core" and entries[0]["extensions"] == {"depth": 4}
 
@@ -209,7 +222,7 @@ def test_importing_the_same_name_twice_keeps_both(tmp_path: Path) -> None:
     first = import_card(CARDS / "v1_hana.json", tmp_path)
     second = import_card(CARDS / "v1_hana.json", tmp_path)
     assert (first.id, second.id) == ("hana", "hana-2")
-    assert load_character_folder(tmp_path / "hana-2").name == "Hana"
+    assert load_character(tmp_path / "hana-2").name == "Hana"
 
 
 @pytest.mark.parametrize("name", ["../../etc/passwd", "..", "a/b\\c", "/", "Zoë Ōkami", "日本語"])
@@ -220,7 +233,7 @@ def test_names_never_place_a_character_outside_the_characters_folder(name: str, 
     character = import_card(path, library)
     assert [p.name for p in library.iterdir()] == [character.id]
     assert character.id.replace("-", "").isalnum() and character.id.isascii() and character.id == character.id.lower()
-    assert load_character_folder(library / character.id).name == name.strip()
+    assert load_character(library / character.id).name == name.strip()
 
 
 # -- bad input ---------------------------------------------------------------------------
@@ -427,4 +440,4 @@ def test_any_card_survives_import_and_export_unchanged(tmp_path_factory: pytest.
     path = tmp_path_factory.mktemp("card") / "card.json"
     path.write_text(json.dumps(card, ensure_ascii=False), encoding="utf-8")
     character = import_card(path, path.parent / "library")
-    assert json.loads(export_card_json(load_character_folder(path.parent / "library" / character.id))) == card
+    assert json.loads(export_card_json(load_character(path.parent / "library" / character.id))) == card

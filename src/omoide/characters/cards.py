@@ -19,7 +19,8 @@ from typing import Any
 
 from omoide import locations
 from omoide.characters.books import lorebook_from_card, lorebook_to_card, mapping, text, texts
-from omoide.characters.model import Character
+from omoide.characters.folder import load_character_folder, read_kept_card, save_character_folder, tidy
+from omoide.characters.model import Character, Lorebook
 from omoide.characters.png import PNGError, blank_png, read_chunks, replace_text_chunks, text_chunks, write_chunks
 from omoide.errors import CharacterError
 
@@ -189,7 +190,7 @@ def card_fields(character: Character, original_book: Any = None) -> dict[str, An
 
 def _same_book(book: Any, original: Any) -> bool:
     try:
-        return lorebook_from_card(original) == book
+        return bool(lorebook_from_card(original) == book)
     except (ValueError, TypeError):
         return False
 
@@ -271,6 +272,65 @@ def export_card_png(character: Character, base_png: bytes | None = None) -> byte
     return write_chunks(replace_text_chunks(chunks, cards))
 
 
+# -- the card kept in a character folder ---------------------------------------------------
+
+
+def load_character(folder: Path, *, bundled: bool = False) -> Character:
+    """A character folder as the library uses it: the TOML files, with the
+    details only the kept `card.json` holds taken back from it."""
+    character = load_character_folder(folder, bundled=bundled)
+    raw_card = read_kept_card(folder)
+    if raw_card is not None:
+        restore_from_card(character, raw_card)
+    return character
+
+
+def restore_from_card(character: Character, raw_card: dict[str, Any]) -> None:
+    """card.json holds what the TOML files do not (extensions, lore entry ids,
+    surrounding whitespace). Take those back from it wherever the TOML still
+    says the same thing, so an unedited import exports exactly as it came."""
+    try:
+        original = character_from_card(raw_card, character_id=character.id)
+    except CharacterError:
+        return  # an unreadable kept card is ignored: character.toml is what counts
+    character.raw_card = raw_card
+    character.extensions = original.extensions
+    for attr in TEXT_FIELDS.values():  # the same attributes as character.toml's
+        if tidy(getattr(original, attr)) == getattr(character, attr):
+            setattr(character, attr, getattr(original, attr))
+    for attr in LIST_FIELDS:
+        if [tidy(s) for s in getattr(original, attr)] == getattr(character, attr):
+            setattr(character, attr, getattr(original, attr))
+    if original.character_book is not None and character.character_book is not None:
+        if _visible(original.character_book) == _visible(character.character_book):
+            character.character_book = original.character_book
+        else:
+            _carry_entry_details(original.character_book, character.character_book)
+    elif original.character_book is not None and not original.character_book.entries:
+        character.character_book = original.character_book
+
+
+def _carry_entry_details(original: Lorebook, edited: Lorebook) -> None:
+    """An edited lorebook keeps each entry's id and extensions, found by the
+    entry's name, or by its keys when it has none."""
+    by_name = {tidy(e.name): e for e in original.entries if tidy(e.name)}
+    by_keys = {tuple(tidy(k) for k in e.keys): e for e in original.entries}
+    for entry in edited.entries:
+        match = by_name.get(entry.name) if entry.name else by_keys.get(tuple(entry.keys))
+        if match is not None:
+            entry.id, entry.extensions = match.id, match.extensions
+
+
+def _visible(book: Lorebook) -> tuple[object, ...]:
+    """What lorebook.toml holds, as the loader reads it back."""
+    entries = tuple(
+        (tidy(e.name), tuple(tidy(k) for k in e.keys), tidy(e.content), tuple(tidy(k) for k in e.secondary_keys),
+         e.selective, e.case_sensitive, e.use_regex, e.constant, e.enabled, e.insertion_order, e.priority)
+        for e in book.entries
+    )
+    return (tidy(book.name), book.scan_depth, book.token_budget, entries)
+
+
 # -- importing into the library -------------------------------------------------------------
 
 
@@ -293,8 +353,6 @@ def import_card(path: Path, dest_dir: Path | None = None) -> Character:
     """Read a card (JSON or PNG) and save it as a character folder in
     `dest_dir` (default: the user's characters), under a new id if the name is
     taken. Nothing is written unless the whole card reads cleanly."""
-    from omoide.characters.folder import save_character_folder
-
     path = Path(path)
     dest_dir = Path(dest_dir) if dest_dir is not None else locations.user_characters_dir()
     card, png = read_card_file(path)

@@ -1,6 +1,6 @@
 """The character folder: `character.toml`, optionally `lorebook.toml`, and
-`card.json` (a card kept verbatim when imported, so an export gives it back).
-The folder's name is the character's id."""
+`card.json` (a card kept verbatim when imported, so an export gives it back;
+`cards.load_character` applies it). The folder's name is the character's id."""
 
 from __future__ import annotations
 
@@ -100,7 +100,8 @@ def load_lorebook(path: Path) -> Lorebook:
 
 
 def load_character_folder(folder: Path, *, bundled: bool = False) -> Character:
-    """Read a character folder. Raises CharacterError naming the file and the problem."""
+    """Read a character folder's TOML files. Raises CharacterError naming the file
+    and the problem. `cards.load_character` also applies the kept `card.json`."""
     path = folder / CHARACTER_FILE
     if not folder.is_dir():
         raise CharacterError(f"{folder} is not a folder.", "A character is a folder holding a character.toml.")
@@ -114,69 +115,25 @@ def load_character_folder(folder: Path, *, bundled: bool = False) -> Character:
     character.tags = _texts(data, "tags", path)
     if (folder / LOREBOOK_FILE).is_file():
         character.character_book = load_lorebook(folder / LOREBOOK_FILE)
-    card = folder / CARD_FILE
-    if card.is_file():
-        try:
-            raw_card = json.loads(card.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-            raise CharacterError(f"{card} is not a readable card: {exc}.", "Delete it to keep only character.toml.") from exc
-        if isinstance(raw_card, dict):
-            _restore_from_card(character, raw_card)
     return character
+
+
+def read_kept_card(folder: Path) -> dict[str, Any] | None:
+    """The card kept verbatim at import (`card.json`), if there is one."""
+    card = folder / CARD_FILE
+    if not card.is_file():
+        return None
+    try:
+        raw_card = json.loads(card.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise CharacterError(f"{card} is not a readable card: {exc}.", "Delete it to keep only character.toml.") from exc
+    return raw_card if isinstance(raw_card, dict) else None
 
 
 def tidy(text: str) -> str:
     """How text is written to the TOML files: for people, without the stray
     whitespace and CRLFs of cards (card.json keeps those)."""
     return text.replace("\r\n", "\n").strip()
-
-
-def _restore_from_card(character: Character, raw_card: dict[str, Any]) -> None:
-    """card.json holds what the TOML files do not (extensions, lore entry ids,
-    surrounding whitespace). Take those back from it wherever the TOML still
-    says the same thing, so an unedited import exports exactly as it came."""
-    from omoide.characters.cards import character_from_card
-
-    try:
-        original = character_from_card(raw_card, character_id=character.id)
-    except CharacterError:
-        return  # an unreadable kept card is ignored: character.toml is what counts
-    character.raw_card = raw_card
-    character.extensions = original.extensions
-    for attr in TEXT_FIELDS.values():
-        if tidy(getattr(original, attr)) == getattr(character, attr):
-            setattr(character, attr, getattr(original, attr))
-    for attr in LIST_FIELDS:
-        if [tidy(s) for s in getattr(original, attr)] == getattr(character, attr):
-            setattr(character, attr, getattr(original, attr))
-    if original.character_book is not None and character.character_book is not None:
-        if _visible(original.character_book) == _visible(character.character_book):
-            character.character_book = original.character_book
-        else:
-            _carry_entry_details(original.character_book, character.character_book)
-    elif original.character_book is not None and not original.character_book.entries:
-        character.character_book = original.character_book
-
-
-def _carry_entry_details(original: Lorebook, edited: Lorebook) -> None:
-    """An edited lorebook keeps each entry's id and extensions, found by the
-    entry's name, or by its keys when it has none."""
-    by_name = {tidy(e.name): e for e in original.entries if tidy(e.name)}
-    by_keys = {tuple(tidy(k) for k in e.keys): e for e in original.entries}
-    for entry in edited.entries:
-        match = by_name.get(entry.name) if entry.name else by_keys.get(tuple(entry.keys))
-        if match is not None:
-            entry.id, entry.extensions = match.id, match.extensions
-
-
-def _visible(book: Lorebook) -> tuple[object, ...]:
-    """What lorebook.toml holds, as the loader reads it back."""
-    entries = tuple(
-        (tidy(e.name), tuple(tidy(k) for k in e.keys), tidy(e.content), tuple(tidy(k) for k in e.secondary_keys),
-         e.selective, e.case_sensitive, e.use_regex, e.constant, e.enabled, e.insertion_order, e.priority)
-        for e in book.entries
-    )
-    return (tidy(book.name), book.scan_depth, book.token_budget, entries)
 
 
 def character_toml(character: Character) -> str:

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from omoide import locations
-from omoide.characters.folder import CHARACTER_FILE, load_character_folder
+from omoide.characters.cards import load_character
+from omoide.characters.folder import CHARACTER_FILE
 from omoide.characters.model import Character
 from omoide.errors import CharacterError
 
@@ -37,7 +38,7 @@ def _scan(directory: Path, *, bundled: bool, listing: Listing, by_id: dict[str, 
             ))
             continue
         try:
-            by_id[folder.name] = load_character_folder(folder, bundled=bundled)
+            by_id[folder.name] = load_character(folder, bundled=bundled)
         except CharacterError as exc:
             listing.problems.append(exc)
 
