@@ -71,8 +71,7 @@ async def test_the_embedded_count_is_what_the_model_evaluates(local_backend: Loc
     messages = [*HELLO, {"role": "assistant", "content": "Hello! Coffee?"}, {"role": "user", "content": "Yes, café au lait 🍵."}]
     count = await local_backend.count_tokens(messages)  # type: ignore[arg-type]
     llama = local_backend._ensure()
-    assert local_backend._generate_lock is not None
-    with local_backend._generate_lock:
+    with local_backend._model().lock:
         evaluated = llama.create_chat_completion(messages=messages, max_tokens=1)["usage"]["prompt_tokens"]
     rendered = local_backend.render_prompt(messages)  # type: ignore[arg-type]
     assert count.exact and count.tokens == evaluated

@@ -14,35 +14,26 @@ import asyncio
 import atexit
 import os
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Generator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from omoide.config import Settings
-from omoide.errors import BadRequest, LocalModelMissing, ServerFailed
+from omoide.errors import BackendError, BadRequest, LocalModelMissing, ServerFailed
 from omoide.llm.base import ChatMessage, Done, Event, TextDelta, TokenCount, ToolSpec, Usage
 from omoide.llm.model_file import INSTALL_HINT, smollm2_path
 
-_models: dict[tuple[str, int], tuple[Any, threading.Lock]] = {}
-_interrupts: dict[int, _Interrupt] = {}
-_models_lock = threading.Lock()
-_END = object()
+if TYPE_CHECKING:
+    from llama_cpp import Llama
+    from llama_cpp.llama_types import ChatCompletionRequestMessage, CreateChatCompletionStreamResponse
+
+    _Item = Usage | CreateChatCompletionStreamResponse | Exception | None
+    """What the worker thread hands over: None marks the end."""
+
 SMOLLM2_CONTEXT = 8192
 """The context SmolLM2 was trained with; a larger window only wastes memory."""
-
-
-@atexit.register
-def _free_models() -> None:
-    # Freed explicitly: left to interpreter shutdown, llama.cpp's finalizers run
-    # after their C library is gone and print errors.
-    with _models_lock:
-        for llama, _lock in _models.values():
-            close = getattr(llama, "close", None)
-            if close is not None:
-                close()
-        _models.clear()
-        _interrupts.clear()
+_THREAD_NAME = "omoide-local-llm"
 
 
 class _Interrupt:
@@ -51,7 +42,7 @@ class _Interrupt:
     Armed only until the first token, as the callback runs hundreds of times
     per token."""
 
-    def __init__(self, llama: Any) -> None:
+    def __init__(self, llama: Llama) -> None:
         import llama_cpp
 
         self._set = llama_cpp.llama_set_abort_callback
@@ -74,7 +65,31 @@ class _Interrupt:
         self._set(self._ctx, self._none, None)
 
 
-def _load(path: Path, n_ctx: int, threads: int | None) -> Any:
+@dataclass(frozen=True, slots=True)
+class _Model:
+    """One loaded model file, shared by every backend of the process."""
+
+    llama: Llama
+    lock: threading.Lock
+    """Held for a whole generation, closing its chunk iterator included."""
+    interrupt: _Interrupt
+
+
+_models: dict[tuple[str, int], _Model] = {}
+_models_lock = threading.Lock()
+
+
+@atexit.register
+def _free_models() -> None:
+    # Freed explicitly: left to interpreter shutdown, llama.cpp's finalizers run
+    # after their C library is gone and print errors.
+    with _models_lock:
+        for model in _models.values():
+            model.llama.close()
+        _models.clear()
+
+
+def _load(path: Path, n_ctx: int, threads: int | None) -> _Model:
     try:
         import llama_cpp
     except ImportError as exc:
@@ -85,9 +100,93 @@ def _load(path: Path, n_ctx: int, threads: int | None) -> Any:
             if not path.is_file():
                 raise LocalModelMissing(f"The model file {path} does not exist.", "Fix model_path in the config, or remove it to use the shipped model.")
             llama = llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads or os.cpu_count() or 2, verbose=False)
-            _models[key] = (llama, threading.Lock())
-            _interrupts[id(llama)] = _Interrupt(llama)
+            try:
+                interrupt = _Interrupt(llama)
+            except BaseException:
+                llama.close()
+                raise
+            _models[key] = _Model(llama, threading.Lock(), interrupt)
         return _models[key]
+
+
+class _Generation:
+    """One completion: `run` is the worker thread's body, handing chunks to the
+    consumer's event loop; iterating yields them there (raising the thread's
+    errors), and `cancel` stops the thread however the consumer stops."""
+
+    def __init__(self, backend: LocalBackend, model: _Model, messages: list[ChatMessage], max_tokens: int) -> None:
+        self._backend = backend
+        self._model = model
+        self._messages = messages
+        self._max_tokens = max_tokens
+        self._loop = asyncio.get_running_loop()
+        self._queue: asyncio.Queue[_Item] = asyncio.Queue()
+        self._stop = threading.Event()
+
+    def start(self) -> None:
+        threading.Thread(target=self.run, name=_THREAD_NAME, daemon=True).start()
+
+    def cancel(self) -> None:
+        self._stop.set()
+
+    def _put(self, item: _Item) -> None:
+        try:
+            self._loop.call_soon_threadsafe(self._queue.put_nowait, item)
+        except RuntimeError:  # the consumer's loop has closed: nobody is listening
+            self._stop.set()
+
+    def run(self) -> None:
+        backend, llama, interrupt = self._backend, self._model.llama, self._model.interrupt
+        with self._model.lock:
+            try:
+                if self._stop.is_set():  # cancelled while another reply held the model
+                    return
+                prompt_tokens = backend.prompt_tokens(self._messages)
+                if prompt_tokens >= backend.n_ctx:
+                    self._put(BadRequest(
+                        f"The prompt takes {prompt_tokens} tokens, more than the embedded model's context of {backend.n_ctx}.",
+                        "Lower recent_messages or diary_prompt_lines, or raise context_size.",
+                    ))
+                    return
+                self._put(Usage(prompt_tokens=prompt_tokens))
+                interrupt.arm(self._stop)
+                chunks = llama.create_chat_completion(
+                    messages=_plain(self._messages), stream=True,
+                    max_tokens=min(self._max_tokens, backend.n_ctx - prompt_tokens),
+                    temperature=backend.settings.temperature, top_p=backend.settings.top_p,
+                )
+                if not isinstance(chunks, Generator):
+                    raise TypeError(f"llama-cpp-python streamed a {type(chunks).__name__}, not a generator")
+                try:
+                    for chunk in chunks:
+                        interrupt.disarm()
+                        if self._stop.is_set():
+                            break
+                        self._put(chunk)
+                finally:
+                    chunks.close()  # inside the lock: closing still touches the context
+            except Exception as exc:
+                if self._stop.is_set():
+                    # Aborted mid-prompt: start the next prompt from a clean cache.
+                    llama.reset()  # type: ignore[no-untyped-call]  # unannotated in llama-cpp-python
+                else:
+                    self._put(exc)  # handed to the consumer, which raises it there
+            finally:
+                interrupt.disarm()
+                self._put(None)
+
+    def __aiter__(self) -> _Generation:
+        return self
+
+    async def __anext__(self) -> Usage | CreateChatCompletionStreamResponse:
+        item = await self._queue.get()
+        if item is None:
+            raise StopAsyncIteration
+        if isinstance(item, BackendError):
+            raise item
+        if isinstance(item, Exception):
+            raise ServerFailed(f"The embedded model failed: {item}.", "Try a shorter message, or `omoide doctor`.") from item
+        return item
 
 
 class LocalBackend:
@@ -99,17 +198,19 @@ class LocalBackend:
         self.path = settings.model_path or smollm2_path()
         self.model = self.path.stem
         self.n_ctx = settings.context_size if settings.model_path else min(settings.context_size, SMOLLM2_CONTEXT)
-        self._llama: Any = None
-        self._generate_lock: threading.Lock | None = None
+        self._loaded: _Model | None = None
 
-    def _ensure(self) -> Any:
-        if self._llama is None:
-            self._llama, self._generate_lock = _load(self.path, self.n_ctx, self.settings.threads)
-        return self._llama
+    def _model(self) -> _Model:
+        if self._loaded is None:
+            self._loaded = _load(self.path, self.n_ctx, self.settings.threads)
+        return self._loaded
+
+    def _ensure(self) -> Llama:
+        return self._model().llama
 
     async def load(self) -> None:
         """Load the model off the event loop (it takes a moment the first time)."""
-        await asyncio.to_thread(self._ensure)
+        await asyncio.to_thread(self._model)
 
     async def stream(
         self,
@@ -120,83 +221,25 @@ class LocalBackend:
         max_tokens: int | None = None,
     ) -> AsyncIterator[Event]:
         await self.load()
-        loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[Any] = asyncio.Queue()
-        stop = threading.Event()
-        clean = _plain(messages)
-        limit = max_tokens or self.settings.max_tokens
-
-        def put(item: Any) -> None:
-            try:
-                loop.call_soon_threadsafe(queue.put_nowait, item)
-            except RuntimeError:  # the consumer's loop has closed: nobody is listening
-                stop.set()
-
-        interrupt = _interrupts[id(self._llama)]
-
-        def generate() -> None:
-            assert self._generate_lock is not None
-            with self._generate_lock:
-                try:
-                    if stop.is_set():  # cancelled while another reply held the model
-                        return
-                    prompt_tokens = len(self.tokenize(self.render_prompt(messages)))
-                    if prompt_tokens >= self.n_ctx:
-                        put(_TooLong(prompt_tokens))
-                        return
-                    put(Usage(prompt_tokens=prompt_tokens))
-                    interrupt.arm(stop)
-                    chunks = self._llama.create_chat_completion(
-                        messages=clean, stream=True, max_tokens=min(limit, self.n_ctx - prompt_tokens),
-                        temperature=self.settings.temperature, top_p=self.settings.top_p,
-                    )
-                    try:
-                        for chunk in chunks:
-                            interrupt.disarm()
-                            if stop.is_set():
-                                break
-                            put(chunk)
-                    finally:
-                        chunks.close()  # inside the lock: closing still touches the context
-                except Exception as exc:
-                    if stop.is_set():
-                        # Aborted mid-prompt: start the next prompt from a clean cache.
-                        self._llama.reset()
-                    else:
-                        put(exc)  # handed to the consumer, which raises it there
-                finally:
-                    interrupt.disarm()
-                    put(_END)
-
-        thread = threading.Thread(target=generate, name="omoide-local-llm", daemon=True)
-        thread.start()
+        generation = _Generation(self, self._model(), messages, max_tokens or self.settings.max_tokens)
+        generation.start()
         finish: str | None = None
         prompt: int | None = None
         completion = 0
         try:
-            while True:
-                item = await queue.get()
-                if item is _END:
-                    break
+            async for item in generation:
                 if isinstance(item, Usage):
                     prompt = item.prompt_tokens
                     continue
-                if isinstance(item, _TooLong):
-                    raise BadRequest(
-                        f"The prompt takes {item.tokens} tokens, more than the embedded model's context of {self.n_ctx}.",
-                        "Lower recent_messages or diary_prompt_lines, or raise context_size.",
-                    )
-                if isinstance(item, Exception):
-                    raise ServerFailed(f"The embedded model failed: {item}.", "Try a shorter message, or `omoide doctor`.") from item
-                for choice in item.get("choices", []):
-                    text = (choice.get("delta") or {}).get("content")
-                    if text:
+                for choice in item["choices"]:
+                    text = choice["delta"].get("content")
+                    if isinstance(text, str) and text:
                         completion += 1
                         yield TextDelta(text)
-                    if choice.get("finish_reason"):
+                    if choice["finish_reason"]:
                         finish = choice["finish_reason"]
         finally:
-            stop.set()
+            generation.cancel()
         yield Usage(prompt_tokens=prompt, completion_tokens=completion)
         yield Done(finish or "stop")
 
@@ -218,11 +261,11 @@ class LocalBackend:
         parsed, no BOS added (the template writes its own)."""
         return list(self._ensure().tokenize(text.encode("utf-8"), add_bos=False, special=True))
 
-    async def count_tokens(self, messages: list[ChatMessage]) -> TokenCount:
-        def count() -> int:
-            return len(self.tokenize(self.render_prompt(messages)))
+    def prompt_tokens(self, messages: list[ChatMessage]) -> int:
+        return len(self.tokenize(self.render_prompt(messages)))
 
-        tokens = await asyncio.to_thread(count)
+    async def count_tokens(self, messages: list[ChatMessage]) -> TokenCount:
+        tokens = await asyncio.to_thread(self.prompt_tokens, messages)
         return TokenCount(tokens, exact=True, method="embedded tokenizer, chat template applied")
 
     async def check(self) -> str:
@@ -234,11 +277,7 @@ class LocalBackend:
         pass
 
 
-@dataclass(frozen=True, slots=True)
-class _TooLong:
-    tokens: int
-
-
-def _plain(messages: list[ChatMessage]) -> list[dict[str, str]]:
+def _plain(messages: list[ChatMessage]) -> list[ChatCompletionRequestMessage]:
     """Role and text only: the embedded model takes no tool messages (it uses the inline form)."""
-    return [{"role": m["role"], "content": m.get("content") or ""} for m in messages if m["role"] != "tool"]
+    plain = [{"role": m["role"], "content": m.get("content") or ""} for m in messages if m["role"] != "tool"]
+    return cast("list[ChatCompletionRequestMessage]", plain)
