@@ -5,7 +5,8 @@ a queue, so the UI never freezes; a cancelled reply sets a flag the thread
 checks between tokens, and llama.cpp's abort callback checks it while a long
 prompt is being evaluated. One model instance per file is shared by the
 process, and a lock keeps it to one generation at a time (llama.cpp contexts
-are not thread-safe).
+are not thread-safe). Whatever reaches past llama-cpp-python's high-level API
+goes through llama_adapter.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from omoide.config import Settings
 from omoide.errors import BackendError, BadRequest, LocalModelMissing, ServerFailed
+from omoide.llm import llama_adapter
 from omoide.llm.base import ChatMessage, Done, Event, TextDelta, TokenCount, ToolSpec, Usage
 from omoide.llm.model_file import INSTALL_HINT, smollm2_path
 
@@ -43,26 +45,21 @@ class _Interrupt:
     per token."""
 
     def __init__(self, llama: Llama) -> None:
-        import llama_cpp
-
-        self._set = llama_cpp.llama_set_abort_callback
-        self._ctx = llama._ctx.ctx
+        self._context = llama_adapter.context_pointer(llama)
         self._stop: threading.Event | None = None
-        # Both kept referenced: llama.cpp holds only raw pointers to them.
-        self._callback = llama_cpp.ggml_abort_callback(self._should_stop)
-        self._none = llama_cpp.ggml_abort_callback(0)
+        self._callback = llama_adapter.AbortCallback(self._should_stop)
 
-    def _should_stop(self, _data: Any) -> bool:
+    def _should_stop(self) -> bool:
         stop = self._stop
         return stop is not None and stop.is_set()
 
     def arm(self, stop: threading.Event) -> None:
         self._stop = stop
-        self._set(self._ctx, self._callback, None)
+        llama_adapter.set_abort_callback(self._context, self._callback)
 
     def disarm(self) -> None:
         self._stop = None
-        self._set(self._ctx, self._none, None)
+        llama_adapter.set_abort_callback(self._context, None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,9 +248,9 @@ class LocalBackend:
         template = llama.metadata.get("tokenizer.chat_template")
         if not template:
             return "".join(f"<|im_start|>{m['role']}\n{m.get('content') or ''}<|im_end|>\n" for m in messages) + "<|im_start|>assistant\n"
-        eos = llama._model.token_get_text(llama.token_eos()) if hasattr(llama, "_model") else ""
-        bos = llama._model.token_get_text(llama.token_bos()) if hasattr(llama, "_model") else ""
-        formatter = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)
+        formatter = Jinja2ChatFormatter(
+            template=template, eos_token=_special_text(llama, llama.token_eos()), bos_token=_special_text(llama, llama.token_bos()),
+        )
         return formatter(messages=_plain(messages)).prompt
 
     def tokenize(self, text: str) -> list[int]:
@@ -275,6 +272,12 @@ class LocalBackend:
 
     async def aclose(self) -> None:
         pass
+
+
+def _special_text(llama: Llama, token_id: int) -> str:
+    """A bos/eos token's text, empty for a model without one (id -1), as
+    llama-cpp-python's own chat handler has it."""
+    return llama_adapter.token_text(llama, token_id) if token_id != -1 else ""
 
 
 def _plain(messages: list[ChatMessage]) -> list[ChatCompletionRequestMessage]:
