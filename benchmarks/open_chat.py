@@ -24,7 +24,7 @@ async def main(jump_to_top: bool) -> None:
     session = await runtime.session(runtime.character("suzune"))
     from omoide.tui.app import OmoideApp
 
-    app = OmoideApp(session, store=runtime.store, settings=runtime.settings)
+    app = OmoideApp(session)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         painted = time.perf_counter() - T0

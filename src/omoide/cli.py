@@ -95,7 +95,7 @@ def chat(
                 await session.restore_branch(branch)
             from omoide.tui import run_chat_async
 
-            await run_chat_async(session, runtime.store, runtime.settings)
+            await run_chat_async(session)
         finally:
             await runtime.aclose()
 

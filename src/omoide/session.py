@@ -24,6 +24,7 @@ from omoide.events import MemoryEvent, ReplyFailed, ReplyFinished, ReplyStarted,
 from omoide.llm.base import Backend
 from omoide.memory.diary import clean_entry
 from omoide.memory.worker import MemoryWorker
+from omoide.navigator import Navigator
 from omoide.prompt import AssembledPrompt, PromptContext, assemble, fit, shared_prefix_chars
 from omoide.reply import ReplyStream
 from omoide.store import Store
@@ -51,6 +52,7 @@ class ChatSession:
         self.settings = settings
         self.backend = backend
         self.chat = chat
+        self.navigator = Navigator(store, chat)
         self.user_name = settings.user_name
         self.user_persona = settings.user_persona
         if chat.persona and chat.persona in settings.personas:
@@ -100,6 +102,14 @@ class ChatSession:
         else:
             await store.messages.mark_streaming_interrupted(chat.id)
         return cls(store, character, settings, backend, chat, summarizer=summarizer, on_memory_event=on_memory_event)
+
+    async def open_another(self, chat_id: int | None) -> ChatSession:
+        """Another chat with this character (None: a new one), on the same backends
+        and with the same memory listener. This session stays open."""
+        return await ChatSession.open(
+            self.store, self.character, self.settings, self.backend, chat_id=chat_id, new=chat_id is None,
+            summarizer=self.memory_worker.backend, on_memory_event=self.on_memory_event,
+        )
 
     async def refresh(self) -> Chat:
         self.chat = await self.store.chats.get(self.chat.id)

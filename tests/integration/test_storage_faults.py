@@ -143,7 +143,7 @@ async def test_the_tui_and_omoide_say_share_a_data_directory(tmp_path: Path, fau
     store = await Store.open(home / "data" / "omoide.db")
     settings = Settings(user_name="Kai")
     session = await ChatSession.open(store, find_character("wren"), settings, ScriptedBackend(default=lambda m: ["From the TUI."], delay=0.01))
-    app = OmoideApp(session, store=store, settings=settings)
+    app = OmoideApp(session)
     env = {**os.environ, "OMOIDE_BASE_URL": fault_server.base_url, "OMOIDE_MODEL": "m"}
     async with app.run_test(size=(100, 30)) as pilot:
         scripts = [

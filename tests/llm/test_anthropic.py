@@ -122,7 +122,7 @@ async def test_cache_figures_reach_the_inspector_and_the_status_bar(fault_server
     b = backend(fault_server)
     settings = Settings(backend="anthropic", api_key=SecretStr(KEY), tools="native")
     session = await ChatSession.open(store, Character(id="s", name="Suzune", first_message="Hi."), settings, b)
-    app = OmoideApp(session, store=store, settings=settings)
+    app = OmoideApp(session)
     async with app.run_test(size=(110, 30)) as pilot:
         app.query_one("#input").value = "Coffee?"
         await pilot.press("enter")

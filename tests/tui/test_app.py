@@ -9,7 +9,7 @@ import pytest
 
 from omoide.characters.model import Character
 from omoide.config import Settings
-from omoide.domain import MessageStatus
+from omoide.domain import MessageStatus, Role
 from omoide.errors import BackendUnreachable
 from omoide.session import ChatSession
 from omoide.store import Store
@@ -31,19 +31,17 @@ async def store(tmp_path: Path):
 async def make_app(store: Store, backend: ScriptedBackend) -> OmoideApp:
     settings = Settings(user_name="Kai")
     session = await ChatSession.open(store, MIKA, settings, backend)
-    return OmoideApp(session, store=store, settings=settings)
+    return OmoideApp(session)
 
 
 async def long_chat_app(store: Store, lines: int, text=lambda i: f"line {i}", backend: ScriptedBackend | None = None) -> OmoideApp:  # type: ignore[no-untyped-def]
     """An app on a chat of the greeting plus `lines` alternating messages."""
-    from omoide.domain import Role
-
     settings = Settings(user_name="Kai")
     session = await ChatSession.open(store, MIKA, settings, backend or ScriptedBackend())
     head = session.chat.head_id
     for i in range(lines):
         head = (await store.messages.add(session.chat.id, head, Role.USER if i % 2 == 0 else Role.ASSISTANT, text(i))).id
-    return OmoideApp(session, store=store, settings=settings)
+    return OmoideApp(session)
 
 
 async def type_and_send(pilot, text: str) -> None:  # type: ignore[no-untyped-def]
@@ -242,6 +240,11 @@ async def test_search_results_jump_to_the_message_and_goto_finds_a_date(store: S
         await wait_for(pilot, lambda: any("Nothing was written on or after" in n for n in notices(app)))
         await type_and_send(pilot, "/goto yesterday-ish")
         await wait_for(pilot, lambda: any("not a date I can read" in n for n in notices(app)))
+        greeting = app.transcript.views()[0].message
+        aside = await store.messages.add(greeting.chat_id, greeting.id, Role.USER, "a road not taken", move_head=False)
+        await type_and_send(pilot, f"/goto #{aside.id}")
+        await wait_for(pilot, lambda: any(f"Message #{aside.id} is on another branch" in n for n in notices(app)))
+        assert "a road not taken" not in [v.text for v in app.transcript.views()]
 
 
 async def test_the_import_screen_imports_a_card_and_explains_a_bad_one(store: Store, tmp_path: Path) -> None:
@@ -266,7 +269,7 @@ async def test_the_import_screen_imports_a_card_and_explains_a_bad_one(store: St
 async def test_keys_can_be_remapped_from_the_config(store: Store) -> None:
     settings = Settings(user_name="Kai", keymap={"chat.diary": "f2"})
     session = await ChatSession.open(store, MIKA, settings, ScriptedBackend())
-    app = OmoideApp(session, store=store, settings=settings)
+    app = OmoideApp(session)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("f2")
         await pilot.pause()

@@ -50,7 +50,7 @@ def app_with_a_short_chat(tmp_path: Path) -> tuple[OmoideApp, Store]:
         await store.memory.add_diary_entry(chat.id, head, "He went to the café. He listened to me.", DiaryAuthor.CHARACTER)
         await session.remember("Kai prefers matcha to coffee.")
         await session.build_prompt(head)
-        return OmoideApp(session, store=store, settings=settings), store
+        return OmoideApp(session), store
 
     return asyncio.run(build())
 

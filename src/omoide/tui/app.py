@@ -1,10 +1,10 @@
 """The Textual app: one client of ChatSession. It shows the transcript, sends
-turns in a worker, and routes slash commands to `tui.commands`.
+turns in a worker, and routes slash commands through a `CommandTable` filled
+with `tui.commands.HANDLERS` (which see the app only as a `tui.host.Host`).
+It reads the chat only through the session and its navigator.
 
 Memory events: the constructor sets `session.on_memory_event` to
-`handle_memory_event`, and `switch_chat` passes it as `on_memory_event` when it
-opens a session; a caller that builds sessions itself for the app wires it the
-same way. Every key binding has an id (`chat.*`, `app.*`) so a keymap can move it.
+`handle_memory_event`, and a session opened from it (`switch_chat`) keeps it. Every key binding has an id (`chat.*`, `app.*`) so a keymap can move it.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from textual.widgets import Input, Static
 from textual.worker import Worker, WorkerState
 
 from omoide import commands as slash
-from omoide.config import Settings
 from omoide.errors import OmoideError
 from omoide.events import (
     DiarySaved,
@@ -38,12 +37,13 @@ from omoide.events import (
     UserMessageStored,
 )
 from omoide.session import ChatSession
-from omoide.store import Store
+from omoide.tui.commands import HANDLERS, open_branch_picker
+from omoide.tui.host import CommandTable
 from omoide.tui.messages import MemoryUpdate, TurnUpdate
 from omoide.tui.widgets.composer import Composer
 from omoide.tui.widgets.diary import DiaryPane
 from omoide.tui.widgets.message import MessageView
-from omoide.tui.widgets.status import StatusBar
+from omoide.tui.widgets.status import MEMORY_IDLE, StatusBar, memory_label
 from omoide.tui.widgets.transcript import Transcript
 
 log = logging.getLogger(__name__)
@@ -68,16 +68,16 @@ class OmoideApp(App[None]):
     ]
     ENABLE_COMMAND_PALETTE = False
 
-    def __init__(self, session: ChatSession, *, store: Store, settings: Settings) -> None:
+    def __init__(self, session: ChatSession) -> None:
         super().__init__()
         self.session = session
-        self.store = store
-        self.settings = settings
         self.reply_view: MessageView | None = None
         self.last_error: str = ""
         self.keymap: dict[str, str] = {}
+        self.commands = CommandTable()
+        self.commands.register_all(HANDLERS)
         session.on_memory_event = self.handle_memory_event
-        keymap: Mapping[str, str] | None = getattr(settings, "keymap", None)
+        keymap: Mapping[str, str] | None = getattr(session.settings, "keymap", None)
         if keymap:
             self.set_keymap(dict(keymap))
 
@@ -93,7 +93,7 @@ class OmoideApp(App[None]):
     def compose(self) -> ComposeResult:
         yield Static(self._title(), id="title", markup=False)
         with Horizontal(id="body"):
-            yield Transcript(self.store, self.session.character.display_name, self.session.user_name)
+            yield Transcript(self.session.navigator, self.session.character.display_name, self.session.user_name)
             yield DiaryPane(self.session.character.display_name)
         with Vertical(id="composer"):
             yield Composer(placeholder=f"Message {self.session.character.display_name}…  (/help for commands)", id="input")
@@ -128,6 +128,13 @@ class OmoideApp(App[None]):
         memory = await self.session.memory()
         await self.diary.show_entries(memory.diary)
 
+    async def show_diary(self) -> None:
+        await self.refresh_diary()
+        self.diary.add_class("visible")
+
+    def prefill(self, text: str) -> None:
+        self.query_one("#input", Input).value = text
+
     # -- input -----------------------------------------------------------------------
 
     async def on_input_submitted(self, event: Input.Submitted) -> None:
@@ -149,9 +156,7 @@ class OmoideApp(App[None]):
                 return
             self.run_turn(lambda: self.session.send(slash.unescape(text)))
             return
-        from omoide.tui.commands import dispatch
-
-        await dispatch(self, command)
+        await self.commands.dispatch(self, command)
 
     @property
     def turn_running(self) -> bool:
@@ -277,7 +282,7 @@ class OmoideApp(App[None]):
             case MemoryWorkFailed(reason=reason):
                 status.memory = f"memory: failed ({reason}) — will retry"
 
-    def set_keymap(self, keymap: Mapping[str, str]) -> None:  # type: ignore[override]
+    def set_keymap(self, keymap: Mapping[str, str]) -> None:
         self.keymap = dict(keymap)
         super().set_keymap(self.keymap)
 
@@ -313,10 +318,7 @@ class OmoideApp(App[None]):
                 return
             await self.switch_chat(None if result == "new" else int(result))
 
-        self.push_screen(
-            ChatListScreen(self.store, self.session.character.id, self.session.character.display_name, self.session.chat.id),
-            chosen,
-        )
+        self.push_screen(ChatListScreen(self.session.navigator, self.session.character.display_name, self.session.chat.id), chosen)
 
     async def switch_chat(self, chat_id: int | None) -> None:
         """Open another chat with this character (None: a new one) in place of this one."""
@@ -324,18 +326,13 @@ class OmoideApp(App[None]):
             return
         await self.stop_turn_and_wait()
         await self.session.aclose()
-        self.session = await ChatSession.open(
-            self.store, self.session.character, self.settings, self.session.backend,
-            chat_id=chat_id, new=chat_id is None, summarizer=self.session.memory_worker.backend,
-            on_memory_event=self.handle_memory_event,
-        )
+        self.session = await self.session.open_another(chat_id)
+        self.transcript.navigator = self.session.navigator
         # The old chat's memory work was cancelled mid-way (it is retried later): no event says so.
         self.query_one(StatusBar).memory = memory_label(self.session.memory_status)
         await self.show_chat()
 
     async def action_branch_list(self) -> None:
-        from omoide.tui.commands import open_branch_picker
-
         await open_branch_picker(self)
 
     async def action_swipe(self, step: int) -> None:
@@ -367,21 +364,7 @@ class OmoideApp(App[None]):
         await self.session.aclose()
 
 
-MEMORY_IDLE = "memory idle"
-
-
-def memory_label(status: str) -> str:
-    """The status bar's memory indicator for `ChatSession.memory_status`."""
-    if not status:
-        return MEMORY_IDLE
-    if "fail" in status:
-        start, end = status.find("("), status.rfind(")")
-        reason = status[start + 1 : end] if 0 <= start < end else status
-        return f"memory: failed ({reason}) — will retry"
-    return f"◐ {status}"
-
-
-async def run_chat_async(session: ChatSession, store: Store, settings: Settings) -> None:
+async def run_chat_async(session: ChatSession) -> None:
     """Run the TUI on an open session, in the caller's event loop (the session's
     store connection and memory worker live there)."""
-    await OmoideApp(session, store=store, settings=settings).run_async()
+    await OmoideApp(session).run_async()

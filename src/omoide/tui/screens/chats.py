@@ -9,7 +9,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from omoide.domain import Chat
-from omoide.store import Store
+from omoide.navigator import Navigator
 from omoide.tui.screens.prompt_input import InputModal
 from omoide.tui.widgets.text import plain
 
@@ -31,10 +31,9 @@ class ChatListScreen(ModalScreen[int | str | None]):
         Binding("escape", "close", "Close", id="chats.close"),
     ]
 
-    def __init__(self, store: Store, character_id: str, character_name: str, current_id: int) -> None:
+    def __init__(self, navigator: Navigator, character_name: str, current_id: int) -> None:
         super().__init__()
-        self.store = store
-        self.character_id = character_id
+        self.navigator = navigator
         self.character_name = character_name
         self.current_id = current_id
         self.show_archived = False
@@ -54,7 +53,7 @@ class ChatListScreen(ModalScreen[int | str | None]):
     async def refresh_rows(self) -> None:
         table = self.query_one(DataTable)
         table.clear()
-        self.chats = await self.store.chats.list(self.character_id, include_archived=self.show_archived)
+        self.chats = await self.navigator.chats(include_archived=self.show_archived)
         for chat in self.chats:
             table.add_row(
                 *plain(
@@ -95,7 +94,7 @@ class ChatListScreen(ModalScreen[int | str | None]):
         if chat.id == self.current_id and not chat.archived:
             self.notify("This is the chat you are in; open another one first.", severity="warning")
             return
-        await self.store.chats.archive(chat.id, not chat.archived)
+        await self.navigator.archive(chat.id, not chat.archived)
         await self.refresh_rows()
 
     def action_rename(self) -> None:
@@ -105,7 +104,7 @@ class ChatListScreen(ModalScreen[int | str | None]):
 
         async def rename(title: str | None) -> None:
             if title:
-                await self.store.chats.rename(chat.id, title)
+                await self.navigator.rename(chat.id, title)
                 await self.refresh_rows()
 
         self.app.push_screen(InputModal("New title for this chat:", chat.title), rename)

@@ -25,3 +25,17 @@ class StatusBar(Static):
         if self.memory:
             parts.append(self.memory)
         return "  │  ".join(p for p in parts if p)
+
+
+MEMORY_IDLE = "memory idle"
+
+
+def memory_label(status: str) -> str:
+    """The status bar's memory indicator for `ChatSession.memory_status`."""
+    if not status:
+        return MEMORY_IDLE
+    if "fail" in status:
+        start, end = status.find("("), status.rfind(")")
+        reason = status[start + 1 : end] if 0 <= start < end else status
+        return f"memory: failed ({reason}) — will retry"
+    return f"◐ {status}"

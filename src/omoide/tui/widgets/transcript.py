@@ -15,7 +15,7 @@ from __future__ import annotations
 from textual.containers import VerticalScroll
 
 from omoide.domain import Message
-from omoide.store import Store
+from omoide.navigator import Navigator
 from omoide.tui.widgets.message import MessageView
 
 PAGE = 40
@@ -27,9 +27,10 @@ class Transcript(VerticalScroll):
     Transcript { height: 1fr; padding: 0 1; }
     """
 
-    def __init__(self, store: Store, speaker: str, user_name: str) -> None:
+    def __init__(self, navigator: Navigator, speaker: str, user_name: str) -> None:
         super().__init__(id="transcript")
-        self.store = store
+        self.navigator = navigator
+        """Reads the pages; the app replaces it when it opens another chat."""
         self.speaker = speaker
         self.user_name = user_name
         self.at_live_end = True
@@ -46,7 +47,7 @@ class Transcript(VerticalScroll):
     async def show_path(self, head_id: int | None) -> None:
         """Show the newest page of the path ending at `head_id`."""
         await self.remove_children()
-        messages = await self.store.messages.path(head_id, limit=PAGE) if head_id else []
+        messages = await self.navigator.path(head_id, limit=PAGE)
         await self.mount_all([self.view(m) for m in messages])
         self.head_id = head_id
         self.at_live_end = True
@@ -88,7 +89,7 @@ class Transcript(VerticalScroll):
             return 0
         self._loading = True
         try:
-            older = await self.store.messages.path(views[0].message.parent_id, limit=PAGE)
+            older = await self.navigator.path(views[0].message.parent_id, limit=PAGE)
             if not older:
                 return 0
             anchor = views[0]
@@ -110,7 +111,7 @@ class Transcript(VerticalScroll):
         self.release_anchor()
         await self.remove_children()
         start = max(0, message.depth - PAGE // 2)
-        page = await self.store.messages.path_slice(head_id, start, PAGE)
+        page = await self.navigator.path_slice(head_id, start, PAGE)
         await self.mount_all([self.view(m) for m in page])
         self.head_id = head_id
         self.at_live_end = bool(page) and page[-1].id == head_id
@@ -124,7 +125,7 @@ class Transcript(VerticalScroll):
             return
         self.release_anchor()
         await self.remove_children()
-        first = await self.store.messages.path_slice(head_id, 0, PAGE)
+        first = await self.navigator.start(head_id, PAGE)
         await self.mount_all([self.view(m) for m in first])
         self.head_id = head_id
         self.at_live_end = bool(first) and first[-1].id == head_id
@@ -137,7 +138,7 @@ class Transcript(VerticalScroll):
             return 0
         self._loading = True
         try:
-            newer = await self.store.messages.path_slice(self.head_id, views[-1].message.depth + 1, PAGE)
+            newer = await self.navigator.path_slice(self.head_id, views[-1].message.depth + 1, PAGE)
             # Reaching the bottom re-anchored the view; reading on, it must not jump to the new end.
             self.release_anchor()
             await self.mount_all([self.view(m) for m in newer])

@@ -1,0 +1,128 @@
+"""Finding your way around a chat, for any client: pages of the path, search,
+goto, the saved branches with how far each lies from the path, and the
+character's chat list (rename, archive).
+
+The TUI reads the store only through this (and the session), so a client never
+holds a `Store`. A session has one as `session.navigator`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from omoide.domain import Branch, Chat, Message
+from omoide.errors import CommandError
+from omoide.store import SearchHit, Store
+
+GOTO_USAGE = "Usage: /goto 2026-04-01, /goto 04/01 20:15 or /goto #1234"
+
+
+@dataclass(frozen=True, slots=True)
+class BranchInfo:
+    """A saved branch as a picker lists it."""
+
+    branch: Branch
+    message: Message
+    """The message the branch points at."""
+    since_fork: int
+    """Messages from where the branch leaves the path to the head down to its message."""
+    here: bool
+    """The branch points at the head."""
+
+    @property
+    def opening(self) -> str:
+        """The first words of its message."""
+        return " ".join(self.message.content.split()[:8])
+
+
+def parse_moment(text: str) -> str | None:
+    """'2026-04-01', '2026-04-01 20:15' or '04/01' (this year) -> ISO in UTC, local time meant."""
+    text = text.strip()
+    for fmt in ("%Y-%m-%d %H:%M", "%Y-%m-%d", "%m/%d %H:%M", "%m/%d"):
+        try:
+            moment = datetime.strptime(text, fmt)
+        except ValueError:
+            continue
+        if "%Y" not in fmt:
+            moment = moment.replace(year=datetime.now().year)
+        return moment.astimezone().astimezone(UTC).isoformat(timespec="microseconds")
+    return None
+
+
+class Navigator:
+    """Reading one chat (and its character's other chats) without changing the story."""
+
+    def __init__(self, store: Store, chat: Chat) -> None:
+        self._store = store
+        self.chat_id = chat.id
+        self.character_id = chat.character
+
+    # -- pages of a path -------------------------------------------------------------
+
+    async def path(self, head_id: int | None, *, limit: int) -> list[Message]:
+        """The newest `limit` messages on the path to `head_id`, oldest first."""
+        return await self._store.messages.path(head_id, limit=limit) if head_id is not None else []
+
+    async def path_slice(self, head_id: int, start_depth: int, count: int) -> list[Message]:
+        """The messages at depths [start_depth, start_depth + count) on the path to `head_id`."""
+        return await self._store.messages.path_slice(head_id, start_depth, count)
+
+    async def start(self, head_id: int, count: int) -> list[Message]:
+        """The first `count` messages of the story that ends at `head_id`."""
+        return await self.path_slice(head_id, 0, count)
+
+    # -- search and goto -------------------------------------------------------------
+
+    async def search(self, text: str, *, limit: int = 100) -> list[SearchHit]:
+        """Every message of this chat matching `text`, all branches included, newest first."""
+        return await self._store.messages.search(text, chat_id=self.chat_id, limit=limit)
+
+    async def locate(self, message_id: int, head_id: int) -> Message:
+        """Message `message_id`, checked to lie on the path to `head_id`."""
+        message = await self._store.messages.get(message_id)
+        if message.chat_id != self.chat_id:
+            raise CommandError(f"Message #{message_id} is in another chat.", "`omoide chats` lists the chats; open that one first.")
+        if not await self._store.messages.is_ancestor(message.id, head_id):
+            raise CommandError(f"Message #{message_id} is on another branch of the story.",
+                               "Restore or save a branch there first (/branch list shows the saved ones).")
+        return message
+
+    async def goto(self, target: str, head_id: int | None) -> Message:
+        """What `/goto` names on the path to `head_id`: '#1234' (or '1234') or a date."""
+        target = target.strip()
+        if not target or head_id is None:
+            raise CommandError("/goto needs a date or a message number.", GOTO_USAGE)
+        if target.lstrip("#").isdigit():
+            return await self.locate(int(target.lstrip("#")), head_id)
+        moment = parse_moment(target)
+        if moment is None:
+            raise CommandError(f"'{target}' is not a date I can read.", "Try 2026-04-01, 04/01 or 04/01 20:15.")
+        message = await self._store.messages.first_on_path_since(head_id, moment)
+        if message is None:
+            raise CommandError(f"Nothing was written on or after {target} on this branch.", "Try an earlier date.")
+        return message
+
+    # -- branches ----------------------------------------------------------------------
+
+    async def branches(self, head_id: int | None) -> list[BranchInfo]:
+        """The chat's saved branches, each with how far it lies from the path to `head_id`."""
+        found = []
+        for branch in await self._store.branches.list(self.chat_id):
+            message = await self._store.messages.get(branch.message_id)
+            fork = await self._store.messages.fork_point(branch.message_id, head_id) if head_id is not None else None
+            since = message.depth - fork.depth if fork else message.depth + 1
+            found.append(BranchInfo(branch, message, since, branch.message_id == head_id))
+        return found
+
+    # -- the character's chats -----------------------------------------------------------
+
+    async def chats(self, *, include_archived: bool = False) -> list[Chat]:
+        """This character's chats, most recently updated first."""
+        return await self._store.chats.list(self.character_id, include_archived=include_archived)
+
+    async def rename(self, chat_id: int, title: str) -> Chat:
+        return await self._store.chats.rename(chat_id, title)
+
+    async def archive(self, chat_id: int, archived: bool = True) -> Chat:
+        return await self._store.chats.archive(chat_id, archived)

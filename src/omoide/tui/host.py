@@ -1,0 +1,106 @@
+"""What a slash-command handler may use of the app, and the table of handlers.
+
+Handlers (`tui/commands.py`) see the app only through `Host`, so they never
+import it; `app.py` fills a `CommandTable` with them and dispatches each parsed
+command through it. Every command in `omoide.commands.COMMANDS` has a handler
+(a test checks it), so a parsed command always runs.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Protocol
+
+from textual.notifications import SeverityLevel
+from textual.screen import Screen, ScreenResultCallbackType, ScreenResultType
+
+from omoide.commands import ParsedCommand
+from omoide.errors import CommandError, OmoideError
+from omoide.events import TurnEvent
+from omoide.session import ChatSession
+from omoide.tui.widgets.transcript import Transcript
+
+log = logging.getLogger(__name__)
+
+
+class Host(Protocol):
+    """The app as a command handler sees it."""
+
+    session: ChatSession
+
+    @property
+    def transcript(self) -> Transcript: ...
+
+    @property
+    def turn_running(self) -> bool: ...
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = False) -> None: ...
+
+    def push_screen(self, screen: Screen[ScreenResultType],
+                    callback: ScreenResultCallbackType[ScreenResultType] | None = None) -> object: ...
+
+    def exit(self) -> None: ...
+
+    def key_help(self) -> list[tuple[str, str]]: ...
+
+    def prefill(self, text: str) -> None:
+        """Put `text` in the message box for the user to change."""
+
+    def run_turn(self, start: Callable[[], AsyncIterator[TurnEvent]]) -> object:
+        """Run a turn in the background, showing its events as they come."""
+
+    async def stop_turn_and_wait(self) -> None: ...
+
+    async def show_chat(self) -> None:
+        """Show the chat again from its head (after the head moved)."""
+
+    async def show_diary(self) -> None:
+        """Show the diary pane, refreshed."""
+
+    async def action_toggle_diary(self) -> None: ...
+
+    def action_inspect_prompt(self) -> None: ...
+
+    def action_chat_list(self) -> None: ...
+
+    async def switch_chat(self, chat_id: int | None) -> None:
+        """Open another chat with this character (None: a new one) in place of this one."""
+
+
+Handler = Callable[[Host, ParsedCommand], Awaitable[None]]
+
+
+class CommandTable:
+    """Command name -> handler; `dispatch` turns a handler's failure into a notice."""
+
+    def __init__(self) -> None:
+        self._handlers: dict[str, Handler] = {}
+
+    def register(self, name: str, handler: Handler) -> None:
+        self._handlers[name] = handler
+
+    def register_all(self, handlers: Mapping[str, Handler]) -> None:
+        for name, handler in handlers.items():
+            self.register(name, handler)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._handlers
+
+    async def dispatch(self, host: Host, command: ParsedCommand) -> None:
+        handler = self._handlers[command.name]
+        try:
+            await handler(host, command)
+        except OmoideError as exc:
+            report(host, exc, f"/{command.name}")
+        except Exception as exc:  # a bug in one command must not close the chat
+            log.exception("/%s failed", command.name)
+            host.notify(f"Something went wrong: {exc!r}", severity="error", title=f"/{command.name}")
+
+
+def report(host: Host, error: OmoideError, title: str) -> None:
+    """A command that failed, as a notice: a warning when it was typed wrong
+    (the user's to fix), an error otherwise."""
+    severity: SeverityLevel = "warning" if isinstance(error, CommandError) else "error"
+    host.notify(f"{error.message} {error.hint}".strip(), severity=severity, title=title)
