@@ -7,7 +7,7 @@ import asyncio
 import re
 import sys
 from collections.abc import Awaitable, Callable
-from typing import Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 from rich.console import Console
@@ -17,6 +17,9 @@ from rich.text import Text
 
 from omoide import __version__, locations
 from omoide.errors import OmoideError
+
+if TYPE_CHECKING:
+    from omoide.runtime import Workspace
 
 T = TypeVar("T")
 
@@ -102,8 +105,8 @@ def chat(
     run(go)
 
 
-async def _most_recent_character(runtime) -> str | None:  # type: ignore[no-untyped-def]
-    chats = await runtime.store.chats.list()
+async def _most_recent_character(workspace: Workspace) -> str | None:
+    chats = await workspace.store.chats.list()
     return chats[0].character if chats else None
 
 
@@ -163,15 +166,15 @@ def chats(
     archived: Annotated[bool, typer.Option("--archived", help="Include archived chats.")] = False,
 ) -> None:
     """List chats: id, character, title, messages on the current path, last update."""
-    from omoide.runtime import Runtime
+    from omoide.runtime import Workspace
 
     async def go() -> None:
-        runtime = await Runtime.start()
+        workspace = await Workspace.open()
         try:
-            char_id = runtime.character(character).id if character else None
-            rows = await runtime.store.chats.list(char_id, include_archived=archived)
+            char_id = workspace.character(character).id if character else None
+            rows = await workspace.store.chats.list(char_id, include_archived=archived)
         finally:
-            await runtime.aclose()
+            await workspace.aclose()
         table = Table("id", "character", "title", "messages", "updated", title="Chats")
         for c in rows:
             title = c.title + (" [dim](archived)[/]" if c.archived else "")
@@ -183,19 +186,19 @@ def chats(
 
 def _memory_command(kind: str, character: str, chat_id: int | None) -> None:
     from omoide.memory.diary import render_diary
-    from omoide.runtime import Runtime
+    from omoide.runtime import Workspace
 
     async def go() -> None:
-        runtime = await Runtime.start()
+        workspace = await Workspace.open()
         try:
-            char = runtime.character(character)
-            chat = await runtime.store.chats.get(chat_id) if chat_id else await runtime.store.chats.latest(char.id)
+            char = workspace.character(character)
+            chat = await workspace.store.chats.get(chat_id) if chat_id else await workspace.store.chats.latest(char.id)
             if chat is None or chat.head_id is None:
                 out.print(f"No chat with {char.display_name} yet.")
                 return
-            state = await runtime.store.memory.state(chat.head_id, diary_limit=10_000)
+            state = await workspace.store.memory.state(chat.head_id, diary_limit=10_000)
         finally:
-            await runtime.aclose()
+            await workspace.aclose()
         if kind == "diary":
             text = render_diary(state.diary, 10_000) if state.diary else f"*{char.display_name} has not written anything yet.*"
             out.print(Markdown(f"# {char.display_name}'s diary\n\n{text}"))
@@ -238,27 +241,25 @@ def branches(
     chat_id: Annotated[int | None, typer.Option("--chat", help="Which chat (default: the most recent).")] = None,
 ) -> None:
     """List a chat's saved branches: name, when saved, last message, messages since the fork."""
-    from omoide.runtime import Runtime
+    from omoide.navigator import Navigator
+    from omoide.runtime import Workspace
 
     async def go() -> None:
-        runtime = await Runtime.start()
+        workspace = await Workspace.open()
         try:
-            char = runtime.character(character)
-            chat = await runtime.store.chats.get(chat_id) if chat_id else await runtime.store.chats.latest(char.id)
+            char = workspace.character(character)
+            chat = await workspace.store.chats.get(chat_id) if chat_id else await workspace.store.chats.latest(char.id)
             if chat is None:
                 out.print(f"No chat with {char.display_name} yet.")
                 return
             table = Table("name", "saved", "last message", "since fork", title=f"Branches of '{chat.title}' (chat #{chat.id})")
-            for branch in await runtime.store.branches.list(chat.id):
-                message = await runtime.store.messages.get(branch.message_id)
-                fork = await runtime.store.messages.fork_point(branch.message_id, chat.head_id) if chat.head_id else None
-                since = message.depth - fork.depth if fork else message.depth + 1
-                here = " (you are here)" if branch.message_id == chat.head_id else ""
-                table.add_row(branch.name + here, f"{branch.created_at.astimezone():%Y-%m-%d %H:%M}",
-                              " ".join(message.content.split()[:8]), str(since))
+            for row in await Navigator(workspace.store, chat).branches(chat.head_id):
+                here = " (you are here)" if row.here else ""
+                table.add_row(row.branch.name + here, f"{row.branch.created_at.astimezone():%Y-%m-%d %H:%M}",
+                              row.opening, str(row.since_fork))
             out.print(table if table.row_count else f"No branches in chat #{chat.id}. In the chat, /branch save NAME saves one.")
         finally:
-            await runtime.aclose()
+            await workspace.aclose()
 
     run(go)
 
@@ -270,15 +271,15 @@ def search(
     limit: Annotated[int, typer.Option(help="Most results to show.")] = 20,
 ) -> None:
     """Search every chat with a character, all branches included, newest first."""
-    from omoide.runtime import Runtime
+    from omoide.runtime import Workspace
 
     async def go() -> None:
-        runtime = await Runtime.start()
+        workspace = await Workspace.open()
         try:
-            char = runtime.character(character)
-            hits = await runtime.store.messages.search(text, character=char.id, limit=limit)
+            char = workspace.character(character)
+            hits = await workspace.store.messages.search(text, character=char.id, limit=limit)
         finally:
-            await runtime.aclose()
+            await workspace.aclose()
         if not hits:
             out.print(f"Nothing found for '{text}' in chats with {char.display_name}.")
             return
@@ -301,30 +302,30 @@ def export(
 ) -> None:
     """Export a chat: the current path as SillyTavern JSONL or Markdown, or the whole tree."""
     from omoide.exchange import sillytavern as st
-    from omoide.runtime import Runtime
+    from omoide.runtime import Workspace
 
     if format not in ("jsonl", "md", "tree"):
         _fail(OmoideError(f"Unknown format '{format}'.", "Use --format jsonl, md or tree."))
 
     async def go() -> str:
-        runtime = await Runtime.start()
+        workspace = await Workspace.open()
         try:
-            char = runtime.character(character)
-            chat = await runtime.store.chats.get(chat_id) if chat_id else await runtime.store.chats.latest(char.id)
+            char = workspace.character(character)
+            chat = await workspace.store.chats.get(chat_id) if chat_id else await workspace.store.chats.latest(char.id)
             if chat is None:
                 raise OmoideError(f"No chat with {char.display_name} yet.", "Start one with `omoide chat`.")
-            user = runtime.settings.user_name
+            user = workspace.settings.user_name
             if format == "tree":
-                messages = await runtime.store.messages.tree(chat.id)
-                branches = [{"name": b.name, "message_id": b.message_id, "auto": b.auto} for b in await runtime.store.branches.list(chat.id)]
+                messages = await workspace.store.messages.tree(chat.id)
+                branches = [{"name": b.name, "message_id": b.message_id, "auto": b.auto} for b in await workspace.store.branches.list(chat.id)]
                 return st.write_tree(messages, head_id=chat.head_id, character=char.id, title=chat.title, extra={"branches": branches})
-            path = await runtime.store.messages.path(chat.head_id)
+            path = await workspace.store.messages.path(chat.head_id)
             if format == "md":
                 return st.write_markdown(path, user_name=user, character_name=char.display_name, title=chat.title)
-            swipes = {m.id: await runtime.store.messages.siblings(m) for m in path if m.role == "assistant"}
+            swipes = {m.id: await workspace.store.messages.siblings(m) for m in path if m.role == "assistant"}
             return st.write_chat(path, swipes, user_name=user, character_name=char.display_name, created=chat.created_at)
         finally:
-            await runtime.aclose()
+            await workspace.aclose()
 
     text = run(go)
     if output:
@@ -345,17 +346,17 @@ def import_chat(
     from pathlib import Path
 
     from omoide.exchange import sillytavern as st
-    from omoide.runtime import Runtime
+    from omoide.runtime import Workspace
 
     async def go() -> str:
         parsed = st.read_chat(Path(file))
-        runtime = await Runtime.start()
+        workspace = await Workspace.open()
         try:
-            char = runtime.character(character)
-            chat = await runtime.store.chats.import_tree(char.id, f"Imported from {Path(file).name}", parsed.nodes, parsed.head_index)
+            char = workspace.character(character)
+            chat = await workspace.store.chats.import_tree(char.id, f"Imported from {Path(file).name}", parsed.nodes, parsed.head_index)
             return f"Imported {len(parsed.nodes)} messages into chat #{chat.id} with {char.display_name}. Open it with `omoide chat {char.id} --chat {chat.id}`."
         finally:
-            await runtime.aclose()
+            await workspace.aclose()
 
     out.print(run(go))
 

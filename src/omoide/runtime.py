@@ -1,5 +1,8 @@
-"""Putting the parts together for a client: settings, store, character,
-backends, session. The CLI and the benchmarks use it; the TUI receives its result."""
+"""Putting the parts together for a client. `Workspace`: settings, the store and
+the characters, which is all that commands never talking to a model open
+(`chats`, `export`, `search` ...). `Runtime`: a workspace with the chat and
+compression backends, for `chat`, `say` and the benchmarks. The TUI receives
+the session a runtime opens."""
 
 from __future__ import annotations
 
@@ -23,26 +26,38 @@ def make_summarizer(settings: Settings, chat_backend: Backend) -> Backend:
 
 
 @dataclass
-class Runtime:
+class Workspace:
     settings: Settings
     store: Store
+
+    @classmethod
+    async def open(cls, settings: Settings | None = None) -> Workspace:
+        """The settings and the store, and no backend: nothing here reaches for a model."""
+        settings = settings or load_settings()
+        return cls(settings, await Store.open(synchronous=settings.synchronous))
+
+    def character(self, name: str | None) -> Character:
+        return find_character(name) if name else default_character()
+
+    async def aclose(self) -> None:
+        await self.store.close()
+
+
+@dataclass
+class Runtime(Workspace):
     backend: Backend
     summarizer: Backend
 
     @classmethod
     async def start(cls, settings: Settings | None = None) -> Runtime:
-        settings = settings or load_settings()
-        store = await Store.open(synchronous=settings.synchronous)
+        workspace = await Workspace.open(settings)
         try:
-            backend = make_backend(settings)
-            summarizer = make_summarizer(settings, backend)
+            backend = make_backend(workspace.settings)
+            summarizer = make_summarizer(workspace.settings, backend)
         except BaseException:
-            await store.close()
+            await workspace.aclose()
             raise
-        return cls(settings, store, backend, summarizer)
-
-    def character(self, name: str | None) -> Character:
-        return find_character(name) if name else default_character()
+        return cls(workspace.settings, workspace.store, backend, summarizer)
 
     async def session(
         self,
@@ -63,4 +78,4 @@ class Runtime:
                 await backend.aclose()
             except Exception:  # closing must never mask the real outcome
                 pass
-        await self.store.close()
+        await super().aclose()

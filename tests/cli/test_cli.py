@@ -152,3 +152,36 @@ def test_characters_lore_attaches_a_world_info_file(tmp_path: Path) -> None:
     bad.write_text("[]")
     failed = run("characters", "lore", str(bad))
     assert failed.exit_code == 1 and "Cannot read the lorebook" in failed.stderr
+
+
+def test_commands_that_never_talk_to_a_model_work_when_the_backend_cannot_be_built(omoide_home: Path, tmp_path: Path) -> None:
+    config = omoide_home / "config" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text('backend = "anthropic"\nmodel = "claude-test"\n')  # and no api key
+    said = run("say", "suzune", "hello")
+    assert said.exit_code == 1 and "needs an API key" in said.stderr
+
+    lines = [
+        {"user_name": "Kai", "character_name": "Suzune"},
+        {"name": "Suzune", "is_user": False, "mes": "Welcome back.", "send_date": "April 1, 2026 8:15pm"},
+        {"name": "Kai", "is_user": True, "mes": "Hojicha tonight, please.", "send_date": "April 1, 2026 8:16pm"},
+    ]
+    path = tmp_path / "chat.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines))
+    results = {
+        "import-chat": run("import-chat", str(path), "--character", "suzune"),
+        "chats": run("chats"),
+        "search": run("search", "suzune", "hojicha"),
+        "diary": run("diary", "suzune"),
+        "summary": run("summary", "suzune"),
+        "branches": run("branches", "suzune"),
+        "export": run("export", "suzune", "--format", "md"),
+    }
+    for name, result in results.items():
+        assert result.exit_code == 0, f"{name}: {result.stderr}"
+        assert "API key" not in result.stderr, name
+    assert "Imported 2 messages" in results["import-chat"].stdout
+    assert "Imported from chat.jsonl" in results["chats"].stdout
+    assert "Hojicha tonight, please." in results["search"].stdout
+    assert "No branches in chat" in results["branches"].stdout
+    assert "Hojicha tonight, please." in results["export"].stdout
