@@ -17,6 +17,7 @@ from rich.text import Text
 
 from omoide import __version__, locations
 from omoide.errors import OmoideError
+from omoide.safe_text import inert, oneline, safe
 
 if TYPE_CHECKING:
     from omoide.runtime import Workspace
@@ -36,10 +37,25 @@ err = Console(stderr=True)
 
 
 def _fail(exc: OmoideError) -> None:
-    err.print(f"[bold red]Error:[/] {exc.message}", soft_wrap=True)
+    # Messages carry server text, file names and card fields: never markup, never escapes.
+    err.print(Text.assemble(("Error: ", "bold red"), safe(exc.message)), soft_wrap=True)
     if exc.hint:
-        err.print(f"[dim]{exc.hint}[/]", soft_wrap=True)
+        err.print(safe(exc.hint, "dim"), soft_wrap=True)
     raise typer.Exit(1)
+
+
+class StreamedText:
+    """A reply streamed to stdout, made inert piece by piece; a CR that ends one
+    piece is held back in case the next one starts with its LF."""
+
+    def __init__(self) -> None:
+        self._held = ""
+
+    def feed(self, delta: str, *, end: bool = False) -> str:
+        data, self._held = self._held + delta, ""
+        if data.endswith("\r") and not end:
+            data, self._held = data[:-1], "\r"
+        return inert(data)
 
 
 def run(coro_factory: Callable[[], Awaitable[T]]) -> T:
@@ -133,6 +149,7 @@ def say(
 
     text = sys.stdin.read() if message == "-" else message
     failed: list[OmoideError] = []
+    shown = StreamedText()
 
     async def go() -> None:
         runtime = await Runtime.start()
@@ -141,17 +158,17 @@ def say(
             async for event in session.send(text):
                 match event:
                     case ReplyDelta(text=delta):
-                        sys.stdout.write(delta)
+                        sys.stdout.write(shown.feed(delta))
                         sys.stdout.flush()
                     case DiarySaved(entry=entry):
-                        err.print(f"[dim]✎ {session.character.display_name} wrote in the diary: {entry.content}[/]")
+                        err.print(safe(f"✎ {session.character.display_name} wrote in the diary: {entry.content}", "dim"))
                     case ReplyFinished():
-                        sys.stdout.write("\n")
+                        sys.stdout.write(shown.feed("", end=True) + "\n")
                     case ReplyFailed(error=error):
                         failed.append(error)
             await session.wait_for_memory_work()
             if session.memory_status:
-                err.print(f"[yellow]{session.memory_status}[/]")
+                err.print(safe(session.memory_status, "yellow"))
         finally:
             await runtime.aclose()
 
@@ -177,8 +194,8 @@ def chats(
             await workspace.aclose()
         table = Table("id", "character", "title", "messages", "updated", title="Chats")
         for c in rows:
-            title = c.title + (" [dim](archived)[/]" if c.archived else "")
-            table.add_row(str(c.id), c.character, title, str(c.message_count), f"{c.updated_at.astimezone():%Y-%m-%d %H:%M}")
+            title = Text.assemble(safe(c.title), (" (archived)" if c.archived else "", "dim"))
+            table.add_row(str(c.id), safe(c.character), title, str(c.message_count), f"{c.updated_at.astimezone():%Y-%m-%d %H:%M}")
         out.print(table if rows else "No chats yet. Start one with `omoide chat`.")
 
     run(go)
@@ -194,17 +211,17 @@ def _memory_command(kind: str, character: str, chat_id: int | None) -> None:
             char = workspace.character(character)
             chat = await workspace.store.chats.get(chat_id) if chat_id else await workspace.store.chats.latest(char.id)
             if chat is None or chat.head_id is None:
-                out.print(f"No chat with {char.display_name} yet.")
+                out.print(safe(f"No chat with {char.display_name} yet."))
                 return
             state = await workspace.store.memory.state(chat.head_id, diary_limit=10_000)
         finally:
             await workspace.aclose()
         if kind == "diary":
             text = render_diary(state.diary, 10_000) if state.diary else f"*{char.display_name} has not written anything yet.*"
-            out.print(Markdown(f"# {char.display_name}'s diary\n\n{text}"))
+            out.print(Markdown(inert(f"# {char.display_name}'s diary\n\n{text}"), hyperlinks=False))
         else:
             text = state.summary.content if state.summary and state.summary.content else "*No summary yet: the chat is still short enough to be read whole.*"
-            out.print(Markdown(f"# The story so far with {char.display_name}\n\n{text}"))
+            out.print(Markdown(inert(f"# The story so far with {char.display_name}\n\n{text}"), hyperlinks=False))
 
     run(go)
 
@@ -231,7 +248,7 @@ def _highlight(snippet: str) -> Text:
     """FTS marks matches as [word]; show them bold, and never read them as Rich markup."""
     text = Text()
     for i, part in enumerate(re.split(r"\[|\]", snippet)):
-        text.append(part, style="bold yellow" if i % 2 else "")
+        text.append(inert(part), style="bold yellow" if i % 2 else "")
     return text
 
 
@@ -250,13 +267,13 @@ def branches(
             char = workspace.character(character)
             chat = await workspace.store.chats.get(chat_id) if chat_id else await workspace.store.chats.latest(char.id)
             if chat is None:
-                out.print(f"No chat with {char.display_name} yet.")
+                out.print(safe(f"No chat with {char.display_name} yet."))
                 return
-            table = Table("name", "saved", "last message", "since fork", title=f"Branches of '{chat.title}' (chat #{chat.id})")
+            table = Table("name", "saved", "last message", "since fork", title=safe(f"Branches of '{chat.title}' (chat #{chat.id})"))
             for row in await Navigator(workspace.store, chat).branches(chat.head_id):
                 here = " (you are here)" if row.here else ""
-                table.add_row(row.branch.name + here, f"{row.branch.created_at.astimezone():%Y-%m-%d %H:%M}",
-                              row.opening, str(row.since_fork))
+                table.add_row(safe(row.branch.name + here), f"{row.branch.created_at.astimezone():%Y-%m-%d %H:%M}",
+                              safe(oneline(row.opening, 80)), str(row.since_fork))
             out.print(table if table.row_count else f"No branches in chat #{chat.id}. In the chat, /branch save NAME saves one.")
         finally:
             await workspace.aclose()
@@ -281,13 +298,13 @@ def search(
         finally:
             await workspace.aclose()
         if not hits:
-            out.print(f"Nothing found for '{text}' in chats with {char.display_name}.")
+            out.print(safe(f"Nothing found for '{text}' in chats with {char.display_name}."))
             return
-        table = Table("chat", "message", "when", "who", "match", title=f"'{text}' with {char.display_name}")
+        table = Table("chat", "message", "when", "who", "match", title=safe(f"'{text}' with {char.display_name}"))
         for hit in hits:
             who = char.display_name if hit.message.role == "assistant" else "you"
             snippet = _highlight(hit.snippet)
-            table.add_row(str(hit.message.chat_id), f"#{hit.message.id}", f"{hit.message.created_at.astimezone():%Y-%m-%d %H:%M}", who, snippet)
+            table.add_row(str(hit.message.chat_id), f"#{hit.message.id}", f"{hit.message.created_at.astimezone():%Y-%m-%d %H:%M}", safe(who), snippet)
         out.print(table)
 
     run(go)
@@ -332,9 +349,10 @@ def export(
         from pathlib import Path
 
         Path(output).write_text(text, encoding="utf-8")
-        err.print(f"Wrote {output}.")
+        err.print(safe(f"Wrote {output}."))
     else:
-        sys.stdout.write(text)
+        # JSON escapes control characters itself; Markdown is text for a terminal.
+        sys.stdout.write(inert(text) if format == "md" else text)
 
 
 @app.command("import-chat")
@@ -358,7 +376,7 @@ def import_chat(
         finally:
             await workspace.aclose()
 
-    out.print(run(go))
+    out.print(safe(run(go)))
 
 
 @app.command()
@@ -373,10 +391,10 @@ def doctor() -> None:
 @app.command()
 def paths() -> None:
     """Show where omoide keeps its config, data and logs."""
-    out.print(f"config file: {locations.config_file()}")
-    out.print(f"database:    {locations.database_file()}")
-    out.print(f"characters:  {locations.user_characters_dir()}")
-    out.print(f"log file:    {locations.log_file()}")
+    out.print(safe(f"config file: {locations.config_file()}"))
+    out.print(safe(f"database:    {locations.database_file()}"))
+    out.print(safe(f"characters:  {locations.user_characters_dir()}"))
+    out.print(safe(f"log file:    {locations.log_file()}"))
 
 
 def main() -> None:

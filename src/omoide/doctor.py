@@ -5,25 +5,25 @@ from __future__ import annotations
 import os
 
 from rich.console import Console
+from rich.text import Text
 
 from omoide import locations
 from omoide.config import Settings, load_settings
 from omoide.errors import OmoideError
+from omoide.safe_text import safe
 
 console = Console(soft_wrap=True)
 
 
 def _ok(label: str, detail: str) -> None:
-    console.print(f"[green]✓[/] {label}: {detail}")
+    console.print(Text.assemble(("✓", "green"), f" {label}: ", safe(detail)))
 
 
 def _bad(label: str, exc: OmoideError | str) -> None:
-    if isinstance(exc, OmoideError):
-        console.print(f"[red]✗[/] {label}: {exc.message}")
-        if exc.hint:
-            console.print(f"    [dim]{exc.hint}[/]")
-    else:
-        console.print(f"[red]✗[/] {label}: {exc}")
+    message = exc.message if isinstance(exc, OmoideError) else exc
+    console.print(Text.assemble(("✗", "red"), f" {label}: ", safe(message)))
+    if isinstance(exc, OmoideError) and exc.hint:
+        console.print(Text.assemble("    ", safe(exc.hint, "dim")))
 
 
 def _key_source(settings: Settings) -> str:
@@ -67,7 +67,7 @@ async def run_doctor() -> bool:
 
     kind = settings.resolved_backend
     where = settings.base_url or "in-process"
-    console.print(f"  backend: {kind} ({where}), model: {settings.model or 'default'}, api key: {_key_source(settings)}")
+    console.print(safe(f"  backend: {kind} ({where}), model: {settings.model or 'default'}, api key: {_key_source(settings)}"))
     try:
         from omoide.llm.factory import make_backend
 

@@ -16,6 +16,7 @@ from omoide.characters.cards import export_card_json, export_card_png, import_ca
 from omoide.characters.library import find_character, scan_characters, source_kind
 from omoide.characters.model import LoreEntry, substitute
 from omoide.errors import CharacterError, OmoideError
+from omoide.safe_text import inert, oneline, safe
 
 app = typer.Typer(no_args_is_help=True, help="List, show, import and export characters.")
 
@@ -30,20 +31,14 @@ def _err() -> Console:
 
 def _fail(exc: OmoideError) -> NoReturn:
     err = _err()
-    err.print(Text.assemble(("Error: ", "bold red"), exc.message), soft_wrap=True)
+    err.print(Text.assemble(("Error: ", "bold red"), safe(exc.message)), soft_wrap=True)
     if exc.hint:
-        err.print(Text(exc.hint, style="dim"), soft_wrap=True)
+        err.print(safe(exc.hint, "dim"), soft_wrap=True)
     raise typer.Exit(1)
 
 
-def _printable(text: str) -> str:
-    """Card text may hold control characters; a terminal would act on them."""
-    return "".join(ch if ch in "\n\t" or (ch >= " " and ch != "\x7f") else "\ufffd" for ch in text)
-
-
 def _short(text: str, width: int = 70) -> str:
-    flat = " ".join(_printable(text).split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
+    return oneline(text, width)
 
 
 @app.command("list")
@@ -53,15 +48,15 @@ def list_() -> None:
     table = Table("id", "name", "source", "about", title="Characters")
     for c in listing.characters:
         about = substitute(c.description, char=c.display_name, user="you")
-        table.add_row(c.id, Text(_printable(c.display_name)), source_kind(c), Text(_short(about)))
+        table.add_row(safe(c.id), safe(c.display_name), source_kind(c), Text(_short(about)))
     _out().print(table)
     err = _err()
     for problem in listing.problems:
-        err.print(Text.assemble(("Skipped: ", "yellow"), problem.message, " ", (problem.hint, "dim")), soft_wrap=True)
+        err.print(Text.assemble(("Skipped: ", "yellow"), inert(problem.message), " ", (inert(problem.hint), "dim")), soft_wrap=True)
 
 
 def _lore_label(entry: LoreEntry) -> str:
-    return entry.name or ", ".join(entry.keys) or _short(entry.content, 40) or "(empty)"
+    return inert(entry.name or ", ".join(entry.keys)) or _short(entry.content, 40) or "(empty)"
 
 
 @app.command()
@@ -76,7 +71,7 @@ def show(name: Annotated[str, typer.Argument(help="Character id or name.")]) -> 
     facts += [f"by {c.creator}"] if c.creator else []
     facts += [f"version {c.character_version}"] if c.character_version else []
     facts += [f"tags: {', '.join(c.tags)}"] if c.tags else []
-    out.print(Text(c.display_name, style="bold"), Text(" · ".join(facts), style="dim"), Text(str(c.source), style="dim"), sep="\n")
+    out.print(safe(c.display_name, "bold"), safe(" · ".join(facts), "dim"), safe(str(c.source), "dim"), sep="\n")
     sections = [
         ("Description", c.description), ("Personality", c.personality), ("Scenario", c.scenario),
         ("First message", c.first_message),
@@ -89,13 +84,13 @@ def show(name: Annotated[str, typer.Argument(help="Character id or name.")]) -> 
         if body.strip():
             out.print()
             out.print(Text(title, style="bold underline"))
-            out.print(Text(_printable(body.strip())), soft_wrap=True)
+            out.print(safe(body.strip()), soft_wrap=True)
     if c.character_book and c.character_book.entries:
         out.print()
-        out.print(Text(f"Lorebook{': ' + c.character_book.name if c.character_book.name else ''}", style="bold underline"))
+        out.print(safe(f"Lorebook{': ' + c.character_book.name if c.character_book.name else ''}", "bold underline"))
         for e in c.character_book.entries:
             when = "always" if e.constant else "keys " + ", ".join(e.keys)
-            out.print(Text.assemble("• ", (_lore_label(e), "bold"), f": {when}", (" (disabled)" if not e.enabled else "", "dim")))
+            out.print(Text.assemble("• ", (_lore_label(e), "bold"), inert(f": {when}"), (" (disabled)" if not e.enabled else "", "dim")))
 
 
 @app.command("import")
@@ -108,10 +103,10 @@ def import_(files: Annotated[list[Path], typer.Argument(help="Card files: .png o
             character = import_card(path)
         except OmoideError as exc:
             failed += 1
-            err.print(Text.assemble(("✗ ", "red"), exc.message, " ", (exc.hint, "dim")), soft_wrap=True)
+            err.print(Text.assemble(("✗ ", "red"), inert(exc.message), " ", (inert(exc.hint), "dim")), soft_wrap=True)
             continue
-        out.print(Text.assemble(("✓ ", "green"), f"{path} → ", (character.id, "bold"),
-                                f" ({character.display_name}). Chat with: omoide chat {character.id}"), soft_wrap=True)
+        out.print(Text.assemble(("✓ ", "green"), inert(f"{path} → "), (inert(character.id), "bold"),
+                                inert(f" ({character.display_name}). Chat with: omoide chat {character.id}")), soft_wrap=True)
     if failed:
         raise typer.Exit(1)
 
@@ -147,7 +142,7 @@ def export(
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         _fail(CharacterError(f"Cannot write {target}: {exc.strerror or exc}.", "Check that the folder exists and is writable."))
-    _out().print(f"Wrote {target} ({len(data):,} bytes).", soft_wrap=True)
+    _out().print(safe(f"Wrote {target} ({len(data):,} bytes)."), soft_wrap=True)
 
 
 @app.command()
@@ -166,4 +161,4 @@ def lore(
     except OmoideError as exc:
         _fail(exc)
     who = character.display_name if character else "every chat"
-    _out().print(f"Attached {file} ({entries} entries) to {who}: {target}", soft_wrap=True)
+    _out().print(safe(f"Attached {file} ({entries} entries) to {who}: {target}"), soft_wrap=True)

@@ -77,5 +77,6 @@ def substitute(text: str, *, char: str, user: str) -> str:
     """Replace the {{char}} and {{user}} macros (any letter case, as cards use both)."""
     import re
 
-    text = re.sub(r"\{\{\s*char\s*\}\}|<BOT>", char, text, flags=re.IGNORECASE)
-    return re.sub(r"\{\{\s*user\s*\}\}|<USER>", user, text, flags=re.IGNORECASE)
+    # A function replacement: a name is text, never a template (a backslash in it stays as typed).
+    text = re.sub(r"\{\{\s*char\s*\}\}|<BOT>", lambda _: char, text, flags=re.IGNORECASE)
+    return re.sub(r"\{\{\s*user\s*\}\}|<USER>", lambda _: user, text, flags=re.IGNORECASE)

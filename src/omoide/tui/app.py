@@ -36,6 +36,7 @@ from omoide.events import (
     TurnEvent,
     UserMessageStored,
 )
+from omoide.safe_text import inert
 from omoide.session import ChatSession
 from omoide.tui.commands import HANDLERS, open_branch_picker
 from omoide.tui.host import CommandTable
@@ -86,7 +87,7 @@ class OmoideApp(App[None]):
         """Notices carry error messages, file paths and the user's own text, none of
         them Textual markup: '[Errno 111]' must show as typed, and a stray '[/]' must
         not raise. So markup is off for every notice, whoever sends it."""
-        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
+        super().notify(inert(message), title=inert(title), severity=severity, timeout=timeout, markup=False)
 
     # -- layout -----------------------------------------------------------------------
 
@@ -96,11 +97,11 @@ class OmoideApp(App[None]):
             yield Transcript(self.session.navigator, self.session.character.display_name, self.session.user_name)
             yield DiaryPane(self.session.character.display_name)
         with Vertical(id="composer"):
-            yield Composer(placeholder=f"Message {self.session.character.display_name}…  (/help for commands)", id="input")
+            yield Composer(placeholder=inert(f"Message {self.session.character.display_name}…  (/help for commands)"), id="input")
         yield StatusBar(id="status", markup=False)
 
     def _title(self) -> str:
-        return f"{self.session.character.display_name} — {self.session.chat.title or 'chat #' + str(self.session.chat.id)}"
+        return inert(f"{self.session.character.display_name} — {self.session.chat.title or 'chat #' + str(self.session.chat.id)}")
 
     async def on_mount(self) -> None:
         status = self.query_one(StatusBar)

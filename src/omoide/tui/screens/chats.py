@@ -10,6 +10,7 @@ from textual.widgets import DataTable, Static
 
 from omoide.domain import Chat
 from omoide.navigator import Navigator
+from omoide.safe_text import inert
 from omoide.tui.screens.prompt_input import InputModal
 from omoide.tui.widgets.text import plain
 
@@ -41,7 +42,7 @@ class ChatListScreen(ModalScreen[int | str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(f"Chats with {self.character_name}", markup=False)
+            yield Static(inert(f"Chats with {self.character_name}"), markup=False)
             yield DataTable(id="chats", cursor_type="row")
             yield Static("Enter open · r rename · a archive · n new · s show archived · Esc close", classes="hint")
 

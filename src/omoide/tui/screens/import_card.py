@@ -13,6 +13,7 @@ from textual.widgets import Input, Static
 from omoide.characters.cards import import_card
 from omoide.characters.model import Character
 from omoide.errors import OmoideError
+from omoide.safe_text import inert
 
 
 class ImportCardScreen(ModalScreen[Character | None]):
@@ -34,7 +35,7 @@ class ImportCardScreen(ModalScreen[Character | None]):
         with Vertical():
             yield Static("Import a character card (Character Card V1/V2/V3, .png or .json):")
             yield Input(value=self.initial, placeholder="~/Downloads/character.png", id="card-path")
-            yield Static("", id="import-error")
+            yield Static("", id="import-error", markup=False)
             yield Static("Enter imports · Esc cancels", classes="hint")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
@@ -42,7 +43,7 @@ class ImportCardScreen(ModalScreen[Character | None]):
         try:
             character = import_card(path)
         except OmoideError as exc:
-            self.query_one("#import-error", Static).update(f"{exc.message} {exc.hint}")
+            self.query_one("#import-error", Static).update(inert(f"{exc.message} {exc.hint}"))
             return
         self.dismiss(character)
 

@@ -9,6 +9,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from omoide.prompt import AssembledPrompt
+from omoide.safe_text import inert
 from omoide.tui.widgets.text import plain
 
 DESCRIPTIONS = {
@@ -60,13 +61,13 @@ class InspectorScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll():
             yield Static("Prompt inspector", classes="layer-title")
-            yield Static(inspector_text(self.prompt), id="inspector-summary", markup=False)
+            yield Static(inert(inspector_text(self.prompt)), id="inspector-summary", markup=False)
             table: DataTable[str] = DataTable(id="layers", cursor_type="row")
             yield table
             if self.prompt is not None:
                 for layer in self.prompt.layers:
                     yield Static(f"── {layer.name} ({layer.tokens} tokens) ──", classes="layer-title", markup=False)
-                    yield Static(layer.text or "(empty)", classes="layer-text", markup=False)
+                    yield Static(inert(layer.text) or "(empty)", classes="layer-text", markup=False)
 
     def on_mount(self) -> None:
         table = self.query_one("#layers", DataTable)

@@ -8,6 +8,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
+from omoide.safe_text import inert
+
 
 class InputModal(ModalScreen[str | None]):
     DEFAULT_CSS = """
@@ -23,8 +25,8 @@ class InputModal(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(self.question, markup=False)
-            yield Input(value=self.value, id="answer")
+            yield Static(inert(self.question), markup=False)
+            yield Input(value=inert(self.value), id="answer")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.dismiss(event.value.strip() or None)

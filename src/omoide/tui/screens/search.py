@@ -8,6 +8,9 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
+from omoide.safe_text import inert
+from omoide.tui.widgets.text import plain
+
 
 class SearchScreen(ModalScreen[int | None]):
     """Rows are (message id, when, who, snippet); dismisses with a message id."""
@@ -26,7 +29,7 @@ class SearchScreen(ModalScreen[int | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(f"Search: {self.query_text} ({len(self.rows)} found, newest first)")
+            yield Static(inert(f"Search: {self.query_text} ({len(self.rows)} found, newest first)"), markup=False)
             yield DataTable(id="results", cursor_type="row")
             yield Static("Enter jumps to the message · Esc closes", classes="hint")
 
@@ -34,7 +37,7 @@ class SearchScreen(ModalScreen[int | None]):
         table = self.query_one(DataTable)
         table.add_columns("#", "when", "who", "match")
         for message_id, when, who, snippet in self.rows:
-            table.add_row(f"#{message_id}", when, who, snippet, key=str(message_id))
+            table.add_row(*plain(f"#{message_id}", when, who, snippet), key=str(message_id))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         self.dismiss(int(str(event.row_key.value)))

@@ -8,6 +8,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Markdown, Static
 
+from omoide.safe_text import inert
 from omoide.tui.widgets.text import chat_markdown
 
 
@@ -26,7 +27,7 @@ class TextModal(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll():
-            yield Markdown(f"# {self.title_text}\n\n{self.markdown}", parser_factory=chat_markdown)
+            yield Markdown(inert(f"# {self.title_text}\n\n{self.markdown}"), parser_factory=chat_markdown)
             yield Static("Esc to close", classes="hint")
 
     def action_dismiss(self) -> None:  # type: ignore[override]

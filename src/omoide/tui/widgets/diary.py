@@ -9,6 +9,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Markdown, Static
 
 from omoide.domain import DiaryAuthor, DiaryEntry
+from omoide.safe_text import inert
 from omoide.tui.widgets.text import chat_markdown
 
 
@@ -19,12 +20,12 @@ def day(moment: datetime) -> str:
 
 def diary_markdown(entries: list[DiaryEntry], name: str) -> str:
     if not entries:
-        return f"*{name} has not written anything yet.*"
+        return inert(f"*{name} has not written anything yet.*")
     parts = []
     for entry in entries:
         who = {DiaryAuthor.USER: " ✎ *(written by you)*", DiaryAuthor.COMPRESSION: " *(compressed)*"}.get(entry.author, "")
         parts.append(f"**{day(entry.created_at)}**{who}\n\n{entry.content.strip()}")
-    return "\n\n---\n\n".join(parts)
+    return inert("\n\n---\n\n".join(parts))
 
 
 class DiaryPane(VerticalScroll):
@@ -39,7 +40,7 @@ class DiaryPane(VerticalScroll):
         self.character_name = name
 
     def compose(self) -> ComposeResult:
-        yield Static(f"{self.character_name}'s diary", classes="title", markup=False)
+        yield Static(inert(f"{self.character_name}'s diary"), classes="title", markup=False)
         yield Markdown(diary_markdown([], self.character_name), parser_factory=chat_markdown)
 
     async def show_entries(self, entries: list[DiaryEntry]) -> None:

@@ -18,6 +18,7 @@ from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
 from omoide.domain import Message, MessageStatus, Role
+from omoide.safe_text import inert
 from omoide.tui.widgets.text import chat_markdown
 
 FLUSH_INTERVAL = 0.05
@@ -53,7 +54,7 @@ class MessageView(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static(self._meta(), classes="meta", markup=False)
-        yield Markdown(self.text, parser_factory=chat_markdown)
+        yield Markdown(inert(self.text), parser_factory=chat_markdown)
 
     @property
     def _interrupted(self) -> bool:
@@ -70,7 +71,7 @@ class MessageView(Vertical):
             mark = "  (interrupted)"
         else:
             mark = ""
-        return f"{self.speaker} · {when(self.message.created_at)}{mark}"
+        return inert(f"{self.speaker} · {when(self.message.created_at)}{mark}")
 
     @property
     def meta(self) -> str:
@@ -98,7 +99,7 @@ class MessageView(Vertical):
             # awaiting handler, which would end the app's message loop.
             self._stream = Markdown.get_stream(self.query_one(Markdown))
         chunk, self._pending = "".join(self._pending), []
-        await self._stream.write(chunk)
+        await self._stream.write(inert(chunk))
 
     async def finish(self, message: Message | None = None, *, interrupted: bool = False) -> None:
         """End streaming and render the final text once, in full."""
@@ -117,5 +118,5 @@ class MessageView(Vertical):
             self.text = message.content
         elif interrupted:
             self.message = replace(self.message, status=MessageStatus.INTERRUPTED)
-        await self.query_one(Markdown).update(self.text)
+        await self.query_one(Markdown).update(inert(self.text))
         self._show_meta()

@@ -5,6 +5,8 @@ from __future__ import annotations
 from textual.reactive import reactive
 from textual.widgets import Static
 
+from omoide.safe_text import inert
+
 
 class StatusBar(Static):
     DEFAULT_CSS = """
@@ -24,7 +26,7 @@ class StatusBar(Static):
             parts.append(self.activity)
         if self.memory:
             parts.append(self.memory)
-        return "  │  ".join(p for p in parts if p)
+        return inert("  │  ".join(p for p in parts if p)).replace("\n", " ")
 
 
 MEMORY_IDLE = "memory idle"

@@ -5,11 +5,14 @@ from __future__ import annotations
 from markdown_it import MarkdownIt
 from rich.text import Text
 
+from omoide.safe_text import safe
+
 
 def plain(*cells: str) -> list[Text]:
     """DataTable reads a str cell as markup, so a title like '[OOC] notes' would
-    lose its brackets; Text cells are shown as typed."""
-    return [Text(cell) for cell in cells]
+    lose its brackets (and '[/OOC]' would crash the app); Text cells are shown as
+    typed, with control characters made inert."""
+    return [safe(cell) for cell in cells]
 
 
 def chat_markdown() -> MarkdownIt:

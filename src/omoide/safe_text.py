@@ -1,0 +1,46 @@
+"""Showing untrusted text: model output, cards, lorebooks, chat files, server
+errors, anything read back from the database.
+
+`inert(text)` is what may reach a terminal: line endings normalised to "\\n",
+tab and newline kept, every other control character (C0, DEL, C1) replaced by
+a visible stand-in, so ESC can never start an escape sequence (OSC 52 clipboard
+writes, window titles, links, screen clears). `safe(text)` is the same as a
+rich `Text`, which is never parsed as markup. Stored text is never changed:
+these are for display only.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rich.text import Text
+
+_NEWLINES = re.compile(r"\r\n?")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _visible(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code < 0x20:
+        return chr(0x2400 + code)  # the Control Pictures block: ESC shows as ␛
+    if code == 0x7F:
+        return "\u2421"  # ␡
+    return "\ufffd"  # C1 controls have no picture
+
+
+def inert(text: str) -> str:
+    """`text` with CRLF/CR as newlines and every other control character made visible."""
+    return _CONTROL.sub(_visible, _NEWLINES.sub("\n", text))
+
+
+def safe(text: str, style: str = "") -> Text:
+    """Untrusted text as a rich Text: shown as typed, never as markup or escapes."""
+    return Text(inert(text), style=style)
+
+
+def oneline(text: str, width: int | None = None) -> str:
+    """Inert text on one line (whitespace runs become one space), cut to `width`."""
+    flat = " ".join(inert(text).split())
+    if width is not None and len(flat) > width:
+        return flat[: max(width - 1, 0)] + "…"
+    return flat
