@@ -117,3 +117,20 @@ def test_names_with_backslashes_and_hostile_card_fields(omoide_home: Path) -> No
     assert said.returncode == 1 and "Cannot reach" in assert_inert(said)  # it got as far as the backend
     exported = omoide("export", "slash", "-f", "jsonl", env=env)
     assert "Hi Kai\\\\n\\\\g<0>, I am Back\\\\slash \\\\g<0> \\\\1 \\\\n." in exported.stdout.decode()
+
+
+KEY = "sk-Live0123456789abcdefXYZ"
+
+
+async def test_the_api_key_never_reaches_stderr_or_the_log_whole_cut_or_lowercased(omoide_home: Path, fault_server) -> None:  # type: ignore[no-untyped-def]
+    echo = f"{'x' * 290} Incorrect API key provided: {KEY}. Also {KEY.lower()} and {KEY.upper()[:12]}… and {KEY[-9:]}"
+    body = ('{"error": {"message": "' + echo + '"}}').encode()
+    fault_server.queue(*[Reply(status=401, body=body)] * 6)
+    env = {"OMOIDE_BASE_URL": fault_server.base_url, "OMOIDE_MODEL": "m", "OMOIDE_API_KEY": KEY}
+    result = await asyncio.to_thread(omoide, "say", "suzune", "hi", env=env)
+    assert result.returncode == 1
+    log = (omoide_home / "logs" / "omoide.log").read_text() if (omoide_home / "logs" / "omoide.log").exists() else ""
+    for where in (result.stderr.decode().replace("\n", ""), result.stdout.decode(), log):
+        lowered = where.lower()
+        assert not any(KEY.lower()[i : i + 8] in lowered for i in range(len(KEY) - 7)), where
+    assert "refused the API key" in result.stderr.decode()

@@ -20,24 +20,53 @@ RETRYABLE_STATUS = frozenset({408, 409, 429, *range(500, 600)})
 _MISSING_MODEL = ("model_not_found", "not found", "does not exist", "no such model", "unknown model", "try pulling it")
 
 
+DETAIL_CHARS = 300
+SECRET_FRAGMENT = 8
+"""Any run of this many characters of the API key is taken for (part of) the key."""
+
+
+def redact(text: str, secret: str | None) -> str:
+    """`text` with the key blanked out: whole or in part (any run of 8+ of its
+    characters), in any letter case."""
+    if not secret or len(secret) < SECRET_FRAGMENT:
+        return text.replace(secret, "[API key]") if secret else text
+    key = secret.lower()
+    grams = {key[i : i + SECRET_FRAGMENT] for i in range(len(key) - SECRET_FRAGMENT + 1)}
+    lowered = text.lower()
+    hidden = [False] * len(text)
+    for i in range(len(text) - SECRET_FRAGMENT + 1):
+        if lowered[i : i + SECRET_FRAGMENT] in grams:
+            hidden[i : i + SECRET_FRAGMENT] = [True] * SECRET_FRAGMENT
+    if not any(hidden):
+        return text
+    out: list[str] = []
+    for i, ch in enumerate(text):
+        if not hidden[i]:
+            out.append(ch)
+        elif i == 0 or not hidden[i - 1]:
+            out.append("[API key]")
+    return "".join(out)
+
+
 def error_detail(body: bytes, *, secret: str | None = None) -> str:
     """The server's own message, when the body is the usual {"error": ...} JSON,
-    with the API key blanked out should the server echo it."""
-    detail = _detail(body)
-    return detail.replace(secret, "[API key]") if secret else detail
+    with the API key blanked out should the server echo it (before the cut, so
+    no part of it survives)."""
+    detail = redact(_detail(body)[: 64 * 1024], secret)
+    return detail if len(detail) <= DETAIL_CHARS else detail[:DETAIL_CHARS] + "…"
 
 
 def _detail(body: bytes) -> str:
     try:
         data = json.loads(body)
     except (json.JSONDecodeError, UnicodeDecodeError):
-        return body.decode("utf-8", errors="replace").strip()[:300]
+        return body.decode("utf-8", errors="replace").strip()
     if isinstance(data, dict):
         error = data.get("error", data)
         if isinstance(error, dict):
-            return str(error.get("message") or error.get("type") or error)[:300]
-        return str(error)[:300]
-    return str(data)[:300]
+            return str(error.get("message") or error.get("type") or error)
+        return str(error)
+    return str(data)
 
 
 def http_error(status: int, body: bytes, *, url: str, model: str, secret: str | None = None) -> BackendError:
