@@ -93,3 +93,14 @@ async def test_a_hostile_notice_is_inert(store: Store) -> None:
         assert all("\x1b" not in n for n in notices(app))
         assert any("[bold]hint[/]" in n for n in notices(app))
         assert_inert_screen(app)
+
+
+@pytest.mark.parametrize("target", ["#99999999999999999999", "0001-01-01", "9999-12-31 23:59", "#²"])
+async def test_goto_out_of_range_gives_a_clear_notice_not_python_text(store: Store, target: str) -> None:
+    app = await hostile_app(store)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await type_and_send(pilot, f"/goto {target}")
+        await wait_for(pilot, lambda: bool(notices(app)))
+        shown = " ".join(notices(app))
+        assert "Error" not in shown and "Something went wrong" not in shown and "int too large" not in shown, shown
+        assert app.is_running
