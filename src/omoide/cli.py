@@ -62,6 +62,10 @@ def run(coro_factory: Callable[[], Awaitable[T]]) -> T:
     from omoide.logs import setup_logging
 
     setup_logging()
+    from omoide.config import config_warnings
+
+    for warning in config_warnings():
+        err.print(safe(f"Warning: {warning}", "yellow"), soft_wrap=True)
     try:
         return asyncio.run(coro_factory())  # type: ignore[arg-type]
     except OmoideError as exc:

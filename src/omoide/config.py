@@ -87,8 +87,18 @@ class Settings(BaseSettings):
 
     @field_validator("base_url", "summary_base_url")
     @classmethod
-    def _strip_slash(cls, value: str | None) -> str | None:
-        return value.rstrip("/") if value else value
+    def _check_url(cls, value: str | None) -> str | None:
+        if not value:
+            return value
+        import httpx
+
+        try:
+            url = httpx.URL(value.strip())
+        except (httpx.InvalidURL, ValueError, TypeError) as exc:
+            raise ValueError(f"'{value}' is not a URL ({exc})") from exc
+        if url.scheme not in ("http", "https") or not url.host:
+            raise ValueError(f"'{value}' is not an http(s) URL with a host, such as http://127.0.0.1:11434/v1")
+        return value.strip().rstrip("/")
 
     @classmethod
     def settings_customise_sources(
@@ -122,6 +132,28 @@ class Settings(BaseSettings):
         if self.summary_api_key:
             update["api_key"] = self.summary_api_key
         return self.model_copy(update=update)
+
+
+def config_warnings() -> list[str]:
+    """Keys in the config file that omoide does not know (a typo is otherwise
+    ignored without a word), each with the closest known key."""
+    import difflib
+    import tomllib
+
+    path = locations.config_file()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []  # missing, or unreadable: load_settings says so
+    known = list(Settings.model_fields)
+    warnings = []
+    for key in data:
+        if key in known:
+            continue
+        close = difflib.get_close_matches(key.lower(), known, n=1, cutoff=0.6)
+        hint = f" Did you mean '{close[0]}'?" if close else " `omoide doctor` lists nothing else wrong; see the README for the keys."
+        warnings.append(f"Unknown setting '{key}' in {path} is ignored.{hint}")
+    return warnings
 
 
 def load_settings(**overrides: object) -> Settings:

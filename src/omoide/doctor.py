@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.text import Text
 
 from omoide import locations
-from omoide.config import Settings, load_settings
+from omoide.config import Settings, config_warnings, load_settings
 from omoide.errors import OmoideError
 from omoide.safe_text import safe
 
@@ -41,6 +41,17 @@ async def run_doctor() -> bool:
     except OmoideError as exc:
         _bad("config", exc)
         return False
+
+    for warning in config_warnings():
+        _bad("config", warning)
+        healthy = False
+    for loose, mode in locations.loose_permissions():
+        kind = "folder" if loose.is_dir() else "file"
+        _bad("permissions", OmoideError(
+            f"{loose} can be read by other users (mode {mode:o}); it holds your chats or settings.",
+            f"chmod {'700' if kind == 'folder' else '600'} '{loose}'",
+        ))
+        healthy = False
 
     from omoide.store import Store
 

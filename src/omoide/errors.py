@@ -5,6 +5,7 @@ says what went wrong and a hint that says what to do.
     ├── ConfigError              bad config file or environment value
     ├── StoreError
     │   ├── NotAnOmoideDatabase  the file exists but is not ours, or is corrupt
+    │   ├── DatabaseTooNew       written by a newer omoide (a migration this one does not know)
     │   ├── StorageUnavailable   disk full, read-only directory, locked for too long
     │   └── NotFound             a chat, message or branch that does not exist
     ├── CharacterError           a character folder or card that cannot be read
@@ -45,6 +46,10 @@ class StoreError(OmoideError):
 
 
 class NotAnOmoideDatabase(StoreError):
+    pass
+
+
+class DatabaseTooNew(StoreError):
     pass
 
 

@@ -61,3 +61,54 @@ def lorebooks_dir() -> Path:
 
 def log_file() -> Path:
     return log_dir() / "omoide.log"
+
+
+PRIVATE_DIR = 0o700
+PRIVATE_FILE = 0o600
+
+
+def private_dir(path: Path) -> Path:
+    """Make `path` and any missing parents, each readable by the user only."""
+    missing: list[Path] = []
+    current = path
+    while not current.exists() and current != current.parent:
+        missing.append(current)
+        current = current.parent
+    for folder in reversed(missing):
+        try:
+            folder.mkdir(mode=PRIVATE_DIR)
+        except FileExistsError:
+            pass
+    return path
+
+
+def private_file(path: Path) -> Path:
+    """Create `path` empty and readable by the user only, unless it exists."""
+    private_dir(path.parent)
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, PRIVATE_FILE))
+    except FileExistsError:
+        pass
+    return path
+
+
+def loose_permissions() -> list[tuple[Path, int]]:
+    """omoide's own files and folders that others can read or write: (path, mode)."""
+    if os.name != "posix":
+        return []
+    db = database_file()
+    candidates = [data_dir(), config_dir(), log_dir(), config_file(), db,
+                  db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm"), *sorted(log_dir().glob("omoide.log*"))]
+    loose: list[tuple[Path, int]] = []
+    for path in dict.fromkeys(candidates):
+        try:
+            mode = path.stat().st_mode
+        except OSError:
+            continue
+        if mode & 0o077:
+            loose.append((path, stat_mode(mode)))
+    return loose
+
+
+def stat_mode(mode: int) -> int:
+    return mode & 0o777

@@ -4,9 +4,18 @@ API key cannot reach the log."""
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from logging.handlers import RotatingFileHandler
 
 from omoide import locations
+
+
+class PrivateRotatingFileHandler(RotatingFileHandler):
+    """Every log file, rotated ones included, is created readable by the user only."""
+
+    def _open(self):  # type: ignore[no-untyped-def]
+        locations.private_file(Path(self.baseFilename))
+        return super()._open()
 
 
 def setup_logging(level: int = logging.INFO) -> None:
@@ -15,8 +24,8 @@ def setup_logging(level: int = logging.INFO) -> None:
         return
     try:
         path = locations.log_file()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handler: logging.Handler = RotatingFileHandler(path, maxBytes=2_000_000, backupCount=3, encoding="utf-8")
+        locations.private_dir(path.parent)
+        handler: logging.Handler = PrivateRotatingFileHandler(path, maxBytes=2_000_000, backupCount=3, encoding="utf-8")
     except OSError:
         handler = logging.NullHandler()
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))

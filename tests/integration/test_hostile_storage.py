@@ -60,3 +60,38 @@ def test_a_base_url_that_is_not_one_is_named(url: str) -> None:
         text = (result.stdout + result.stderr).decode()
         assert result.returncode == 1 and "Traceback" not in text, text
         assert "base_url" in text and url in text
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX file modes")
+def test_the_database_wal_logs_and_folders_are_private_and_doctor_says_when_not(omoide_home: Path) -> None:
+    os.umask(0o022)  # the usual umask, under which files come out 0644
+    result = omoide("say", "suzune", "hi", env={"OMOIDE_BASE_URL": "http://127.0.0.1:9/v1"})
+    assert result.returncode == 1
+    db = db_path(omoide_home)
+    made = [omoide_home, omoide_home / "data", omoide_home / "logs", db, omoide_home / "logs" / "omoide.log"]
+    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in made}
+    assert modes == {omoide_home.name: 0o700, "data": 0o700, "logs": 0o700, "omoide.db": 0o600, "omoide.log": 0o600}
+    probe = sqlite3.connect(db)  # a reader keeps the WAL and shm files in place
+    probe.execute("PRAGMA journal_mode").fetchone()
+    probe.execute("SELECT count(*) FROM messages").fetchone()
+    for side in ("omoide.db-wal", "omoide.db-shm"):
+        assert stat.S_IMODE((db.parent / side).stat().st_mode) == 0o600, side
+    probe.close()
+    assert "permissions" not in omoide("doctor").stdout.decode()
+    db.chmod(0o644)
+    text = omoide("doctor").stdout.decode()
+    assert f"{db} can be read by other users (mode 644)" in text.replace("\n", "") and "chmod 600" in text
+    assert "All good" not in text
+
+
+def test_unknown_config_keys_are_named_with_the_closest_known_one(omoide_home: Path) -> None:
+    config = omoide_home / "config" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text('temprature = 0.5\nuser_nmae = "Kai"\nfrobnicate = 1\n')
+    doctor = omoide("doctor")
+    text = doctor.stdout.decode().replace("\n", " ")
+    assert "Unknown setting 'temprature'" in text and "Did you mean 'temperature'?" in text
+    assert "'user_nmae'" in text and "'user_name'" in text and "'frobnicate'" in text
+    assert "All good" not in text and doctor.returncode == 1
+    chats = omoide("chats")
+    assert chats.returncode == 0 and "Did you mean 'temperature'?" in chats.stderr.decode().replace("\n", " ")

@@ -48,7 +48,7 @@ def attach_lorebook(path: Path, character: Character | None) -> Path:
     if not book.entries:
         raise CharacterError(f"The lorebook {path} has no entries.", "Is it the right file?")
     target_dir = locations.lorebooks_dir() / character.id if character else locations.lorebooks_dir()
-    target_dir.mkdir(parents=True, exist_ok=True)
+    locations.private_dir(target_dir)
     target = target_dir / Path(path).name
     tmp = target.with_name(f".{target.name}.tmp")
     shutil.copyfile(path, tmp)

@@ -12,6 +12,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from omoide import locations
 from omoide.characters import tomlwrite
 from omoide.characters.model import Character, LoreEntry, Lorebook
 from omoide.errors import CharacterError
@@ -176,7 +177,7 @@ def save_character_folder(character: Character, folder: Path, *, extra_files: di
     """Write the folder atomically: build it beside the target, then rename it
     into place. Files already in the folder that omoide does not write (an
     image, notes) are carried over."""
-    folder.parent.mkdir(parents=True, exist_ok=True)
+    locations.private_dir(folder.parent)
     staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
     written = {CHARACTER_FILE, LOREBOOK_FILE, CARD_FILE, *(extra_files or {})}
     try:

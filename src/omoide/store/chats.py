@@ -49,7 +49,7 @@ class ChatRepository:
         return await self.get(chat_id)
 
     async def get(self, chat_id: int) -> Chat:
-        row = await self.db.one(f"{_SELECT} WHERE c.id = ?", (chat_id,))
+        row = await self.db.one(f"{_SELECT} WHERE c.id = ?", (chat_id,)) if 0 < chat_id < 2**63 else None
         if row is None:
             raise NotFound(f"There is no chat #{chat_id}.", "`omoide chats` lists the chats there are.")
         return rows.chat(row)
@@ -91,7 +91,7 @@ class ChatRepository:
         return await self.get(chat_id)
 
     async def set_head(self, chat_id: int, message_id: int) -> None:
-        row = await self.db.one("SELECT chat_id FROM messages WHERE id = ?", (message_id,))
+        row = await self.db.one("SELECT chat_id FROM messages WHERE id = ?", (message_id,)) if 0 < message_id < 2**63 else None
         if row is None:
             raise NotFound(f"There is no message #{message_id}.", "`/goto #ID` takes a message number from this chat.")
         if row[0] != chat_id:

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import aiosqlite
 
-from omoide.errors import NotAnOmoideDatabase, StorageUnavailable, StoreError
+from omoide import locations
+from omoide.errors import DatabaseTooNew, NotAnOmoideDatabase, StorageUnavailable, StoreError
 from omoide.store.migrations import MIGRATIONS, Migration
 
 APPLICATION_ID = 0x6F6D6F69  # "omoi"
@@ -34,10 +35,18 @@ def _refuse(path: Path, why: str) -> NotAnOmoideDatabase:
 
 def check_header(path: Path) -> None:
     """Refuse a file that is not SQLite at all before SQLite can touch it."""
-    if not path.exists() or path.stat().st_size == 0:
-        return
-    with path.open("rb") as fh:
-        header = fh.read(len(SQLITE_HEADER))
+    if path.is_dir():
+        raise StorageUnavailable(
+            f"The database path {path} is a directory, not a file.",
+            "Move that directory away, or set OMOIDE_HOME to another directory.",
+        )
+    try:
+        if not path.exists() or path.stat().st_size == 0:
+            return
+        with path.open("rb") as fh:
+            header = fh.read(len(SQLITE_HEADER))
+    except OSError as exc:
+        raise storage_error(path, exc) from exc
     if header != SQLITE_HEADER:
         raise _refuse(path, "it is not an SQLite file")
 
@@ -60,10 +69,15 @@ def storage_error(path: Path, exc: BaseException) -> StoreError:
 async def open_connection(path: Path, *, synchronous: str = "NORMAL") -> aiosqlite.Connection:
     if path != Path(":memory:"):
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            locations.private_dir(path.parent)
         except OSError as exc:
             raise storage_error(path.parent, exc) from exc
         check_header(path)
+        try:
+            # SQLite gives the WAL and shared-memory files the database file's mode.
+            locations.private_file(path)
+        except OSError as exc:
+            raise storage_error(path, exc) from exc
     try:
         conn = await aiosqlite.connect(path, isolation_level=None)
     except (sqlite3.Error, OSError) as exc:
@@ -121,6 +135,12 @@ async def migrate(conn: aiosqlite.Connection, migrations: list[Migration] = MIGR
         "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
     )
     done = set(await applied_migrations(conn))
+    unknown = sorted(done - {m.name for m in migrations})
+    if unknown:
+        raise DatabaseTooNew(
+            f"The database was written by a newer omoide (it has the schema change '{unknown[-1]}', which this version does not know).",
+            "Upgrade omoide to open it (pip install -U omoide), or set OMOIDE_HOME to another directory to start afresh. Nothing was changed.",
+        )
     applied: list[str] = []
     for migration in migrations:
         if migration.name in done:

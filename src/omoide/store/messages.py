@@ -120,7 +120,8 @@ class MessageRepository:
         return await self.get(message_id)
 
     async def get(self, message_id: int) -> Message:
-        row = await self.db.one(f"{_SELECT} WHERE id = ?", (message_id,))
+        # SQLite integers are 64-bit: a bigger id exists nowhere (and would raise OverflowError).
+        row = await self.db.one(f"{_SELECT} WHERE id = ?", (message_id,)) if 0 < message_id < 2**63 else None
         if row is None:
             raise NotFound(f"There is no message #{message_id}.", "Message numbers are shown by /search and `omoide export -f tree`.")
         return rows.message(row)

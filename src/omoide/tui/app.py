@@ -107,6 +107,10 @@ class OmoideApp(App[None]):
         status = self.query_one(StatusBar)
         status.backend = f"{self.session.backend.name} · {self.session.backend.model}"
         status.memory = memory_label(self.session.memory_status)
+        from omoide.config import config_warnings
+
+        for warning in config_warnings():
+            self.notify(warning, severity="warning", timeout=10)
         await self.show_chat()
         self.query_one("#input", Input).focus()
 
