@@ -58,37 +58,56 @@ def write_chunks(chunks: list[Chunk]) -> bytes:
     return bytes(out)
 
 
-MAX_TEXT_BYTES = 64 * 1024 * 1024
-"""A compressed text chunk may not inflate past this (a zip bomb stays small on disk)."""
+MAX_CHUNK_TEXT = 8 * 1024 * 1024
+"""A compressed text chunk may not inflate past this: a zip bomb stays small on
+disk (1,000:1), and the largest real cards, lorebooks included, are a few MiB."""
+MAX_TOTAL_TEXT = 16 * 1024 * 1024
+"""All the compressed text chunks of one file together."""
 
 
-def _inflate(data: bytes) -> bytes:
-    inflater = zlib.decompressobj()
-    out = inflater.decompress(data, MAX_TEXT_BYTES)
-    if inflater.unconsumed_tail:
-        raise PNGError("a compressed text chunk inflates past the size limit")
-    return out
+class PNGTooLarge(PNGError):
+    """A text chunk inflates past a limit: reading stops there."""
+
+
+class _Budget:
+    def __init__(self) -> None:
+        self.left = MAX_TOTAL_TEXT
+
+    def inflate(self, data: bytes, keyword: str) -> bytes:
+        limit = min(MAX_CHUNK_TEXT, self.left)
+        inflater = zlib.decompressobj()
+        out = inflater.decompress(data, limit + 1)
+        if len(out) > limit:
+            if limit < MAX_CHUNK_TEXT:
+                raise PNGTooLarge(f"its compressed text chunks inflate past {MAX_TOTAL_TEXT // 1_048_576} MiB in all "
+                                  f"(stopped at the '{keyword}' chunk)")
+            raise PNGTooLarge(f"its compressed '{keyword}' text chunk inflates past {MAX_CHUNK_TEXT // 1_048_576} MiB")
+        self.left -= len(out)
+        return out
 
 
 def text_chunks(chunks: list[Chunk]) -> dict[str, str]:
-    """tEXt, zTXt and iTXt chunks by keyword. Unreadable ones are skipped:
-    a card reader only cares about its own keywords."""
+    """tEXt, zTXt and iTXt chunks by keyword. Unreadable ones are skipped (a
+    card reader only cares about its own keywords), but a chunk that inflates
+    past a limit stops the reading with PNGTooLarge."""
     found: dict[str, str] = {}
+    budget = _Budget()
     for chunk in chunks:
         if chunk.kind not in (b"tEXt", b"zTXt", b"iTXt"):
             continue
-        keyword, _, rest = chunk.data.partition(b"\x00")
+        keyword_bytes, _, rest = chunk.data.partition(b"\x00")
+        keyword = keyword_bytes.decode("latin-1")
         try:
             if chunk.kind == b"tEXt":
-                found[keyword.decode("latin-1")] = rest.decode("latin-1")
+                found[keyword] = rest.decode("latin-1")
             elif chunk.kind == b"zTXt":
-                found[keyword.decode("latin-1")] = _inflate(rest[1:]).decode("latin-1")
+                found[keyword] = budget.inflate(rest[1:], keyword).decode("latin-1")
             else:
                 compressed, rest = rest[0], rest[2:]  # flag, method, then language and translated keyword
                 _language, _, rest = rest.partition(b"\x00")
                 _translated, _, body = rest.partition(b"\x00")
-                found[keyword.decode("latin-1")] = (_inflate(body) if compressed else body).decode("utf-8")
-        except (zlib.error, UnicodeDecodeError, IndexError, PNGError):
+                found[keyword] = (budget.inflate(body, keyword) if compressed else body).decode("utf-8")
+        except (zlib.error, UnicodeDecodeError, IndexError):
             continue
     return found
 

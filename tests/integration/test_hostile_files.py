@@ -1,0 +1,39 @@
+"""Hostile files and replies through the surface a user meets: a card that is a
+decompression bomb, lorebook keys that backtrack forever."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from tests.unit.test_cards import hand_png, zTXt
+
+MEASURED = textwrap.dedent(
+    """
+    import resource, runpy, sys
+    sys.argv = ["omoide", *sys.argv[1:]]
+    try:
+        runpy.run_module("omoide.cli", run_name="__main__")
+    finally:
+        print(f"maxrss_kib={resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}", file=sys.stderr)
+    """
+)
+
+
+def test_a_decompression_bomb_card_is_refused_with_little_memory(tmp_path: Path) -> None:
+    # 60 chunks that each inflate to 6 MiB: 360 MiB of text from a file of about 400 KiB.
+    six_mib = b"A" * (6 * 1024 * 1024)
+    bomb = hand_png(*(zTXt(f"junk{i}", six_mib) for i in range(60)))
+    assert len(bomb) < 1_000_000
+    card = tmp_path / "bomb.png"
+    card.write_bytes(bomb)
+    result = subprocess.run([sys.executable, "-c", MEASURED, "characters", "import", str(card)],
+                            capture_output=True, timeout=120, env=dict(os.environ))
+    err = result.stderr.decode()
+    assert result.returncode == 1 and "Traceback" not in err, err
+    assert "inflate past 16 MiB in all" in " ".join(err.split()) and "'junk2'" in err
+    rss_mib = int(err.rsplit("maxrss_kib=", 1)[1].split()[0]) / 1024
+    assert rss_mib < 200, f"{rss_mib:.0f} MiB"
