@@ -7,6 +7,7 @@ the reply, then schedule memory work in the background.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from collections.abc import AsyncGenerator, Callable
@@ -31,6 +32,10 @@ from omoide.store import Store
 from omoide.tokens import TokenCounter
 
 log = logging.getLogger(__name__)
+
+
+def _entry_label(entry: lorebook.LoreEntry) -> str:
+    return f"'{entry.name}'" if entry.name else f"the entry with keys {', '.join(entry.keys[:3]) or '(none)'}"
 
 BRANCH_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
 
@@ -66,6 +71,7 @@ class ChatSession:
         self.clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc)
         self.lorebooks, self.lore_problems = lorebooks_for(character)
         self._previous_render: str | None = None
+        self._reported_lore: set[str] = set()
 
     # -- opening ----------------------------------------------------------------
 
@@ -217,7 +223,11 @@ class ChatSession:
         compared with the previous turn's to report the shared prefix."""
         state = await self.store.memory.state(head_id)
         recent = [m.content for m in state.window]
-        fired = [hit for book in self.lorebooks for hit in lorebook.scan(book, recent)]
+        # In a thread: matching is linear-time, but long messages times many keys
+        # still must not hold up the event loop (the TUI, a streaming reply).
+        scans = await asyncio.to_thread(lambda: [lorebook.scan(book, recent) for book in self.lorebooks])
+        fired = [hit for result in scans for hit in result]
+        skipped = [skip for result in scans for skip in result.skipped]
         ctx = PromptContext(
             character=self.character,
             user_name=self.user_name,
@@ -234,7 +244,12 @@ class ChatSession:
         await self.counter.prepare([m["content"] for m in draft.messages if m["role"] != "system"])
         prompt = fit(ctx, state, self.counter.count, budget, full=draft)
         prompt.exact, prompt.count_method = self.counter.exact, self.counter.method
-        prompt.lore = [f"{f.entry.name or (f.entry.keys[0] if f.entry.keys else 'entry')}: {f.reason}" for f in fired]
+        prompt.lore = [f"{_entry_label(f.entry)}: {f.reason}" for f in fired]
+        prompt.lore += [f"{_entry_label(s.entry)} skipped: {s.reason}" for s in skipped]
+        for skip in skipped:
+            if "regex" in skip.reason and skip.reason not in self._reported_lore:
+                self._reported_lore.add(skip.reason)
+                log.warning("lore entry %s skipped: %s", _entry_label(skip.entry), skip.reason)
         rendered = prompt.rendered()
         if self._previous_render is not None and rendered:
             shared = shared_prefix_chars(self._previous_render, rendered)

@@ -37,3 +37,32 @@ def test_a_decompression_bomb_card_is_refused_with_little_memory(tmp_path: Path)
     assert "inflate past 16 MiB in all" in " ".join(err.split()) and "'junk2'" in err
     rss_mib = int(err.rsplit("maxrss_kib=", 1)[1].split()[0]) / 1024
     assert rss_mib < 200, f"{rss_mib:.0f} MiB"
+
+
+async def test_a_backtracking_lorebook_key_cannot_freeze_a_turn(omoide_home: Path, fault_server) -> None:  # type: ignore[no-untyped-def]
+    import asyncio
+
+    from tests.faultserver import Reply, stream_reply
+    from tests.integration.test_hostile_text import omoide, write_character
+
+    write_character(omoide_home, "lena", 'name = "Lena"\nfirst_message = "Hi."\n')
+    (omoide_home / "data" / "characters" / "lena" / "lorebook.toml").write_text(
+        '[[entries]]\nname = "Catastrophe"\nkeys = ["/(a+)+$/", "/^(\\\\w+\\\\s?)*$/"]\ncontent = "Catastrophic lore."\n\n'
+        '[[entries]]\nname = "Looking back"\nkeys = ["/(?<=a)b/"]\ncontent = "Lookbehind lore."\n\n'
+        '[[entries]]\nname = "Plain"\nkeys = ["/a{3}!/i"]\ncontent = "The A-team lore."\n'
+    )
+
+    def reply(request):  # type: ignore[no-untyped-def]
+        return Reply(status=404, body=b"{}") if "tokenize" in request.path else stream_reply("Fine.")
+
+    fault_server.queue(*[reply] * 6)
+    env = {"OMOIDE_BASE_URL": fault_server.base_url, "OMOIDE_MODEL": "m"}
+    # 2^60 steps for a backtracking engine: this would never finish.
+    result = await asyncio.to_thread(omoide, "say", "lena", "a" * 60 + "A!", env=env)
+    assert result.returncode == 0, result.stderr.decode()
+    assert result.stdout.decode().strip() == "Fine."
+    prompt = next(r for r in fault_server.requests if r.path.endswith("/chat/completions")).json()
+    sent = " ".join(m["content"] or "" for m in prompt["messages"])
+    assert "The A-team lore." in sent and "Catastrophic lore." not in sent and "Lookbehind lore." not in sent
+    log = (omoide_home / "logs" / "omoide.log").read_text()
+    assert "'Looking back' skipped" in log and "lookaround" in log

@@ -9,9 +9,12 @@ Matching rules, in the order they apply:
   bowl" but not on "concatenate" or "cats". Where a key starts or ends with a
   letter of a script written without spaces (Japanese, Chinese, Korean, Thai
   ...) that side is not checked, so "猫" fires on "黒猫が";
-- a key written `/pattern/flags` is a regular expression (flags i, m, s, x
-  and nothing else), and so is every key of a `use_regex` entry. An invalid
-  pattern skips the key, with the reason reported, never an error;
+- a key written `/pattern/flags` is a regular expression (flags i, m and s),
+  and so is every key of a `use_regex` entry. Regular expressions run on RE2
+  (google-re2), which matches in linear time: no key, however written, can
+  backtrack for minutes. RE2 has no lookaround and no backreferences; a key
+  that uses them, or is invalid, is skipped with the reason reported (naming
+  the entry), never an error;
 - a `selective` entry also needs one of its `secondary_keys` (with none
   listed, the primary key is enough, as SillyTavern does);
 - the fired entries are ordered by `insertion_order`; when their content is
@@ -27,6 +30,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from omoide.characters.books import lorebook_from_card, lorebook_from_world_info
 from omoide.characters.model import LoreEntry, Lorebook
@@ -63,7 +67,9 @@ class LoreScanResult(list[FiredEntry]):
 
 
 _REGEX_KEY = re.compile(r"^/(.+)/([imsx]*)$", re.DOTALL)
-_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}
+# Plain keys stay on Python's re: an escaped phrase between two lookarounds
+# cannot backtrack, and RE2 has no lookaround.
+_FLAGS = "ims"
 # Scripts written without spaces between words: no word boundary is checked there.
 _UNSPACED = ((0x0E00, 0x0EFF), (0x1000, 0x109F), (0x1780, 0x17FF), (0x2E80, 0x9FFF), (0xAC00, 0xD7AF),
              (0xF900, 0xFAFF), (0xFF66, 0xFF9F), (0x20000, 0x3FFFF))
@@ -73,21 +79,38 @@ def _unspaced(ch: str) -> bool:
     return any(low <= ord(ch) <= high for low, high in _UNSPACED)
 
 
-@functools.lru_cache(maxsize=2048)
-def _compile(key: str, use_regex: bool, case_sensitive: bool) -> re.Pattern[str] | str:
-    """The key's pattern, or why it cannot be used."""
-    case = 0 if case_sensitive else re.IGNORECASE
-    written = _REGEX_KEY.match(key)
+class Pattern(Protocol):
+    def search(self, text: str) -> object: ...
+
+
+def _linear_regex(pattern: str, flags: str, key: str) -> Pattern | str:
+    """A user's regular expression on RE2 (linear time), or why it cannot be used."""
+    if "x" in flags:
+        return f"regex {key!r}: the x flag is not supported"
     try:
-        if written:
-            flags = 0
-            for letter in written.group(2):
-                flags |= _FLAGS[letter]
-            return re.compile(written.group(1), flags)
-        if use_regex:
-            return re.compile(key, case)
-    except (re.error, RecursionError, OverflowError) as exc:
-        return f"invalid regex {key!r}: {exc}"
+        import re2
+    except ImportError:
+        return f"regex {key!r} skipped: regular expression keys need the google-re2 package (pip install google-re2)"
+    options = re2.Options()
+    options.log_errors = False  # RE2 would print to stderr, under the TUI
+    inline = "".join(sorted(set(flags)))
+    try:
+        compiled: Pattern = re2.compile(f"(?{inline}){pattern}" if inline else pattern, options)
+    except (re2.error, TypeError, ValueError) as exc:
+        reason = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+        return f"invalid regex {key!r} (RE2 has no lookaround or backreferences): {reason}"
+    return compiled
+
+
+@functools.lru_cache(maxsize=2048)
+def _compile(key: str, use_regex: bool, case_sensitive: bool) -> Pattern | str:
+    """The key's pattern, or why it cannot be used."""
+    written = _REGEX_KEY.match(key)
+    if written:
+        return _linear_regex(written.group(1), written.group(2), key)
+    if use_regex:
+        return _linear_regex(key, "" if case_sensitive else "i", key)
+    case = 0 if case_sensitive else re.IGNORECASE
     phrase = key.strip()
     if not phrase:
         return "an empty key"
