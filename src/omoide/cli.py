@@ -170,6 +170,9 @@ def say(
                         sys.stdout.write(shown.feed("", end=True) + "\n")
                     case ReplyFailed(error=error):
                         failed.append(error)
+            problems = session.last_prompt.tool_problems if session.last_prompt else []
+            for problem in problems:
+                err.print(safe(f"Note: {problem}", "yellow"), soft_wrap=True)
             await session.wait_for_memory_work()
             if session.memory_status:
                 err.print(safe(session.memory_status, "yellow"))

@@ -70,6 +70,8 @@ class AssembledPrompt:
     """Lore entries that fired, with why."""
     usage: Usage | None = None
     """What the backend reported for the reply to this prompt (cache reads and writes included)."""
+    tool_problems: list[str] = field(default_factory=list)
+    """Tool calls in the reply to this prompt that failed or were cut, and why."""
 
     def rendered(self) -> str:
         return render(self.messages)

@@ -11,6 +11,8 @@ prompt with and what happens after.
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
 
@@ -18,7 +20,7 @@ from omoide.domain import DiaryEntry, Message, MessageStatus, Role
 from omoide.errors import BackendError
 from omoide.events import DiarySaved, ReplyDelta, ReplyFailed, ReplyFinished, ReplyStarted, TurnEvent
 from omoide.llm.base import Backend, ChatMessage, Done, TextDelta, ToolCall, Usage
-from omoide.memory.diary import SAVE_MEMORY, InlineMemoryFilter
+from omoide.memory.diary import MAX_ENTRY_CHARS, SAVE_MEMORY, InlineMemoryFilter, cut_note
 from omoide.memory.window import strip_leading_stamp
 from omoide.store import Store
 
@@ -30,6 +32,25 @@ STAMP_HOLD = 16
 
 SaveEntry = Callable[[int, str], Awaitable[DiaryEntry]]
 """Saves a diary entry the model wrote, at the reply's message id."""
+
+log = logging.getLogger(__name__)
+
+
+def call_problem(call: ToolCall) -> str | None:
+    """Why a save_memory call cannot be carried out, or None when it can."""
+    if call.name != SAVE_MEMORY.name:
+        return f"there is no tool named '{call.name}'"
+    if not call.arguments and call.raw_arguments.strip():
+        try:
+            parsed = json.loads(call.raw_arguments)
+        except json.JSONDecodeError as exc:
+            return f"its arguments are not valid JSON ({exc.msg} at character {exc.pos})"
+        if not isinstance(parsed, dict):
+            return "its arguments are not a JSON object"
+    content = call.arguments.get("content")
+    if not isinstance(content, str) or not content.strip():
+        return "it has no 'content' text"
+    return None
 
 
 class LeadingStampFilter:
@@ -79,6 +100,9 @@ class ReplyStream:
         self.usage: Usage | None = None
         self._shown: list[str] = []
         self._tool_calls: list[dict[str, object]] = []
+        self._results: dict[str, str] = {}
+        self.problems: list[str] = []
+        """Tool calls that failed or were cut, said plainly (for /prompt and the user)."""
         self._inline = InlineMemoryFilter()
         self._stamp = LeadingStampFilter()
         self._last_persist = time.monotonic()
@@ -138,9 +162,18 @@ class ReplyStream:
                 case ToolCall() as call:
                     calls.append(call)
                     self._tool_calls.append({"id": call.id, "name": call.name, "arguments": call.arguments})
-                    content = call.arguments.get("content") if call.name == SAVE_MEMORY.name else None
-                    if isinstance(content, str) and content.strip():
-                        yield DiarySaved(await self.save_entry(reply.id, content))
+                    problem = call_problem(call)
+                    if problem is not None:
+                        self._fail_call(call, problem)
+                        continue
+                    content = str(call.arguments["content"])
+                    entry = await self.save_entry(reply.id, content)
+                    result = "Saved to your diary."
+                    if len(content.strip()) > MAX_ENTRY_CHARS:
+                        result = f"Saved to your diary, but cut: {cut_note(len(content.strip()))}"
+                        self.problems.append(f"{SAVE_MEMORY.name}: {cut_note(len(content.strip()))}")
+                    self._results[call.id] = result
+                    yield DiarySaved(entry)
                 case Usage() as reported:
                     self.usage = reported
                 case Done():
@@ -160,8 +193,19 @@ class ReplyStream:
             ],
         })
         for call in calls:
-            result = "Saved to your diary." if call.name == SAVE_MEMORY.name else f"Unknown tool {call.name}."
+            result = self._results.get(call.id, "Saved to your diary.")
             self.messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
+
+    def _fail_call(self, call: ToolCall, problem: str) -> None:
+        """Tell the model the call failed and why (it can try again), log it, and
+        keep it for /prompt. Nothing is saved."""
+        raw = call.raw_arguments if len(call.raw_arguments) <= 200 else call.raw_arguments[:200] + "…"
+        log.warning("tool call %s failed: %s; arguments: %r", call.name, problem, raw)
+        self.problems.append(f"{call.name or 'a tool call'} failed: {problem}")
+        self._results[call.id] = (
+            f"Error: the {call.name} call failed because {problem}. Nothing was saved. "
+            f'To save a diary entry, call {SAVE_MEMORY.name} again with arguments like {{"content": "..."}}.'
+        )
 
     async def _persist_now_and_then(self, reply: Message) -> None:
         if time.monotonic() - self._last_persist > PERSIST_INTERVAL:

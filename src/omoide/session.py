@@ -23,7 +23,7 @@ from omoide.domain import Branch, Chat, DiaryAuthor, DiaryEntry, MemoryState, Me
 from omoide.errors import CommandError, NotFound, StoreError
 from omoide.events import MemoryEvent, ReplyFailed, ReplyFinished, ReplyStarted, TurnEvent, UserMessageStored
 from omoide.llm.base import Backend
-from omoide.memory.diary import clean_entry
+from omoide.memory.diary import cap_entry, clean_entry
 from omoide.memory.worker import MemoryWorker
 from omoide.navigator import Navigator
 from omoide.prompt import AssembledPrompt, PromptContext, assemble, fit, shared_prefix_chars
@@ -212,11 +212,15 @@ class ChatSession:
                     await self.refresh()
                 elif isinstance(event, ReplyFinished):
                     prompt.usage = event.usage
+                    prompt.tool_problems = list(stream.problems)
                     self.memory_worker.schedule(event.message.id)
                 yield event
 
     async def _save_entry(self, message_id: int, content: str) -> DiaryEntry:
-        return await self.store.memory.add_diary_entry(self.chat.id, message_id, clean_entry(content), DiaryAuthor.CHARACTER)
+        text, cut_from = cap_entry(clean_entry(content))
+        if cut_from is not None:
+            log.warning("a diary entry of %d characters was cut to %d", cut_from, len(text))
+        return await self.store.memory.add_diary_entry(self.chat.id, message_id, text, DiaryAuthor.CHARACTER)
 
     async def build_prompt(self, head_id: int) -> AssembledPrompt:
         """The prompt at `head_id`, fitted to the context size, counted, and

@@ -66,3 +66,66 @@ async def test_a_backtracking_lorebook_key_cannot_freeze_a_turn(omoide_home: Pat
     assert "The A-team lore." in sent and "Catastrophic lore." not in sent and "Lookbehind lore." not in sent
     log = (omoide_home / "logs" / "omoide.log").read_text()
     assert "'Looking back' skipped" in log and "lookaround" in log
+
+
+def tool_call_reply(arguments: str):  # type: ignore[no-untyped-def]
+    from tests.faultserver import Reply, sse, text_chunk
+
+    def delta(**d):  # type: ignore[no-untyped-def]
+        return {"choices": [{"index": 0, "delta": {"tool_calls": [d]}, "finish_reason": None}]}
+
+    pieces = [arguments[i : i + 65536] for i in range(0, len(arguments), 65536)] or [""]
+    body = sse(text_chunk("Noted. "), delta(index=0, id="call_1", type="function", function={"name": "save_memory", "arguments": ""}),
+               *(delta(index=0, function={"arguments": p}) for p in pieces),
+               {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}, "[DONE]")
+    return Reply(chunks=[body])
+
+
+async def say_with_tool_call(omoide_home: Path, fault_server, arguments: str):  # type: ignore[no-untyped-def]
+    import asyncio
+
+    from tests.faultserver import Reply, stream_reply
+    from tests.integration.test_hostile_text import omoide
+
+    answers = iter([tool_call_reply(arguments), stream_reply("And on we go.")])
+
+    def reply(request):  # type: ignore[no-untyped-def]
+        if not request.path.endswith("/chat/completions"):
+            return Reply(status=404, body=b"{}")
+        return next(answers, stream_reply("…"))
+
+    fault_server.queue(*[reply] * 8)
+    env = {"OMOIDE_BASE_URL": fault_server.base_url, "OMOIDE_MODEL": "m", "OMOIDE_TOOLS": "native"}
+    result = await asyncio.wait_for(asyncio.to_thread(omoide, "say", "suzune", "Remember this.", env=env), 120)
+    rounds = [r.json() for r in fault_server.requests if r.path.endswith("/chat/completions")]
+    return result, rounds
+
+
+async def test_a_tool_call_with_broken_json_is_reported_to_the_model_the_user_and_the_log(omoide_home: Path, fault_server) -> None:  # type: ignore[no-untyped-def]
+    result, rounds = await say_with_tool_call(omoide_home, fault_server, '{"content": "He likes rain.')
+    assert result.returncode == 0, result.stderr.decode()
+    tool_message = next(m for m in rounds[1]["messages"] if m["role"] == "tool")
+    assert "failed" in tool_message["content"] and "not valid JSON" in tool_message["content"]
+    assert "Saved to your diary" not in tool_message["content"]
+    assert "save_memory failed: its arguments are not valid JSON" in " ".join(result.stderr.decode().split())
+    assert "save_memory failed" in (omoide_home / "logs" / "omoide.log").read_text()
+    diary = " ".join(__import__("tests.integration.test_hostile_text", fromlist=["omoide"]).omoide("diary", "suzune").stdout.decode().split())
+    assert "has not written anything yet" in diary
+
+
+async def test_a_megabyte_diary_entry_is_cut_and_say_stays_quick(omoide_home: Path, fault_server) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from omoide.memory.diary import MAX_ENTRY_CHARS
+
+    huge = "x" * 1_000_000
+    result, rounds = await say_with_tool_call(omoide_home, fault_server, json.dumps({"content": huge}))
+    assert result.returncode == 0, result.stderr.decode()
+    assert result.stdout.decode().strip() == "Noted. And on we go."
+    tool_message = next(m for m in rounds[1]["messages"] if m["role"] == "tool")
+    assert "cut to the first 2,000" in tool_message["content"]
+    assert "1,000,000 characters" in " ".join(result.stderr.decode().split())
+    import sqlite3
+
+    stored = sqlite3.connect(omoide_home / "data" / "omoide.db").execute("SELECT content FROM diary_entries").fetchall()
+    assert [len(row[0]) for row in stored] == [MAX_ENTRY_CHARS + 1]

@@ -135,5 +135,21 @@ def diary_compression_request(name: str, entries: list[DiaryEntry], max_lines: i
     ]
 
 
+MAX_ENTRY_CHARS = 2000
+"""A diary entry is a few lines; every later prompt carries it, so a runaway
+tool call (a megabyte of arguments) must not become one."""
+
+
 def clean_entry(text: str) -> str:
     return re.sub(r"\s+\n", "\n", text).strip()
+
+
+def cap_entry(text: str) -> tuple[str, int | None]:
+    """The entry cut to MAX_ENTRY_CHARS, and its original length when it was cut."""
+    if len(text) <= MAX_ENTRY_CHARS:
+        return text, None
+    return text[:MAX_ENTRY_CHARS].rstrip() + "…", len(text)
+
+
+def cut_note(length: int) -> str:
+    return f"The diary entry was {length:,} characters long and was cut to the first {MAX_ENTRY_CHARS:,}; keep entries to a few lines."

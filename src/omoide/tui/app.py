@@ -201,6 +201,9 @@ class OmoideApp(App[None]):
                 self.reply_view = None
                 status.activity = ""
                 self._update_tokens(usage.prompt_tokens if usage else None)
+                problems = self.session.last_prompt.tool_problems if self.session.last_prompt else []
+                if problems:
+                    self.notify("; ".join(problems), severity="warning", title="Diary", timeout=10)
             case ReplyFailed(error=error, message=msg):
                 if msg is not None and self.reply_view is not None:
                     await self.reply_view.finish(msg)
