@@ -72,7 +72,7 @@ def run(coro_factory: Callable[[], Awaitable[T]]) -> T:
         _fail(exc)
         raise AssertionError("unreachable")
     except KeyboardInterrupt:
-        err.print("[dim]Interrupted.[/]")
+        err.print(Text("Interrupted. Whatever had arrived is kept.", style="dim"))
         raise typer.Exit(130)
 
 
@@ -157,6 +157,7 @@ def say(
 
     async def go() -> None:
         runtime = await Runtime.start()
+        session = None
         try:
             session = await runtime.session(runtime.character(character), chat_id=chat_id, new=new, on_memory_event=on_memory)
             async for event in session.send(text):
@@ -177,6 +178,10 @@ def say(
             if session.memory_status:
                 err.print(safe(session.memory_status, "yellow"))
         finally:
+            # Ctrl+C lands here as a cancellation: the reply is already stored as
+            # interrupted; memory work is stopped before the store closes.
+            if session is not None:
+                await session.aclose()
             await runtime.aclose()
 
     run(go)

@@ -54,6 +54,8 @@ class Settings(BaseSettings):
     """Seconds to wait for the first byte of a reply."""
     stall_timeout: float = Field(30.0, gt=0)
     """Seconds without a byte, mid-stream, before the reply is given up as stalled."""
+    memory_timeout: float = Field(180.0, gt=0)
+    """Seconds a background memory call (summary, diary compression) may run before it is given up."""
     max_retries: int = Field(3, ge=0)
     """Retries on 408/409/429/5xx, only before the first byte arrives."""
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from contextlib import aclosing
 
 from omoide.characters.model import Character
 from omoide.config import Settings
@@ -24,6 +25,8 @@ from omoide.store import Store
 log = logging.getLogger(__name__)
 
 SUMMARY_MAX_TOKENS = 700
+MAX_ANSWER_CHARS = SUMMARY_MAX_TOKENS * 8
+"""A generous count of characters for SUMMARY_MAX_TOKENS tokens (about 4 each)."""
 
 
 class MemoryWorker:
@@ -176,10 +179,21 @@ class MemoryWorker:
         self._emit(MemoryWorkDone("diary", entry=entry))
 
     async def _complete(self, messages: list[ChatMessage]) -> str:
+        """The model's whole answer, within a token and a time limit: a server that
+        ignores max_tokens or never ends its stream is given up, not waited on."""
         parts: list[str] = []
-        async for event in self.backend.stream(messages, max_tokens=SUMMARY_MAX_TOKENS):
-            if isinstance(event, TextDelta):
-                parts.append(event.text)
+        size = 0
+        try:
+            async with asyncio.timeout(self.settings.memory_timeout):
+                async with aclosing(self.backend.stream(messages, max_tokens=SUMMARY_MAX_TOKENS)) as events:
+                    async for event in events:
+                        if isinstance(event, TextDelta):
+                            parts.append(event.text)
+                            size += len(event.text)
+                            if size > MAX_ANSWER_CHARS:
+                                raise InvalidSummary(f"the model wrote past {SUMMARY_MAX_TOKENS} tokens without finishing")
+        except TimeoutError:
+            raise InvalidSummary(f"the model took longer than {self.settings.memory_timeout:.0f} s (memory_timeout)") from None
         return "".join(parts)
 
 
