@@ -95,3 +95,46 @@ def test_unknown_config_keys_are_named_with_the_closest_known_one(omoide_home: P
     assert "All good" not in text and doctor.returncode == 1
     chats = omoide("chats")
     assert chats.returncode == 0 and "Did you mean 'temperature'?" in chats.stderr.decode().replace("\n", " ")
+
+
+async def test_a_message_sent_on_a_full_disk_stays_in_the_composer(tmp_path: Path) -> None:
+    from omoide.config import Settings
+    from omoide.session import ChatSession
+    from omoide.tui.app import OmoideApp
+    from tests.scripted import ScriptedBackend
+    from tests.tui.test_app import MIKA, notices, type_and_send, wait_for
+
+    store = await Store.open(tmp_path / "omoide.db")
+    settings = Settings(user_name="Kai")
+    session = await ChatSession.open(store, MIKA, settings, ScriptedBackend([["Hello."]]))
+    pages = (await store.db.one("PRAGMA page_count"))[0]
+    await store.db.conn.execute(f"PRAGMA max_page_count = {pages}")  # SQLite's own 'disk full'
+    app = OmoideApp(session, store=store, settings=settings)
+    async with app.run_test(size=(110, 36)) as pilot:
+        await type_and_send(pilot, "A long letter I would hate to lose " + "word " * 800)
+        await wait_for(pilot, lambda: any("full" in n for n in notices(app)))
+        assert app.query_one("#input").value.startswith("A long letter I would hate to lose")
+        await store.db.conn.execute(f"PRAGMA max_page_count = {pages * 100}")  # space is freed
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: not app.turn_running and len(app.transcript.views()) == 3)
+        assert app.query_one("#input").value == ""
+    await store.close()
+
+
+def test_starting_on_a_full_disk_says_the_disk_is_full(small_disk: Path) -> None:
+    home = small_disk / "home"
+    assert omoide("chats", env={"OMOIDE_HOME": str(home)}).returncode == 0
+    filler = small_disk / "filler.big"
+    with filler.open("wb") as fh:
+        try:
+            while True:
+                fh.write(b"\0" * 65536)
+        except OSError:
+            pass
+    result = omoide("say", "suzune", "hello", env={"OMOIDE_HOME": str(home), "OMOIDE_BASE_URL": "http://127.0.0.1:9/v1"})
+    text = " ".join(result.stderr.decode().split())
+    assert result.returncode == 1 and "Traceback" not in text, text
+    assert "is full" in text and "disk I/O error" not in text
+
+
+from tests.integration.test_storage_faults import small_disk  # noqa: E402,F401  (the tmpfs fixture)

@@ -51,11 +51,22 @@ def check_header(path: Path) -> None:
         raise _refuse(path, "it is not an SQLite file")
 
 
+def _no_space(path: Path) -> bool:
+    """SQLite reports some writes that fail for want of space as a plain I/O error."""
+    import shutil
+
+    folder = path if path.is_dir() else path.parent
+    try:
+        return shutil.disk_usage(folder).free < 64 * 1024
+    except OSError:
+        return False
+
+
 def storage_error(path: Path, exc: BaseException) -> StoreError:
     text = str(exc).lower()
     if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return StorageUnavailable(f"The disk holding {path} is full.", "Free some space and try again; nothing stored was lost.")
-    if "disk is full" in text or "database or disk is full" in text:
+    if "disk is full" in text or "database or disk is full" in text or ("disk i/o error" in text and _no_space(path)):
         return StorageUnavailable(f"The disk holding {path} is full.", "Free some space and try again; nothing stored was lost.")
     if "readonly" in text or "read-only" in text or "unable to open" in text or (isinstance(exc, OSError) and exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM)):
         return StorageUnavailable(f"{path} cannot be written (read-only or no permission).", "Check the permissions of the data directory, or set OMOIDE_HOME elsewhere.")

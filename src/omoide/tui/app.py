@@ -74,6 +74,7 @@ class OmoideApp(App[None]):
         self.session = session
         self.reply_view: MessageView | None = None
         self.last_error: str = ""
+        self._unsent: str | None = None
         self.keymap: dict[str, str] = {}
         self.commands = CommandTable()
         self.commands.register_all(HANDLERS)
@@ -153,14 +154,15 @@ class OmoideApp(App[None]):
         except OmoideError as exc:
             self.notify(f"{exc.message} {exc.hint}".strip(), severity="warning", title="Command")
             return
-        event.input.value = ""
         if command is None:
             if self.turn_running:
                 self.notify("A reply is still coming; press Esc to stop it first.", severity="warning")
-                event.input.value = text
                 return
+            # The text stays in the composer until it is stored (a full disk must not lose it).
+            self._unsent = text
             self.run_turn(lambda: self.session.send(slash.unescape(text)))
             return
+        event.input.value = ""
         await self.commands.dispatch(self, command)
 
     @property
@@ -184,6 +186,10 @@ class OmoideApp(App[None]):
         status = self.query_one(StatusBar)
         match event:
             case UserMessageStored(message=msg):
+                composer = self.query_one("#input", Input)
+                if self._unsent is not None and composer.value == self._unsent:
+                    composer.value = ""
+                self._unsent = None
                 await self.transcript.add(msg)
             case ReplyStarted(message=msg):
                 self.reply_view = await self.transcript.add(msg, live=True)
