@@ -12,6 +12,8 @@ import sqlite3
 import sys
 from pathlib import Path
 
+import pytest
+
 from omoide.domain import Role
 from omoide.store import Store
 from tests.faultserver import Reply, text_chunk
@@ -39,10 +41,26 @@ async def seed(home: Path) -> None:
     await store.close()
 
 
+STARTED: list[asyncio.subprocess.Process] = []
+
+
+@pytest.fixture(autouse=True)
+async def no_process_left_behind():  # type: ignore[no-untyped-def]
+    """A failed test must not leave a `say` reading an endless stream."""
+    yield
+    while STARTED:
+        proc = STARTED.pop()
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+
+
 async def start_say(fault_server, extra: dict[str, str]) -> asyncio.subprocess.Process:  # type: ignore[no-untyped-def]
     env = {**os.environ, "OMOIDE_BASE_URL": fault_server.base_url, **MEMORY_ENV, **extra}
-    return await asyncio.create_subprocess_exec(sys.executable, "-m", "omoide.cli", "say", "suzune", "Tell me more.", env=env,
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "omoide.cli", "say", "suzune", "Tell me more.", env=env,
                                                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    STARTED.append(proc)
+    return proc
 
 
 def replies(fault_server, chat: Reply, summary: Reply) -> None:  # type: ignore[no-untyped-def]
