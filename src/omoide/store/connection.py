@@ -3,6 +3,7 @@ pragmas, and the migrations."""
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import sqlite3
 from collections.abc import AsyncIterator
@@ -191,7 +192,18 @@ def _statements(sql: str) -> list[str]:
 async def write_transaction(conn: aiosqlite.Connection) -> AsyncIterator[aiosqlite.Connection]:
     """BEGIN IMMEDIATE takes the write lock up front, so two processes wait on the
     busy timeout instead of failing with 'database is locked' on upgrade."""
-    await conn.execute("BEGIN IMMEDIATE")
+    begin = asyncio.ensure_future(conn.execute("BEGIN IMMEDIATE"))
+    try:
+        await asyncio.shield(begin)
+    except asyncio.CancelledError:
+        # Cancelled (Ctrl+C, Esc) while the BEGIN was queued: it still runs on the
+        # connection's thread, and would leave a transaction open for the next write.
+        try:
+            await begin
+        finally:
+            if conn.in_transaction:
+                await conn.execute("ROLLBACK")
+        raise
     try:
         yield conn
     except BaseException:
