@@ -141,7 +141,7 @@ def say(
 
     Both messages are stored in the character's most recent chat, so `omoide chat`
     shows them. Memory work (summary, diary) finishes before the command exits."""
-    from omoide.events import DiarySaved, MemoryEvent, MemoryWorkDone, MemoryWorkStarted, ReplyDelta, ReplyFailed, ReplyFinished
+    from omoide.events import ChangedElsewhere, DiarySaved, MemoryEvent, MemoryWorkDone, MemoryWorkStarted, ReplyDelta, ReplyFailed, ReplyFinished
     from omoide.runtime import Runtime
 
     def on_memory(event: MemoryEvent) -> None:
@@ -171,6 +171,8 @@ def say(
                         sys.stdout.write(shown.feed("", end=True) + "\n")
                     case ReplyFailed(error=error):
                         failed.append(error)
+                    case ChangedElsewhere(note=note):
+                        err.print(safe(note, "yellow"), soft_wrap=True)
             problems = session.last_prompt.tool_problems if session.last_prompt else []
             for problem in problems:
                 err.print(safe(f"Note: {problem}", "yellow"), soft_wrap=True)

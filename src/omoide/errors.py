@@ -7,6 +7,7 @@ says what went wrong and a hint that says what to do.
     │   ├── NotAnOmoideDatabase  the file exists but is not ours, or is corrupt
     │   ├── DatabaseTooNew       written by a newer omoide (a migration this one does not know)
     │   ├── StorageUnavailable   disk full, read-only directory, locked for too long
+    │   ├── HeadMoved            another window wrote in the chat first (handled by the session)
     │   └── NotFound             a chat, message or branch that does not exist
     ├── CharacterError           a character folder or card that cannot be read
     ├── CommandError             a slash command that cannot be run as typed
@@ -51,6 +52,14 @@ class NotAnOmoideDatabase(StoreError):
 
 class DatabaseTooNew(StoreError):
     pass
+
+
+class HeadMoved(StoreError):
+    """The chat's head is not where the writer expected: another window wrote."""
+
+    def __init__(self, message: str, hint: str = "", *, head_id: int | None = None) -> None:
+        super().__init__(message, hint)
+        self.head_id = head_id
 
 
 class StorageUnavailable(StoreError):

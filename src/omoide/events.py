@@ -45,7 +45,17 @@ class ReplyFailed:
     """The partial reply, kept and marked interrupted, or None if nothing arrived."""
 
 
-TurnEvent = UserMessageStored | ReplyStarted | ReplyDelta | DiarySaved | ReplyFinished | ReplyFailed
+@dataclass(frozen=True, slots=True)
+class ChangedElsewhere:
+    """Another window (a TUI, `omoide say`) wrote in this chat during the turn."""
+
+    note: str
+    """What happened and where your text went, for the user."""
+    forked: bool = False
+    """True: the reply went to a saved branch, and the chat's head is the other window's."""
+
+
+TurnEvent = UserMessageStored | ReplyStarted | ReplyDelta | DiarySaved | ReplyFinished | ReplyFailed | ChangedElsewhere
 
 
 @dataclass(frozen=True, slots=True)

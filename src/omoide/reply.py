@@ -17,7 +17,7 @@ import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
 
 from omoide.domain import DiaryEntry, Message, MessageStatus, Role
-from omoide.errors import BackendError
+from omoide.errors import BackendError, HeadMoved
 from omoide.events import DiarySaved, ReplyDelta, ReplyFailed, ReplyFinished, ReplyStarted, TurnEvent
 from omoide.llm.base import Backend, ChatMessage, Done, TextDelta, ToolCall, Usage
 from omoide.memory.diary import MAX_ENTRY_CHARS, SAVE_MEMORY, InlineMemoryFilter, cut_note
@@ -89,6 +89,7 @@ class ReplyStream:
         native_tools: bool,
         max_tokens: int,
         save_entry: SaveEntry,
+        expected_head: int | None = None,
     ) -> None:
         self.store = store
         self.backend = backend
@@ -97,7 +98,10 @@ class ReplyStream:
         self.native_tools = native_tools
         self.max_tokens = max_tokens
         self.save_entry = save_entry
+        self.expected_head = parent.id if expected_head is None else expected_head
         self.usage: Usage | None = None
+        self.forked = False
+        """True when the reply could not become the head (another window wrote first)."""
         self._shown: list[str] = []
         self._tool_calls: list[dict[str, object]] = []
         self._results: dict[str, str] = {}
@@ -113,7 +117,15 @@ class ReplyStream:
         return "".join(self._shown).strip()
 
     async def events(self) -> AsyncGenerator[TurnEvent, None]:
-        reply = await self.store.messages.add(self.parent.chat_id, self.parent.id, Role.ASSISTANT, "", status=MessageStatus.STREAMING)
+        try:
+            reply = await self.store.messages.add(self.parent.chat_id, self.parent.id, Role.ASSISTANT, "",
+                                                  status=MessageStatus.STREAMING, expected_head=self.expected_head)
+        except HeadMoved:
+            # Another window answered or wrote on after this message: the reply
+            # goes beside it, off the path, and the session saves it as a branch.
+            reply = await self.store.messages.add(self.parent.chat_id, self.parent.id, Role.ASSISTANT, "",
+                                                  status=MessageStatus.STREAMING, move_head=False)
+            self.forked = True
         yield ReplyStarted(reply)
         finished = False
         try:

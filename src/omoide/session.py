@@ -8,6 +8,7 @@ the reply, then schedule memory work in the background.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import re
 from collections.abc import AsyncGenerator, Callable
@@ -20,8 +21,8 @@ from omoide.characters.attached import lorebooks_for
 from omoide.characters.model import Character, substitute
 from omoide.config import Settings
 from omoide.domain import Branch, Chat, DiaryAuthor, DiaryEntry, MemoryState, Message, Role
-from omoide.errors import CommandError, NotFound, StoreError
-from omoide.events import MemoryEvent, ReplyFailed, ReplyFinished, ReplyStarted, TurnEvent, UserMessageStored
+from omoide.errors import CommandError, HeadMoved, NotFound, StorageUnavailable, StoreError
+from omoide.events import ChangedElsewhere, MemoryEvent, ReplyFailed, ReplyFinished, ReplyStarted, TurnEvent, UserMessageStored
 from omoide.llm.base import Backend
 from omoide.memory.diary import cap_entry, clean_entry
 from omoide.memory.worker import MemoryWorker
@@ -35,7 +36,7 @@ log = logging.getLogger(__name__)
 
 
 def _entry_label(entry: lorebook.LoreEntry) -> str:
-    return f"'{entry.name}'" if entry.name else f"the entry with keys {', '.join(entry.keys[:3]) or '(none)'}"
+    return entry.name or (entry.keys[0] if entry.keys else "entry")
 
 BRANCH_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
 
@@ -72,6 +73,7 @@ class ChatSession:
         self.lorebooks, self.lore_problems = lorebooks_for(character)
         self._previous_render: str | None = None
         self._reported_lore: set[str] = set()
+        self._own_head = chat.head_id
 
     # -- opening ----------------------------------------------------------------
 
@@ -116,6 +118,16 @@ class ChatSession:
             self.store, self.character, self.settings, self.backend, chat_id=chat_id, new=chat_id is None,
             summarizer=self.memory_worker.backend, on_memory_event=self.on_memory_event,
         )
+
+    @property
+    def own_head(self) -> int | None:
+        """The head as this session last left it; a different head in the store
+        means another window wrote."""
+        return self._own_head
+
+    def accept_head(self, head_id: int | None) -> None:
+        """The client has shown the head another window left: it is ours now."""
+        self._own_head = head_id
 
     async def refresh(self) -> Chat:
         self.chat = await self.store.chats.get(self.chat.id)
@@ -163,9 +175,20 @@ class ChatSession:
         if not text:
             raise CommandError("There is nothing to send.", "Type a message first.")
         chat = await self.refresh()
-        user_message = await self.store.messages.add(chat.id, chat.head_id, Role.USER, text)
+        moved = chat.head_id != self._own_head
+        for _attempt in range(5):
+            try:
+                user_message = await self.store.messages.add(chat.id, chat.head_id, Role.USER, text, expected_head=chat.head_id)
+                break
+            except HeadMoved:
+                chat, moved = await self.refresh(), True
+        else:
+            raise StorageUnavailable("This chat keeps changing in another window.", "Wait for the other window's reply, then send again.")
+        if moved:
+            yield ChangedElsewhere("This chat changed in another window; your message follows what was written there.")
+        self._own_head = user_message.id
         yield UserMessageStored(user_message)
-        async with aclosing(self._reply(user_message)) as events:
+        async with aclosing(self._reply(user_message, user_message.id)) as events:
             async for event in events:
                 yield event
 
@@ -180,7 +203,7 @@ class ChatSession:
             user_message = parent if parent.role is Role.USER else None
         if user_message is None:
             raise CommandError("The last message is the greeting; there is no reply to regenerate.", "Send a message first.")
-        async with aclosing(self._reply(user_message)) as events:
+        async with aclosing(self._reply(user_message, head.id)) as events:
             async for event in events:
                 yield event
 
@@ -195,26 +218,53 @@ class ChatSession:
         if last_user is None:
             raise CommandError("You have not written anything to edit yet.", "")
         edited = await self.store.messages.add(self.chat.id, last_user.parent_id, Role.USER, text)
+        self._own_head = edited.id
         yield UserMessageStored(edited)
-        async with aclosing(self._reply(edited)) as events:
+        async with aclosing(self._reply(edited, edited.id)) as events:
             async for event in events:
                 yield event
 
-    async def _reply(self, parent: Message) -> AsyncGenerator[TurnEvent, None]:
+    async def _reply(self, parent: Message, head_id: int) -> AsyncGenerator[TurnEvent, None]:
+        """Answer `parent`; `head_id` is the chat's head as this turn left it (the
+        reply becomes the head only if nobody else moved it since)."""
         prompt = await self.build_prompt(parent.id)
         stream = ReplyStream(
-            self.store, self.backend, parent=parent, messages=prompt.messages,
+            self.store, self.backend, parent=parent, messages=prompt.messages, expected_head=head_id,
             native_tools=self.tools_mode == "native", max_tokens=self.settings.max_tokens, save_entry=self._save_entry,
         )
-        async with aclosing(stream.events()) as events:
-            async for event in events:
-                if isinstance(event, ReplyStarted | ReplyFailed):
-                    await self.refresh()
-                elif isinstance(event, ReplyFinished):
-                    prompt.usage = event.usage
-                    prompt.tool_problems = list(stream.problems)
-                    self.memory_worker.schedule(event.message.id)
-                yield event
+        ours = {head_id, parent.id}
+        try:
+            async with aclosing(stream.events()) as events:
+                async for event in events:
+                    if isinstance(event, ReplyStarted):
+                        ours.add(event.message.id)
+                    if isinstance(event, ReplyStarted | ReplyFailed):
+                        await self.refresh()
+                    elif isinstance(event, ReplyFinished):
+                        prompt.usage = event.usage
+                        prompt.tool_problems = list(stream.problems)
+                        self.memory_worker.schedule(event.message.id)
+                    yield event
+                    if isinstance(event, ReplyStarted) and stream.forked:
+                        yield await self._fork(event.message)
+        finally:
+            with contextlib.suppress(Exception):  # bookkeeping only; the store may be closing
+                head = await asyncio.shield(self._current_head())
+                if head in ours:  # else another window moved it: the client has yet to see that
+                    self._own_head = head
+
+    async def _current_head(self) -> int | None:
+        return (await self.store.chats.get(self.chat.id)).head_id
+
+    async def _fork(self, reply: Message) -> ChangedElsewhere:
+        """Another window wrote on after your message: keep this reply on a branch."""
+        name = f"fork-{datetime.now():%Y%m%d-%H%M%S}-{reply.id}"
+        await self.store.branches.save(self.chat.id, name, reply.id)
+        return ChangedElsewhere(
+            f"Another window wrote in this chat while you did; this reply is kept on the branch '{name}' "
+            f"(/branch restore {name} goes there).",
+            forked=True,
+        )
 
     async def _save_entry(self, message_id: int, content: str) -> DiaryEntry:
         text, cut_from = cap_entry(clean_entry(content))
@@ -253,7 +303,7 @@ class ChatSession:
         for skip in skipped:
             if "regex" in skip.reason and skip.reason not in self._reported_lore:
                 self._reported_lore.add(skip.reason)
-                log.warning("lore entry %s skipped: %s", _entry_label(skip.entry), skip.reason)
+                log.warning("lore entry '%s' skipped: %s", _entry_label(skip.entry), skip.reason)
         rendered = prompt.rendered()
         if self._previous_render is not None and rendered:
             shared = shared_prefix_chars(self._previous_render, rendered)
@@ -313,7 +363,7 @@ class ChatSession:
             return None
         chosen = group[(index + step) % len(group)]
         await self.store.chats.set_head(self.chat.id, chosen.id)
-        await self.refresh()
+        self._own_head = (await self.refresh()).head_id
         return chosen
 
     async def undo(self) -> Message | None:
@@ -325,7 +375,7 @@ class ChatSession:
         if head.role is Role.ASSISTANT and target.role is Role.USER and target.parent_id is not None:
             target = await self.store.messages.get(target.parent_id)
         await self.store.chats.set_head(self.chat.id, target.id)
-        await self.refresh()
+        self._own_head = (await self.refresh()).head_id
         return target
 
     @staticmethod
@@ -355,7 +405,7 @@ class ChatSession:
         name = self.validate_branch_name(name)
         autosave = f"auto-{datetime.now():%Y%m%d-%H%M%S}"
         target, saved = await self.store.branches.restore(self.chat.id, name, autosave_name=autosave)
-        await self.refresh()
+        self._own_head = (await self.refresh()).head_id
         return target, saved
 
     async def branches(self) -> list[Branch]:

@@ -14,7 +14,7 @@ from typing import Any
 import aiosqlite
 
 from omoide.domain import Message, MessageStatus, Role
-from omoide.errors import NotFound
+from omoide.errors import HeadMoved, NotFound
 from omoide.store import rows
 from omoide.store.connection import now_iso
 from omoide.store.db import Database
@@ -39,6 +39,8 @@ class SearchHit:
 
 
 _SELECT = f"SELECT {rows.MESSAGE_COLUMNS} FROM messages"
+ANY_HEAD = object()
+"""`add(expected_head=...)` default: append whatever the chat's head is."""
 _NO_LIMIT = 1_000_000_000
 
 
@@ -91,10 +93,18 @@ class MessageRepository:
         tool_calls: list[dict[str, Any]] | None = None,
         tool_call_id: str | None = None,
         move_head: bool = True,
+        expected_head: int | None | object = ANY_HEAD,
     ) -> Message:
-        """Append a message under `parent_id` (and make it the head, by default)."""
+        """Append a message under `parent_id` (and make it the head, by default).
+        With `expected_head`, raise HeadMoved instead if the chat's head is not
+        that message when the write lock is held (another process wrote first)."""
         stamp = now_iso()
         async with self.db.write() as conn:
+            if expected_head is not ANY_HEAD:
+                async with conn.execute("SELECT head_id FROM chats WHERE id = ?", (chat_id,)) as cur:
+                    row = await cur.fetchone()
+                if row is not None and row[0] != expected_head:
+                    raise HeadMoved(f"Chat #{chat_id} moved on in another window.", "", head_id=row[0])
             msg_id = await insert_message(conn, chat_id, parent_id, role, content, status, tool_calls, tool_call_id, stamp)
             if move_head:
                 await conn.execute("UPDATE chats SET head_id = ?, updated_at = ? WHERE id = ?", (msg_id, stamp, chat_id))

@@ -25,6 +25,7 @@ from textual.worker import Worker, WorkerState
 from omoide import commands as slash
 from omoide.errors import OmoideError
 from omoide.events import (
+    ChangedElsewhere,
     DiarySaved,
     MemoryEvent,
     MemoryWorkDone,
@@ -76,6 +77,7 @@ class OmoideApp(App[None]):
         self.reply_view: MessageView | None = None
         self.last_error: str = ""
         self._unsent: str | None = None
+        self._show_after_reply = False
         self.keymap: dict[str, str] = {}
         self.commands = CommandTable()
         self.commands.register_all(HANDLERS)
@@ -115,9 +117,11 @@ class OmoideApp(App[None]):
             self.notify(warning, severity="warning", timeout=10)
         await self.show_chat()
         self.query_one("#input", Input).focus()
+        self.set_interval(OTHER_WRITERS_INTERVAL, self.watch_other_writers)
 
     async def show_chat(self) -> None:
         chat = await self.session.refresh()
+        self.session.accept_head(chat.head_id)  # what is shown is what you write after
         self.query_one("#title", Static).update(self._title())
         await self.transcript.show_path(chat.head_id)
         await self.refresh_diary()
@@ -186,6 +190,10 @@ class OmoideApp(App[None]):
     async def apply_turn_event(self, event: TurnEvent) -> None:
         status = self.query_one(StatusBar)
         match event:
+            case ChangedElsewhere(note=note, forked=forked):
+                self.notify(note, severity="warning", title="Another window", timeout=10)
+                # Not forked: your message is added below theirs (the transcript re-reads the path).
+                self._show_after_reply = forked
             case UserMessageStored(message=msg):
                 composer = self.query_one("#input", Input)
                 if self._unsent is not None and composer.value == self._unsent:
@@ -208,6 +216,7 @@ class OmoideApp(App[None]):
                 self.reply_view = None
                 status.activity = ""
                 self._update_tokens(usage.prompt_tokens if usage else None)
+                await self._after_fork()
                 problems = self.session.last_prompt.tool_problems if self.session.last_prompt else []
                 if problems:
                     self.notify("; ".join(problems), severity="warning", title="Diary", timeout=10)
@@ -216,8 +225,30 @@ class OmoideApp(App[None]):
                     await self.reply_view.finish(msg)
                     self.reply_view = None
                 await self._end_reply_view()  # nothing arrived: the view goes, your message stays
+                await self._after_fork()
                 self.last_error = f"{error.message} {error.hint}".strip()
                 self.notify(self.last_error, severity="error", title="The reply failed", timeout=10)
+
+    async def _after_fork(self) -> None:
+        """The reply went to a branch: show the chat as the other window left it."""
+        if self._show_after_reply:
+            self._show_after_reply = False
+            await self.show_chat()
+
+    async def watch_other_writers(self) -> None:
+        """Every second: if another window (or `omoide say`) moved this chat on,
+        show it as it is now, and say so."""
+        if self.turn_running or len(self.screen_stack) > 1:
+            return
+        try:
+            chat = await self.session.store.chats.get(self.session.chat.id)
+            if chat.head_id == self.session.own_head:
+                return
+            await self.show_chat()
+        except OmoideError as exc:
+            log.warning("checking for other windows failed: %s", exc)
+            return
+        self.notify("This chat changed in another window; it now shows what was written there.", title="Another window", timeout=6)
 
     def _update_tokens(self, reported: int | None = None) -> None:
         prompt = self.session.last_prompt
@@ -377,6 +408,10 @@ class OmoideApp(App[None]):
 
     async def on_unmount(self) -> None:
         await self.session.aclose()
+
+
+OTHER_WRITERS_INTERVAL = 1.0
+"""Seconds between checks for another window writing in the same chat."""
 
 
 async def run_chat_async(session: ChatSession) -> None:

@@ -56,7 +56,8 @@ class Transcript(VerticalScroll):
     async def add(self, message: Message, *, live: bool = False) -> MessageView:
         """Mount a new message at the live end (jumping there first if the view
         was showing an older page) and scroll to it."""
-        if not self.at_live_end:
+        if not self.at_live_end or message.parent_id != self.head_id:
+            # An older page was shown, or the chat moved on in another window.
             await self.show_path(message.parent_id)
         view = self.view(message, live=live)
         await self.mount(view)
