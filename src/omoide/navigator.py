@@ -46,7 +46,10 @@ def parse_moment(text: str) -> str | None:
             continue
         if "%Y" not in fmt:
             moment = moment.replace(year=datetime.now().year)
-        return moment.astimezone().astimezone(UTC).isoformat(timespec="microseconds")
+        try:
+            return moment.astimezone().astimezone(UTC).isoformat(timespec="microseconds")
+        except (OverflowError, ValueError, OSError) as exc:  # year 1, or 9999 in a far timezone
+            raise CommandError(f"'{text}' is outside the dates a chat can hold.", "Try a date from this chat, e.g. 2026-04-01 or 04/01.") from exc
     return None
 
 
@@ -93,7 +96,7 @@ class Navigator:
         target = target.strip()
         if not target or head_id is None:
             raise CommandError("/goto needs a date or a message number.", GOTO_USAGE)
-        if target.lstrip("#").isdigit():
+        if target.lstrip("#").isascii() and target.lstrip("#").isdigit():
             return await self.locate(int(target.lstrip("#")), head_id)
         moment = parse_moment(target)
         if moment is None:

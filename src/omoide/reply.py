@@ -90,6 +90,7 @@ class ReplyStream:
         max_tokens: int,
         save_entry: SaveEntry,
         expected_head: int | None = None,
+        finishing: set[asyncio.Future[Message | None]] | None = None,
     ) -> None:
         self.store = store
         self.backend = backend
@@ -101,6 +102,7 @@ class ReplyStream:
         self.expected_head = parent.id if expected_head is None else expected_head
         self.usage: Usage | None = None
         self.forked = False
+        self.finishing: set[asyncio.Future[Message | None]] = finishing if finishing is not None else set()
         """True when the reply could not become the head (another window wrote first)."""
         self._shown: list[str] = []
         self._tool_calls: list[dict[str, object]] = []
@@ -154,7 +156,12 @@ class ReplyStream:
         finally:
             if not finished:
                 # Cancelled (Esc, a restore, the app closing): keep what arrived.
-                await asyncio.shield(self._end_unfinished(reply, MessageStatus.INTERRUPTED))
+                # Its own task, so a second cancellation (the app shutting down)
+                # cannot stop the write; `finishing` lets the owner wait for it.
+                ending = asyncio.ensure_future(self._end_unfinished(reply, MessageStatus.INTERRUPTED))
+                self.finishing.add(ending)
+                ending.add_done_callback(self.finishing.discard)
+                await asyncio.shield(ending)
 
     async def _round(self, reply: Message, calls: list[ToolCall]) -> AsyncGenerator[TurnEvent, None]:
         """One request to the backend; the tool calls it made are added to `calls`."""

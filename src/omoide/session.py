@@ -74,6 +74,7 @@ class ChatSession:
         self._previous_render: str | None = None
         self._reported_lore: set[str] = set()
         self._own_head = chat.head_id
+        self._finishing: set[asyncio.Future[Message | None]] = set()
 
     # -- opening ----------------------------------------------------------------
 
@@ -229,7 +230,7 @@ class ChatSession:
         reply becomes the head only if nobody else moved it since)."""
         prompt = await self.build_prompt(parent.id)
         stream = ReplyStream(
-            self.store, self.backend, parent=parent, messages=prompt.messages, expected_head=head_id,
+            self.store, self.backend, parent=parent, messages=prompt.messages, expected_head=head_id, finishing=self._finishing,
             native_tools=self.tools_mode == "native", max_tokens=self.settings.max_tokens, save_entry=self._save_entry,
         )
         ours = {head_id, parent.id}
@@ -417,4 +418,6 @@ class ChatSession:
             raise NotFound(f"There is no branch named '{name}'.", f"Branches in this chat: {names}.")
 
     async def aclose(self) -> None:
+        # A reply cut off by the app closing (Ctrl+Q, SIGTERM) is still being stored as interrupted.
+        await asyncio.gather(*self._finishing, return_exceptions=True)
         await self.memory_worker.cancel()

@@ -109,7 +109,7 @@ async def test_a_message_sent_on_a_full_disk_stays_in_the_composer(tmp_path: Pat
     session = await ChatSession.open(store, MIKA, settings, ScriptedBackend([["Hello."]]))
     pages = (await store.db.one("PRAGMA page_count"))[0]
     await store.db.conn.execute(f"PRAGMA max_page_count = {pages}")  # SQLite's own 'disk full'
-    app = OmoideApp(session, store=store, settings=settings)
+    app = OmoideApp(session)
     async with app.run_test(size=(110, 36)) as pilot:
         await type_and_send(pilot, "A long letter I would hate to lose " + "word " * 800)
         await wait_for(pilot, lambda: any("full" in n for n in notices(app)))

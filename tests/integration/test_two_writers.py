@@ -60,7 +60,7 @@ async def tui(omoide_home: Path):  # type: ignore[no-untyped-def]
     backend = GatedBackend()
     settings = Settings(user_name="Kai")
     session = await ChatSession.open(store, find_character("wren"), settings, backend)
-    yield OmoideApp(session, store=store, settings=settings), backend
+    yield OmoideApp(session), backend
     await store.close()
 
 
@@ -72,7 +72,7 @@ async def test_the_tui_shows_what_say_wrote_in_the_same_chat(tui, fault_server) 
         assert any("changed in another window" in n for n in notices(app))
         await type_and_send(pilot, "And the TUI again.")
         await wait_for(pilot, lambda: not app.turn_running and texts(app)[-1][1] == "From the TUI.")
-        path = await app.store.messages.path(app.session.chat.head_id)
+        path = await app.session.store.messages.path(app.session.chat.head_id)
         assert [m.content for m in path][1:] == ["Script here.", "From the script.", "And the TUI again.", "From the TUI."]
 
 
@@ -98,9 +98,9 @@ async def test_a_reply_overtaken_by_another_window_is_kept_on_a_named_branch(tui
         await say_in_subprocess(fault_server, app.session.chat.id)
         backend.gate.set()
         await wait_for(pilot, lambda: not app.turn_running and any("kept on the branch" in n for n in notices(app)))
-        await wait_for(pilot, lambda: texts(app)[-1][1] == "From the script.")
-        path = [m.content for m in await app.store.messages.path(app.session.chat.head_id)]
+        await wait_for(pilot, lambda: [t for _, t in texts(app)][-1:] == ["From the script."])
+        path = [m.content for m in await app.session.store.messages.path(app.session.chat.head_id)]
         assert path[1:] == ["From the TUI first.", "Script here.", "From the script."]
         fork = next(b for b in await app.session.branches() if b.name.startswith("fork-"))
-        kept = await app.store.messages.path(fork.message_id)
+        kept = await app.session.store.messages.path(fork.message_id)
         assert [m.content for m in kept][1:] == ["From the TUI first.", "From the TUI."]

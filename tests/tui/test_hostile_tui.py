@@ -39,7 +39,7 @@ async def hostile_app(store: Store, backend: ScriptedBackend | None = None) -> O
     await store.memory.add_diary_entry(chat.id, reply.id, f"Diary {HOSTILE}", DiaryAuthor.CHARACTER)
     await store.memory.add_summary(chat.id, reply.id, content=f"Summary {HOSTILE}", covers_to_id=user.id, diary_to_id=None)
     await store.branches.save(chat.id, "here", reply.id)
-    return OmoideApp(session, store=store, settings=settings)
+    return OmoideApp(session)
 
 
 def screen_text(app: OmoideApp) -> str:

@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.css.query import NoMatches
 from textual.notifications import SeverityLevel
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Input, Static
@@ -233,7 +234,10 @@ class OmoideApp(App[None]):
         """The reply went to a branch: show the chat as the other window left it."""
         if self._show_after_reply:
             self._show_after_reply = False
-            await self.show_chat()
+            try:
+                await self.show_chat()
+            except NoMatches:  # the app closed meanwhile: nothing left to show it in
+                pass
 
     async def watch_other_writers(self) -> None:
         """Every second: if another window (or `omoide say`) moved this chat on,
@@ -244,11 +248,12 @@ class OmoideApp(App[None]):
             chat = await self.session.store.chats.get(self.session.chat.id)
             if chat.head_id == self.session.own_head:
                 return
+            self.notify("This chat changed in another window; it now shows what was written there.", title="Another window", timeout=6)
             await self.show_chat()
         except OmoideError as exc:
             log.warning("checking for other windows failed: %s", exc)
-            return
-        self.notify("This chat changed in another window; it now shows what was written there.", title="Another window", timeout=6)
+        except NoMatches:  # the app is closing
+            pass
 
     def _update_tokens(self, reported: int | None = None) -> None:
         prompt = self.session.last_prompt
