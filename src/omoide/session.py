@@ -18,7 +18,7 @@ from typing import Literal
 
 from omoide.characters import lorebook
 from omoide.characters.attached import lorebooks_for
-from omoide.characters.model import Character, substitute
+from omoide.characters.model import Character, LoreEntry, substitute
 from omoide.config import Settings
 from omoide.domain import Branch, Chat, DiaryAuthor, DiaryEntry, MemoryState, Message, Role
 from omoide.errors import CommandError, HeadMoved, NotFound, StorageUnavailable, StoreError
@@ -35,7 +35,7 @@ from omoide.tokens import TokenCounter
 log = logging.getLogger(__name__)
 
 
-def _entry_label(entry: lorebook.LoreEntry) -> str:
+def _entry_label(entry: LoreEntry) -> str:
     return entry.name or (entry.keys[0] if entry.keys else "entry")
 
 BRANCH_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")

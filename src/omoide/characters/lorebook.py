@@ -88,7 +88,7 @@ def _linear_regex(pattern: str, flags: str, key: str) -> Pattern | str:
     if "x" in flags:
         return f"regex {key!r}: the x flag is not supported"
     try:
-        import re2
+        import re2  # type: ignore[import-untyped]
     except ImportError:
         return f"regex {key!r} skipped: regular expression keys need the google-re2 package (pip install google-re2)"
     options = re2.Options()

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from contextlib import aclosing
 
 from omoide.characters.model import Character
 from omoide.config import Settings
@@ -183,17 +182,21 @@ class MemoryWorker:
         ignores max_tokens or never ends its stream is given up, not waited on."""
         parts: list[str] = []
         size = 0
+        events = self.backend.stream(messages, max_tokens=SUMMARY_MAX_TOKENS)
         try:
             async with asyncio.timeout(self.settings.memory_timeout):
-                async with aclosing(self.backend.stream(messages, max_tokens=SUMMARY_MAX_TOKENS)) as events:
-                    async for event in events:
-                        if isinstance(event, TextDelta):
-                            parts.append(event.text)
-                            size += len(event.text)
-                            if size > MAX_ANSWER_CHARS:
-                                raise InvalidSummary(f"the model wrote past {SUMMARY_MAX_TOKENS} tokens without finishing")
+                async for event in events:
+                    if isinstance(event, TextDelta):
+                        parts.append(event.text)
+                        size += len(event.text)
+                        if size > MAX_ANSWER_CHARS:
+                            raise InvalidSummary(f"the model wrote past {SUMMARY_MAX_TOKENS} tokens without finishing")
         except TimeoutError:
             raise InvalidSummary(f"the model took longer than {self.settings.memory_timeout:.0f} s (memory_timeout)") from None
+        finally:
+            close = getattr(events, "aclose", None)  # close the HTTP stream we stopped reading
+            if close is not None:
+                await close()
         return "".join(parts)
 
 
