@@ -250,11 +250,19 @@ class ChatSession:
                         yield await self._fork(event.message)
         finally:
             with contextlib.suppress(Exception):  # bookkeeping only; the store may be closing
-                head = await asyncio.shield(self._current_head())
+                head = await asyncio.shield(self.stored_head())
                 if head in ours:  # else another window moved it: the client has yet to see that
                     self._own_head = head
 
-    async def _current_head(self) -> int | None:
+    async def written_since(self, shown: int | None, head: int) -> list[Message] | None:
+        """The messages another window appended after `shown` up to `head`, or
+        None when `head` is not a descendant of `shown` (it went elsewhere)."""
+        if shown is None or not await self.store.messages.is_ancestor(shown, head):
+            return None
+        return await self.store.messages.path(head, stop_before=shown)
+
+    async def stored_head(self) -> int | None:
+        """The chat's head in the store now (another window may have moved it)."""
         return (await self.store.chats.get(self.chat.id)).head_id
 
     async def _fork(self, reply: Message) -> ChangedElsewhere:

@@ -245,11 +245,17 @@ class OmoideApp(App[None]):
         if self.turn_running or len(self.screen_stack) > 1:
             return
         try:
-            chat = await self.session.store.chats.get(self.session.chat.id)
-            if chat.head_id == self.session.own_head:
+            head = await self.session.stored_head()
+            if head is None or head == self.session.own_head:
                 return
             self.notify("This chat changed in another window; it now shows what was written there.", title="Another window", timeout=6)
-            await self.show_chat()
+            added = await self.session.written_since(self.transcript.head_id, head) if self.transcript.at_live_end else None
+            if added is None or len(added) > 10:
+                await self.show_chat()
+                return
+            for message in added:  # appended below what is shown: cheap, no re-render
+                await self.transcript.add(message)
+            self.session.accept_head(head)
         except OmoideError as exc:
             log.warning("checking for other windows failed: %s", exc)
         except NoMatches:  # the app is closing
@@ -412,6 +418,14 @@ class OmoideApp(App[None]):
         self.transcript.scroll_end(animate=False)
 
     async def on_unmount(self) -> None:
+        # Closing mid-reply (Ctrl+Q, SIGTERM): let the turn store what arrived first.
+        running = [w for w in self.workers if w.group == "turn" and w.state in (WorkerState.PENDING, WorkerState.RUNNING)]
+        self.workers.cancel_group(self, "turn")
+        for worker in running:
+            try:
+                await worker.wait()
+            except Exception:  # WorkerCancelled, or a failure already shown
+                pass
         await self.session.aclose()
 
 
