@@ -74,6 +74,20 @@ class Settings(BaseSettings):
     diary_compress_lines: int = Field(50, ge=2)
     """Diary length, in lines, past which the diary is compressed."""
 
+    memory_style: Literal["summary", "memos", "both"] = "summary"
+    """'summary': the running summary (seed 002, the default). 'memos': the memo book
+    instead (seed 003: the last memo_recent_messages raw, plus memos). 'both': the
+    summary and the memos."""
+    memo_batch: int = Field(8, ge=2)
+    """Messages per memo: every full batch on the path gets one, in the background."""
+    memo_prompt_count: int = Field(15, ge=0)
+    """The most memos in the prompt (the newest ones before the raw window)."""
+    memo_roll_step: int = Field(5, ge=1)
+    """Old memos leave the prompt this many at a time, so the prompt's memo layer
+    changes less often (1: one at a time, as the seed does)."""
+    memo_recent_messages: int = Field(16, ge=2)
+    """In the 'memos' style, at least this many messages are sent raw (8 pairs)."""
+
     user_name: str = "You"
     """Your name, used for {{user}}."""
     user_persona: str = ""

@@ -131,7 +131,72 @@ class MemoryState:
     """Entries saved since the last checkpoint, oldest first (the volatile tail)."""
     window: list[Message] = field(default_factory=list)
     """Messages on the path not covered by the summary, oldest first."""
+    memos: list[Memo] = field(default_factory=list)
+    """Memos of the batches before the raw window, oldest first (the stable memo layer)."""
+    new_memos: list[Memo] = field(default_factory=list)
+    """Memos you wrote inside the raw window's stretch (the volatile tail)."""
 
     @property
     def diary(self) -> list[DiaryEntry]:
         return [*self.stable_diary, *self.new_diary]
+
+
+class MemoAuthor(StrEnum):
+    MODEL = "model"
+    """Made from a batch of messages by the summarizer backend."""
+    USER = "user"
+    """Written (or, on a version, edited) by you."""
+
+
+class MemoStatus(StrEnum):
+    OK = "ok"
+    FAILED = "failed"
+    """Making it failed: a visible gap in the book, to be retried."""
+
+
+@dataclass(frozen=True, slots=True)
+class Memo:
+    """A page of the memo book, as its newest version has it. The memo row itself
+    never changes; every edit, hide, retry is a new version (`version_id`)."""
+
+    id: int
+    chat_id: int
+    anchor_id: int
+    """The last message of its batch (or, for a memo you wrote, the head you wrote it at):
+    it is in force on that message's subtree."""
+    anchor_depth: int
+    first_id: int | None
+    """The first message of its batch; None for a memo you wrote."""
+    author: MemoAuthor
+    version_id: int
+    version_author: MemoAuthor
+    status: MemoStatus
+    highlights: tuple[str, ...]
+    created_at: datetime
+    updated_at: datetime
+    hidden: bool = False
+    reason: str | None = None
+    """Why making it failed (a gap)."""
+    first_at: datetime | None = None
+    last_at: datetime | None = None
+    """When the first and last messages of its batch were written."""
+
+    @property
+    def gap(self) -> bool:
+        return self.status is MemoStatus.FAILED
+
+    @property
+    def byline(self) -> str:
+        if self.author is MemoAuthor.USER:
+            return "written by you"
+        return "edited by you" if self.version_author is MemoAuthor.USER else "made"
+
+    @property
+    def span(self) -> str:
+        """`#first–#last`, or `at #anchor` for a memo you wrote."""
+        return f"#{self.first_id}–#{self.anchor_id}" if self.first_id is not None else f"at #{self.anchor_id}"
+
+    @property
+    def jump_id(self) -> int:
+        """The message the book jumps to: the first of its batch."""
+        return self.first_id if self.first_id is not None else self.anchor_id

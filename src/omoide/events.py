@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from omoide.domain import DiaryEntry, Message, Summary
+from omoide.domain import DiaryEntry, Memo, Message, Summary
 from omoide.errors import BackendError
 from omoide.llm.base import Usage
 
@@ -61,7 +61,7 @@ TurnEvent = UserMessageStored | ReplyStarted | ReplyDelta | DiarySaved | ReplyFi
 @dataclass(frozen=True, slots=True)
 class MemoryWorkStarted:
     kind: str
-    """'summary' or 'diary'."""
+    """'summary', 'diary' or 'memo'."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +69,7 @@ class MemoryWorkDone:
     kind: str
     summary: Summary | None = None
     entry: DiaryEntry | None = None
+    memo: Memo | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,9 +6,11 @@ cache (llama.cpp, vLLM, OpenAI, Anthropic) reuses the prefix:
 
     system   card: rules, persona, character, scenario, examples, constant lore
              memory: the diary and the summary as of the last checkpoint
+             memos: the memo book's newest pages before the window (memo styles)
     window   the messages no summary covers, timestamped, oldest first
     system   volatile tail: date and time, diary lines since the checkpoint,
-             lore triggered this turn, post-history instructions
+             lore triggered this turn, memos you wrote since, post-history
+             instructions
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from omoide.characters.model import Character, substitute
 from omoide.domain import MemoryState, Message, MessageStatus, Role
 from omoide.llm.base import ChatMessage, Usage
 from omoide.memory.diary import INLINE_INSTRUCTIONS, NATIVE_INSTRUCTIONS, render_diary
+from omoide.memory.memos import render_memos
 from omoide.memory.window import stamp
 
 DEFAULT_SYSTEM_PROMPT = (
@@ -45,6 +48,8 @@ class PromptContext:
     tz: tzinfo | None = None
     constant_lore: Sequence[str] = ()
     triggered_lore: Sequence[str] = ()
+    memo_layer: bool = False
+    """memory_style 'memos' or 'both': the prompt has a memo layer (shown even when empty)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +120,13 @@ def memory_text(ctx: PromptContext, state: MemoryState, *, drop_diary: bool = Fa
     return "\n\n".join(parts)
 
 
+MEMOS_HEADING = "## Memo book\nHighlights of earlier parts of the story, oldest first."
+
+
+def memos_text(ctx: PromptContext, state: MemoryState) -> str:
+    return _sub(ctx, f"{MEMOS_HEADING}\n{render_memos(state.memos, ctx.tz)}") if state.memos else ""
+
+
 def window_messages(window: Sequence[Message], tz: tzinfo | None) -> list[ChatMessage]:
     out: list[ChatMessage] = []
     for message in window:
@@ -135,6 +147,8 @@ def tail_text(ctx: PromptContext, state: MemoryState) -> str:
         parts.append(f"## Diary lines written since\n{render_diary(state.new_diary, ctx.diary_lines)}")
     if ctx.triggered_lore:
         parts.append("## Relevant lore\n" + "\n".join(ctx.triggered_lore))
+    if state.new_memos:
+        parts.append(f"## Memos written since\n{render_memos(state.new_memos, ctx.tz)}")
     if ctx.character.post_history_instructions.strip():
         parts.append(ctx.character.post_history_instructions)
     return _sub(ctx, "\n\n".join(parts))
@@ -153,11 +167,12 @@ def assemble(
     if card_chars is not None:
         card = card[:card_chars]
     memory = memory_text(ctx, state, drop_diary=drop_diary, summary_chars=summary_chars)
+    memos = "" if drop_diary else memos_text(ctx, state)
     window = window_messages(state.window, ctx.tz)[drop_oldest:]
     tail = tail_text(ctx, state)
-    system = f"{card}\n\n{memory}" if memory else card
+    system = "\n\n".join(part for part in (card, memory, memos) if part)
     head: ChatMessage = {"role": "system", "content": system}
-    if memory:
+    if memory or memos:
         head["cache_split"] = len(card)  # where the card ends: a second cache breakpoint for Anthropic
     messages: list[ChatMessage] = [head, *window]
     if tail:
@@ -165,6 +180,7 @@ def assemble(
     layers = [
         Layer("card", card),
         Layer("memory", memory),
+        *([Layer("memos", memos)] if ctx.memo_layer else []),
         Layer("window", render(window), messages=len(window)),
         Layer("tail", tail),
     ]
@@ -212,7 +228,7 @@ def fit(
         dropped = [f"the {max(window_size - 1, 0)} oldest message(s) of the raw window"] if window_size > 1 else []
         drop = max(window_size - 1, 0)
         best = count_prompt(assemble(ctx, state, drop_oldest=drop, drop_diary=True), count)
-        dropped.append("the diary block")
+        dropped.append("the diary block" + (" and the memo layer" if state.memos else ""))
         summary = state.summary.content if state.summary else ""
         chars = len(summary)
         while best.total_tokens > budget and chars > 0:

@@ -24,6 +24,7 @@ from omoide.domain import Branch, Chat, DiaryAuthor, DiaryEntry, MemoryState, Me
 from omoide.errors import CommandError, HeadMoved, NotFound, StorageUnavailable, StoreError
 from omoide.events import ChangedElsewhere, MemoryEvent, ReplyFailed, ReplyFinished, ReplyStarted, TurnEvent, UserMessageStored
 from omoide.llm.base import Backend
+from omoide.memory.book import MemoBook, memory_state
 from omoide.memory.diary import cap_entry, clean_entry
 from omoide.memory.worker import MemoryWorker
 from omoide.navigator import Navigator
@@ -75,6 +76,7 @@ class ChatSession:
         self._reported_lore: set[str] = set()
         self._own_head = chat.head_id
         self._finishing: set[asyncio.Future[Message | None]] = set()
+        self.book = MemoBook(self)
 
     # -- opening ----------------------------------------------------------------
 
@@ -284,7 +286,7 @@ class ChatSession:
     async def build_prompt(self, head_id: int) -> AssembledPrompt:
         """The prompt at `head_id`, fitted to the context size, counted, and
         compared with the previous turn's to report the shared prefix."""
-        state = await self.store.memory.state(head_id)
+        state = await memory_state(self.store, self.settings, head_id)
         recent = [m.content for m in state.window]
         # In a thread: matching is linear-time, but long messages times many keys
         # still must not hold up the event loop (the TUI, a streaming reply).
@@ -300,6 +302,7 @@ class ChatSession:
             now=self.clock(),
             constant_lore=[f.entry.content for f in fired if f.reason == "constant"],
             triggered_lore=[f.entry.content for f in fired if f.reason != "constant"],
+            memo_layer=self.settings.memory_style != "summary",
         )
         budget = max(self.settings.context_size - self.settings.max_tokens, 256)
         draft = assemble(ctx, state)

@@ -1,4 +1,4 @@
-"""Background memory work: summary compression and diary compression.
+"""Background memory work: memos, summary compression and diary compression.
 
 Runs after a reply is stored and never blocks one. A failure changes nothing
 (the raw messages stay in the prompt), is reported, and the work is tried
@@ -13,11 +13,12 @@ from collections.abc import Callable
 
 from omoide.characters.model import Character
 from omoide.config import Settings
-from omoide.domain import DiaryAuthor, MemoryState
+from omoide.domain import DiaryAuthor, Memo, MemoryState
 from omoide.errors import OmoideError
 from omoide.events import MemoryEvent, MemoryWorkDone, MemoryWorkFailed, MemoryWorkStarted
 from omoide.llm.base import Backend, ChatMessage, TextDelta
 from omoide.memory.diary import diary_compression_request, diary_lines
+from omoide.memory.memo_work import MemoWork
 from omoide.memory.summary import InvalidSummary, split_for_compression, summary_request, validate_diary, validate_summary
 from omoide.store import Store
 
@@ -51,6 +52,7 @@ class MemoryWorker:
         self.failures = 0
         self._task: asyncio.Task[None] | None = None
         self._again: int | None = None
+        self.memos = MemoWork(store, chat_id, settings, self._complete, self._emit)
 
     def _emit(self, event: MemoryEvent) -> None:
         match event:
@@ -58,6 +60,8 @@ class MemoryWorker:
                 self.status = "remembering…"
             case MemoryWorkDone():
                 self.status = ""
+            case MemoryWorkFailed(kind="memo", reason=reason):
+                self.status = f"memo failed ({reason}); the book (/memos) retries it with r"
             case MemoryWorkFailed(reason=reason):
                 self.status = f"memory failed ({reason}); will retry"
         if self.on_event is not None:
@@ -104,9 +108,20 @@ class MemoryWorker:
             head_id, self._again = self._again, None
 
     async def run_once(self, head_id: int) -> None:
-        """Compress the summary and then the diary if either is due at `head_id`."""
-        await self._compress_summary(head_id)
+        """Make the memos due at `head_id` (memory_style 'memos' or 'both'), then
+        compress the summary (styles 'summary', 'both') and the diary if due."""
+        style = self.settings.memory_style
+        if style != "summary":
+            if await self.memos.make_due(head_id, name=self.character.display_name, user=self.user_name):
+                self.failures += 1
+        if style != "memos":
+            await self._compress_summary(head_id)
         await self._compress_diary(head_id)
+
+    async def retry_memo(self, memo_id: int, at_id: int | None) -> Memo:
+        """Try a gap in the memo book again (from the book or the CLI)."""
+        memo = await self.store.memos.get(memo_id)
+        return await self.memos.retry(memo, name=self.character.display_name, user=self.user_name, at_id=at_id)
 
     async def _anchor(self, start_head: int) -> int:
         """Where a result computed at `start_head` is recorded: the chat's head if

@@ -2,7 +2,8 @@
 
 `Store` owns the connection and hands out one repository per concern, all over
 the same `Database`: `chats`, `messages` (the tree and its paths), `memory`
-(summaries and diary entries anchored to the tree) and `branches`. Features
+(summaries and diary entries anchored to the tree), `branches` and `memos`
+(the memo book). Features
 that add tables add a repository here.
 """
 
@@ -16,6 +17,7 @@ from omoide.store.chats import ChatRepository
 from omoide.store.connection import open_connection
 from omoide.store.db import Database
 from omoide.store.memory import MemoryRepository
+from omoide.store.memos import MemoHit, MemoRepository
 from omoide.store.messages import ImportNode, MessageRepository, SearchHit
 
 
@@ -26,6 +28,7 @@ class Store:
         self.messages = MessageRepository(db)
         self.memory = MemoryRepository(db, self.messages)
         self.branches = BranchRepository(db)
+        self.memos = MemoRepository(db)
 
     @classmethod
     async def open(cls, path: Path | None = None, *, synchronous: str = "NORMAL") -> Store:
@@ -47,4 +50,4 @@ class Store:
         await self.close()
 
 
-__all__ = ["ImportNode", "SearchHit", "Store"]
+__all__ = ["ImportNode", "MemoHit", "SearchHit", "Store"]

@@ -91,9 +91,10 @@ class MemoryRepository:
         _, diary_id = await self.pointers(head_id)
         return await self.diary_chain(diary_id, limit=limit)
 
-    async def state(self, head_id: int, *, diary_limit: int = MEMORY_DIARY_CAP) -> MemoryState:
+    async def state(self, head_id: int, *, diary_limit: int = MEMORY_DIARY_CAP, window_from: int | None = None) -> MemoryState:
         """The summary, diary and raw window in force at `head_id`, read via the
-        pointers: cost grows with the window and the diary, never with history."""
+        pointers: cost grows with the window and the diary, never with history.
+        `window_from` (a depth) starts the window there instead of after the summary."""
         summary_id, diary_id = await self.pointers(head_id)
         summary = await self._summary(summary_id)
         fold = summary.diary_to_id if summary else None
@@ -102,5 +103,9 @@ class MemoryRepository:
         else:
             new_diary = await self.diary_chain(diary_id, stop_at=fold, limit=diary_limit)
             stable_diary = await self.diary_chain(fold, limit=diary_limit)
-        window = await self.messages.path(head_id, limit=WINDOW_CAP, stop_before=summary.covers_to_id if summary else None)
+        if window_from is not None:
+            head = await self.messages.get(head_id)
+            window = await self.messages.path(head_id, limit=min(WINDOW_CAP, max(head.depth - window_from + 1, 1)))
+        else:
+            window = await self.messages.path(head_id, limit=WINDOW_CAP, stop_before=summary.covers_to_id if summary else None)
         return MemoryState(summary=summary, stable_diary=stable_diary, new_diary=new_diary, window=window)

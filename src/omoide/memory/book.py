@@ -1,0 +1,101 @@
+"""The memo book of one chat, for clients (the TUI's book screen, `omoide memos`),
+and the memory state with memos for the prompt."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from omoide.config import Settings
+from omoide.domain import Memo, MemoAuthor, MemoryState
+from omoide.errors import CommandError, NotFound
+from omoide.memory.memos import clean_user_highlights, memos_cut, prompt_memos
+from omoide.store import Store
+from omoide.store.memos import PROMPT_WALK_CAP
+
+if TYPE_CHECKING:
+    from omoide.session import ChatSession
+
+
+async def memory_state(store: Store, settings: Settings, head_id: int) -> MemoryState:
+    """The memory in force at `head_id` for the configured memory_style: in
+    'memos' the raw window starts on a batch boundary and there is no summary
+    text; in 'memos' and 'both' the memo layer and tail are filled."""
+    style = settings.memory_style
+    if style == "summary":
+        return await store.memory.state(head_id)
+    if style == "memos":
+        head = await store.messages.get(head_id)
+        cut = memos_cut(head.depth, keep=settings.memo_recent_messages, batch=settings.memo_batch)
+        state = replace(await store.memory.state(head_id, window_from=cut), summary=None)
+    else:
+        state = await store.memory.state(head_id)
+        if state.window:
+            cut = state.window[0].depth
+        else:
+            cut = (await store.messages.get(head_id)).depth + 1
+    on_path = await store.memos.on_path(head_id, cap=PROMPT_WALK_CAP)
+    stable, fresh = prompt_memos(
+        on_path, cut, count=settings.memo_prompt_count, step=settings.memo_roll_step, batch=settings.memo_batch
+    )
+    return replace(state, memos=stable, new_memos=fresh)
+
+
+class MemoBook:
+    """Reading and writing the memo book at the session's head."""
+
+    def __init__(self, session: ChatSession) -> None:
+        self.session = session
+
+    @property
+    def store(self) -> Store:
+        return self.session.store
+
+    async def _head(self) -> int:
+        chat = await self.session.refresh()
+        if chat.head_id is None:
+            raise CommandError("The chat is empty.", "Send a message first.")
+        return chat.head_id
+
+    async def pages(self) -> list[Memo]:
+        """Every memo on the path to the head, oldest first: hidden ones and gaps too."""
+        chat = await self.session.refresh()
+        return await self.store.memos.on_path(chat.head_id)
+
+    async def _own(self, memo_id: int) -> Memo:
+        memo = await self.store.memos.get(memo_id)
+        if memo.chat_id != self.session.chat.id:
+            raise NotFound(f"Memo #{memo_id} belongs to another chat.", "Pick a memo from this chat's book.")
+        return memo
+
+    async def write(self, text: str) -> Memo:
+        """A memo you write at the head: the character knows it from the next turn."""
+        highlights = clean_user_highlights(text)
+        if not highlights:
+            raise CommandError("The memo is empty.", "Write one highlight per line.")
+        memo = await self.store.memos.add(self.session.chat.id, await self._head(), author=MemoAuthor.USER, highlights=highlights)
+        assert memo is not None
+        return memo
+
+    async def edit(self, memo_id: int, text: str) -> Memo:
+        """Replace a memo's highlights; the old version is kept."""
+        await self._own(memo_id)
+        highlights = clean_user_highlights(text)
+        if not highlights:
+            raise CommandError("A memo needs at least one highlight.", "To take it out of the prompt, hide it (d) instead.")
+        return await self.store.memos.revise(memo_id, author=MemoAuthor.USER, at_id=await self._head(), highlights=highlights)
+
+    async def set_hidden(self, memo_id: int, hidden: bool) -> Memo:
+        await self._own(memo_id)
+        return await self.store.memos.revise(memo_id, author=MemoAuthor.USER, at_id=await self._head(), hidden=hidden)
+
+    async def retry(self, memo_id: int) -> Memo:
+        """Make a gap's memo again with the summarizer backend."""
+        memo = await self._own(memo_id)
+        if not memo.gap:
+            raise CommandError(f"Memo #{memo_id} is not a gap.", "Only a memo that failed to be made can be retried; edit it with e.")
+        return await self.session.memory_worker.retry_memo(memo_id, await self._head())
+
+    async def retry_gaps(self) -> list[Memo]:
+        """Retry every gap on the path; returns the memos as they now stand."""
+        return [await self.retry(memo.id) for memo in await self.pages() if memo.gap]

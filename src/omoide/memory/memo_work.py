@@ -1,0 +1,79 @@
+"""Making memos, in the background (called by the MemoryWorker after a reply is
+stored) or on request (retrying a gap from the book or the CLI).
+
+A memo is anchored to the last message of its batch, wherever the user has
+moved on to since: it is in force on every path through that message, and on
+no other. A failure is stored as a gap (a memo whose version says why), so the
+book shows it and the worker does not try the same batch at every turn; a retry
+adds a version to the same memo.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from omoide.config import Settings
+from omoide.domain import Memo, MemoAuthor
+from omoide.errors import OmoideError
+from omoide.events import MemoryEvent, MemoryWorkDone, MemoryWorkFailed, MemoryWorkStarted
+from omoide.llm.base import ChatMessage
+from omoide.memory.memos import due_batches, memo_request, parse_highlights
+from omoide.memory.summary import InvalidSummary
+from omoide.store import Store
+
+Complete = Callable[[list[ChatMessage]], Awaitable[str]]
+
+
+class MemoWork:
+    def __init__(self, store: Store, chat_id: int, settings: Settings, complete: Complete, emit: Callable[[MemoryEvent], None]) -> None:
+        self.store = store
+        self.chat_id = chat_id
+        self.settings = settings
+        self.complete = complete
+        self.emit = emit
+
+    @property
+    def reach(self) -> int:
+        """How far above the head the worker looks for batches without a memo:
+        the stretch whose memos can reach the prompt, and a little more."""
+        s = self.settings
+        return s.memo_batch * (s.memo_prompt_count + s.memo_roll_step + 2) + s.memo_recent_messages
+
+    async def make_due(self, head_id: int, *, name: str, user: str) -> int:
+        """Make a memo for each full batch near `head_id` that has none; returns
+        how many failed (each one is now a gap in the book)."""
+        path = await self.store.messages.path(head_id, limit=self.reach)
+        covered = {m.anchor_id for m in await self.store.memos.on_path(head_id, cap=self.reach) if m.first_id is not None}
+        failed = 0
+        for first, last in due_batches(path, self.settings.memo_batch, covered):
+            self.emit(MemoryWorkStarted("memo"))
+            batch = path[path.index(first) : path.index(last) + 1]
+            try:
+                highlights = parse_highlights(await self.complete(memo_request(name, user, batch)))
+            except (OmoideError, InvalidSummary) as exc:
+                reason = exc.message if isinstance(exc, OmoideError) else str(exc)
+                await self.store.memos.add(self.chat_id, last.id, author=MemoAuthor.MODEL, first_id=first.id, reason=reason)
+                failed += 1
+                self.emit(MemoryWorkFailed("memo", f"no memo for messages #{first.id}–#{last.id}: {reason}"))
+                continue
+            memo = await self.store.memos.add(self.chat_id, last.id, author=MemoAuthor.MODEL, first_id=first.id, highlights=highlights)
+            self.emit(MemoryWorkDone("memo", memo=memo))
+        return failed
+
+    async def retry(self, memo: Memo, *, name: str, user: str, at_id: int | None) -> Memo:
+        """Make a gap's memo again: a new version, with highlights or with the new reason."""
+        if memo.first_id is None:
+            return memo
+        first = await self.store.messages.get(memo.first_id)
+        batch = await self.store.messages.path_slice(memo.anchor_id, first.depth, memo.anchor_depth - first.depth + 1)
+        self.emit(MemoryWorkStarted("memo"))
+        try:
+            highlights = parse_highlights(await self.complete(memo_request(name, user, batch)))
+        except (OmoideError, InvalidSummary) as exc:
+            reason = exc.message if isinstance(exc, OmoideError) else str(exc)
+            revised = await self.store.memos.revise(memo.id, author=MemoAuthor.MODEL, at_id=at_id, reason=reason)
+            self.emit(MemoryWorkFailed("memo", f"no memo for messages {memo.span}: {reason}"))
+            return revised
+        revised = await self.store.memos.revise(memo.id, author=MemoAuthor.MODEL, at_id=at_id, highlights=highlights)
+        self.emit(MemoryWorkDone("memo", memo=revised))
+        return revised
