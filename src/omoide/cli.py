@@ -99,6 +99,11 @@ def _mount_characters() -> None:
 _mount_characters()
 
 
+from omoide.book_cli import memos as _memos  # noqa: E402 - after the app it joins
+
+app.command("memos")(_memos)
+
+
 @app.command()
 def chat(
     character: Annotated[str | None, typer.Argument(help="Character id or name (default: the most recent chat's).")] = None,
@@ -309,9 +314,10 @@ def search(
         try:
             char = workspace.character(character)
             hits = await workspace.store.messages.search(text, character=char.id, limit=limit)
+            memo_hits = await workspace.store.memos.search(text, character=char.id, limit=limit)
         finally:
             await workspace.aclose()
-        if not hits:
+        if not hits and not memo_hits:
             out.print(safe(f"Nothing found for '{text}' in chats with {char.display_name}."))
             return
         table = Table("chat", "message", "when", "who", "match", title=safe(f"'{text}' with {char.display_name}"))
@@ -319,6 +325,9 @@ def search(
             who = char.display_name if hit.message.role == "assistant" else "you"
             snippet = _highlight(hit.snippet)
             table.add_row(str(hit.message.chat_id), f"#{hit.message.id}", f"{hit.message.created_at.astimezone():%Y-%m-%d %H:%M}", safe(who), snippet)
+        for memo_hit in memo_hits:
+            memo = memo_hit.memo
+            table.add_row(str(memo.chat_id), f"memo {memo.span}", f"{memo.updated_at.astimezone():%Y-%m-%d %H:%M}", "memo book", _highlight(memo_hit.snippet))
         out.print(table)
 
     run(go)
@@ -333,6 +342,7 @@ def export(
 ) -> None:
     """Export a chat: the current path as SillyTavern JSONL or Markdown, or the whole tree."""
     from omoide.exchange import sillytavern as st
+    from omoide.exchange.memobook import book_markdown, memo_json
     from omoide.runtime import Workspace
 
     if format not in ("jsonl", "md", "tree"):
@@ -349,10 +359,14 @@ def export(
             if format == "tree":
                 messages = await workspace.store.messages.tree(chat.id)
                 branches = [{"name": b.name, "message_id": b.message_id, "auto": b.auto} for b in await workspace.store.branches.list(chat.id)]
-                return st.write_tree(messages, head_id=chat.head_id, character=char.id, title=chat.title, extra={"branches": branches})
+                memos = [memo_json(v) for v in await workspace.store.memos.history(chat.id)]  # every version, oldest first
+                return st.write_tree(messages, head_id=chat.head_id, character=char.id, title=chat.title,
+                                     extra={"branches": branches, "memos": memos})
             path = await workspace.store.messages.path(chat.head_id)
             if format == "md":
-                return st.write_markdown(path, user_name=user, character_name=char.display_name, title=chat.title)
+                text = st.write_markdown(path, user_name=user, character_name=char.display_name, title=chat.title)
+                pages = await workspace.store.memos.on_path(chat.head_id)
+                return text + ("\n" + book_markdown(pages, title="Memo book", empty="") if pages else "")
             swipes = {m.id: await workspace.store.messages.siblings(m) for m in path if m.role == "assistant"}
             return st.write_chat(path, swipes, user_name=user, character_name=char.display_name, created=chat.created_at)
         finally:

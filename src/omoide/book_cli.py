@@ -1,0 +1,59 @@
+"""`omoide memos CHARACTER`: the memo book at a chat's head, as Markdown or JSON;
+`--add TEXT` writes a memo, `--retry` fills the gaps. Mounted by cli.py."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.text import Text
+
+from omoide.errors import OmoideError
+
+err = Console(stderr=True)
+
+
+def memos(
+    character: Annotated[str, typer.Argument(help="Character id or name.")],
+    chat_id: Annotated[int | None, typer.Option("--chat", help="Which chat (default: the most recent).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the memos as JSON, for scripts.")] = False,
+    add: Annotated[str | None, typer.Option("--add", help="Write a memo at the chat's head (one highlight per line).")] = None,
+    retry: Annotated[bool, typer.Option("--retry", help="Try the gaps again with the summarizer backend.")] = False,
+) -> None:
+    """Print the memo book: a memo of highlights for every batch of messages on the chat's path."""
+    from omoide.cli import run
+    from omoide.exchange.memobook import book_markdown, gap_line, inert, memo_json
+    from omoide.runtime import Runtime
+
+    async def go() -> str:
+        runtime = await Runtime.start()
+        try:
+            char = runtime.character(character)
+            if chat_id is None and not add and await runtime.store.chats.latest(char.id) is None:
+                raise OmoideError(f"No chat with {char.display_name} yet.", f"Start one with `omoide chat {char.id}`.")
+            session = await runtime.session(char, chat_id=chat_id)
+            if add is not None:
+                memo = await session.book.write(add)
+                err.print(Text(f"Wrote a memo at message #{memo.anchor_id}; {char.display_name} knows it from the next turn."))
+            if retry:
+                for memo in await session.book.retry_gaps():
+                    line = f"Still {gap_line(memo)}" if memo.gap else f"Filled the memo for messages {memo.span}."
+                    err.print(Text(inert(line)))
+            pages = await session.book.pages()
+            if as_json:
+                return json.dumps({"chat_id": session.chat.id, "memos": [memo_json(m) for m in pages]}, ensure_ascii=False, indent=1) + "\n"
+            style = runtime.settings.memory_style
+            empty = (
+                "No memos yet: a memo is made for every batch of "
+                f"{runtime.settings.memo_batch} messages." if style != "summary" else
+                "No memos: memory_style is 'summary'. Set memory_style = \"memos\" or \"both\" to have them made."
+            )
+            title = f"Memo book: {char.display_name}, '{session.chat.title}' (chat #{session.chat.id})"
+            return book_markdown(pages, title=title, empty=empty)
+        finally:
+            await runtime.aclose()
+
+    sys.stdout.write(run(go))
