@@ -1,8 +1,9 @@
-"""Make a big chat to measure with: `python benchmarks/make_chat.py N [--home DIR]`.
+"""Make a big chat to measure with: `python benchmarks/make_chat.py N [--home DIR] [--memos]`.
 
 Writes N messages (alternating user and character, a few days apart in
 total), with a summary checkpoint every 20 messages, a diary entry every 50 and a
 diary compression every 1,000, exactly as omoide would have stored them, into $OMOIDE_HOME (or --home).
+With --memos, also a memo of two highlights for every batch of 8 messages.
 Prints the chat id.
 """
 
@@ -30,7 +31,26 @@ def sentence(rng: random.Random, n: int) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(n)).capitalize() + "."
 
 
-async def make_chat(n: int, character: str = "suzune", seed: int = 7) -> int:
+MEMO_BATCH = 8
+
+
+def add_memo(conn: sqlite3.Connection, chat_id: int, first: int, last: int, highlights: list[str], stamp: str) -> None:
+    memo = conn.execute(
+        "INSERT INTO memos (chat_id, anchor_id, first_id, author, created_at) VALUES (?, ?, ?, 'model', ?)",
+        (chat_id, last, first, stamp),
+    ).lastrowid
+    version = conn.execute(
+        "INSERT INTO memo_versions (memo_id, author, status, message_id, created_at) VALUES (?, 'model', 'ok', ?, ?)",
+        (memo, last, stamp),
+    ).lastrowid
+    conn.executemany(
+        "INSERT INTO memo_highlights (version_id, position, text) VALUES (?, ?, ?)",
+        [(version, i, text) for i, text in enumerate(highlights)],
+    )
+    conn.execute("UPDATE memos SET version_id = ? WHERE id = ?", (version, memo))
+
+
+async def make_chat(n: int, character: str = "suzune", seed: int = 7, *, memos: bool = False) -> int:
     """Create the chat through the store (so the schema is current), then bulk-insert."""
     store = await Store.open()
     chat = await store.chats.create(character, title=f"benchmark {n}", greeting="*looks up* Oh. It's you.")
@@ -77,6 +97,8 @@ async def make_chat(n: int, character: str = "suzune", seed: int = 7) -> int:
                 (chat.id, parent, ids[i - 15], pending_diary or diary_id, " ".join(sentence(rng, 25) for _ in range(6)), stamp),
             )
             pending_summary = cur.lastrowid
+        if memos and (i + 1) % MEMO_BATCH == 0:
+            add_memo(conn, chat.id, ids[i + 1 - MEMO_BATCH], parent, [sentence(rng, 12), sentence(rng, 10)], stamp)
     conn.execute("UPDATE chats SET head_id = ?, updated_at = ? WHERE id = ?", (parent, datetime.now(UTC).isoformat(), chat.id))
     conn.execute("COMMIT")
     conn.close()
@@ -88,11 +110,12 @@ def main() -> None:
     parser.add_argument("n", type=int, help="number of messages")
     parser.add_argument("--home", type=Path, help="OMOIDE_HOME to write into")
     parser.add_argument("--character", default="suzune")
+    parser.add_argument("--memos", action="store_true", help="a memo for every batch of 8 messages")
     args = parser.parse_args()
     if args.home:
         os.environ["OMOIDE_HOME"] = str(args.home)
     t0 = time.perf_counter()
-    chat_id = asyncio.run(make_chat(args.n, args.character))
+    chat_id = asyncio.run(make_chat(args.n, args.character, memos=args.memos))
     print(f"chat {chat_id}: {args.n} messages in {locations.database_file()} ({time.perf_counter() - t0:.1f} s)")
 
 

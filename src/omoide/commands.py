@@ -29,6 +29,7 @@ _SPECS = [
     CommandSpec("diary", "/diary", "Show or hide the character's diary."),
     CommandSpec("summary", "/summary", "Show the summary of the story so far."),
     CommandSpec("remember", "/remember TEXT", "Write a line in the character's diary for them."),
+    CommandSpec("memos", "/memos", "Open the memo book: jump to, edit, hide or write memos."),
     CommandSpec("prompt", "/prompt", "Inspect the last prompt, layer by layer."),
     CommandSpec("regen", "/regen", "Another reply to your last message (kept as a swipe)."),
     CommandSpec("edit", "/edit TEXT", "Replace your last message with TEXT (the old one stays reachable)."),

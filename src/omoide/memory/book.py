@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from omoide.config import Settings
 from omoide.domain import Memo, MemoAuthor, MemoryState
 from omoide.errors import CommandError, NotFound
-from omoide.memory.memos import clean_user_highlights, memos_cut, prompt_memos
+from omoide.memory.memos import clean_user_highlights, memos_cut, near_stretch, prompt_memos
 from omoide.store import Store
 from omoide.store.memos import PROMPT_WALK_CAP
 
@@ -34,10 +34,17 @@ async def memory_state(store: Store, settings: Settings, head_id: int) -> Memory
             cut = state.window[0].depth
         else:
             cut = (await store.messages.get(head_id)).depth + 1
-    on_path = await store.memos.on_path(head_id, cap=PROMPT_WALK_CAP)
-    stable, fresh = prompt_memos(
-        on_path, cut, count=settings.memo_prompt_count, step=settings.memo_roll_step, batch=settings.memo_batch
-    )
+    # Most turns find their memos in the stretch the worker keeps filled; a longer
+    # walk only when that stretch holds too few (gaps, hidden memos, an old chat).
+    near = near_stretch(batch=settings.memo_batch, count=settings.memo_prompt_count,
+                        step=settings.memo_roll_step, recent=settings.memo_recent_messages)
+    for cap in (near, PROMPT_WALK_CAP):
+        on_path = await store.memos.on_path(head_id, cap=cap)
+        stable, fresh = prompt_memos(
+            on_path, cut, count=settings.memo_prompt_count, step=settings.memo_roll_step, batch=settings.memo_batch
+        )
+        if len(stable) + settings.memo_roll_step > settings.memo_prompt_count or cap >= PROMPT_WALK_CAP:
+            break
     return replace(state, memos=stable, new_memos=fresh)
 
 

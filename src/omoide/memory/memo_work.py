@@ -17,7 +17,7 @@ from omoide.domain import Memo, MemoAuthor
 from omoide.errors import OmoideError
 from omoide.events import MemoryEvent, MemoryWorkDone, MemoryWorkFailed, MemoryWorkStarted
 from omoide.llm.base import ChatMessage
-from omoide.memory.memos import due_batches, memo_request, parse_highlights
+from omoide.memory.memos import due_batches, memo_request, near_stretch, parse_highlights
 from omoide.memory.summary import InvalidSummary
 from omoide.store import Store
 
@@ -37,7 +37,7 @@ class MemoWork:
         """How far above the head the worker looks for batches without a memo:
         the stretch whose memos can reach the prompt, and a little more."""
         s = self.settings
-        return s.memo_batch * (s.memo_prompt_count + s.memo_roll_step + 2) + s.memo_recent_messages
+        return near_stretch(batch=s.memo_batch, count=s.memo_prompt_count, step=s.memo_roll_step, recent=s.memo_recent_messages)
 
     async def make_due(self, head_id: int, *, name: str, user: str) -> int:
         """Make a memo for each full batch near `head_id` that has none; returns

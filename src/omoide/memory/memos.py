@@ -104,6 +104,12 @@ def due_batches(path: Sequence[Message], batch: int, covered: set[int]) -> list[
     return due
 
 
+def near_stretch(*, batch: int, count: int, step: int, recent: int) -> int:
+    """Messages above the head whose batches can reach the prompt (and a little
+    more): the worker keeps their memos made, the prompt looks there first."""
+    return batch * (count + step + 2) + recent
+
+
 def memos_cut(head_depth: int, *, keep: int, batch: int) -> int:
     """The 'memos' style's raw window starts at this depth: at least `keep`
     messages, starting on a batch boundary, so it moves once per batch."""

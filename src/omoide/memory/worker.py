@@ -61,7 +61,7 @@ class MemoryWorker:
             case MemoryWorkDone():
                 self.status = ""
             case MemoryWorkFailed(kind="memo", reason=reason):
-                self.status = f"memo failed ({reason}); the book (/memos) retries it with r"
+                self.status = f"memo gap: {reason} — r in /memos retries"
             case MemoryWorkFailed(reason=reason):
                 self.status = f"memory failed ({reason}); will retry"
         if self.on_event is not None:

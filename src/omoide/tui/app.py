@@ -43,6 +43,7 @@ from omoide.safe_text import inert
 from omoide.session import ChatSession
 from omoide.tui.commands import HANDLERS, open_branch_picker
 from omoide.tui.host import CommandTable
+from omoide.tui.memos import memo_status, memos_command, open_book
 from omoide.tui.messages import MemoryUpdate, TurnUpdate
 from omoide.tui.widgets.composer import Composer
 from omoide.tui.widgets.diary import DiaryPane
@@ -62,6 +63,7 @@ class OmoideApp(App[None]):
         Binding("ctrl+p", "inspect_prompt", "Prompt", id="chat.prompt", priority=True),
         Binding("ctrl+l", "chat_list", "Chats", id="chat.list", priority=True),
         Binding("ctrl+b", "branch_list", "Branches", id="chat.branches", priority=True),
+        Binding("ctrl+o", "memo_book", "Memo book", id="chat.memos", priority=True),
         Binding("ctrl+left", "swipe(-1)", "Previous swipe", id="chat.swipe_prev", priority=True),
         Binding("ctrl+right", "swipe(1)", "Next swipe", id="chat.swipe_next", priority=True),
         Binding("pageup", "scroll_page(-1)", "Page up", id="chat.page_up", show=False),
@@ -82,6 +84,7 @@ class OmoideApp(App[None]):
         self.keymap: dict[str, str] = {}
         self.commands = CommandTable()
         self.commands.register_all(HANDLERS)
+        self.commands.register("memos", memos_command)
         session.on_memory_event = self.handle_memory_event
         keymap: Mapping[str, str] | None = getattr(session.settings, "keymap", None)
         if keymap:
@@ -330,6 +333,9 @@ class OmoideApp(App[None]):
 
     async def on_memory_update(self, message: MemoryUpdate) -> None:
         status = self.query_one(StatusBar)
+        if (label := memo_status(message.event)) is not None:
+            status.memory = label
+            return
         match message.event:
             case MemoryWorkStarted(kind=kind):
                 status.memory = f"◐ remembering ({kind})…"
@@ -388,6 +394,9 @@ class OmoideApp(App[None]):
         # The old chat's memory work was cancelled mid-way (it is retried later): no event says so.
         self.query_one(StatusBar).memory = memory_label(self.session.memory_status)
         await self.show_chat()
+
+    async def action_memo_book(self) -> None:
+        await open_book(self)
 
     async def action_branch_list(self) -> None:
         await open_branch_picker(self)

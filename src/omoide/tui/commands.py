@@ -8,6 +8,7 @@ from omoide.commands import ParsedCommand, help_lines
 from omoide.domain import Message
 from omoide.errors import OmoideError
 from omoide.tui.host import Handler, Host, report
+from omoide.tui.memos import memo_rows
 
 
 async def _help(app: Host, command: ParsedCommand) -> None:
@@ -163,13 +164,14 @@ async def _search(app: Host, command: ParsedCommand) -> None:
         app.notify("Usage: /search TEXT", severity="warning")
         return
     hits = await app.session.navigator.search(command.raw_args, limit=100)
-    if not hits:
-        app.notify(f"Nothing found for '{command.raw_args}' in this chat.", timeout=4)
-        return
     rows = []
     for hit in hits:
         who = app.session.character.display_name if hit.message.role == "assistant" else app.session.user_name
         rows.append((hit.message.id, f"{hit.message.created_at.astimezone():%Y-%m-%d %H:%M}", who, Text(hit.snippet).plain))
+    rows.extend(await memo_rows(app, command.raw_args))
+    if not rows:
+        app.notify(f"Nothing found for '{command.raw_args}' in this chat.", timeout=4)
+        return
 
     async def chosen(message_id: int | None) -> None:
         if message_id is None:

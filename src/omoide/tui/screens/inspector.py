@@ -15,6 +15,7 @@ from omoide.tui.widgets.text import plain
 DESCRIPTIONS = {
     "card": "rules, persona, character card, constant lore (stable)",
     "memory": "diary and summary as of the last checkpoint (stable between compressions)",
+    "memos": "the memo book's newest pages before the window (changes when a memo is added or rolls off)",
     "window": "recent messages, verbatim and timestamped (only grows between compressions)",
     "tail": "date and time, new diary lines, triggered lore (volatile)",
 }

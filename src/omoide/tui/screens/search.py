@@ -37,10 +37,11 @@ class SearchScreen(ModalScreen[int | None]):
         table = self.query_one(DataTable)
         table.add_columns("#", "when", "who", "match")
         for message_id, when, who, snippet in self.rows:
-            table.add_row(*plain(f"#{message_id}", when, who, snippet), key=str(message_id))
+            table.add_row(*plain(f"#{message_id}", when, who, snippet))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        self.dismiss(int(str(event.row_key.value)))
+        # By position: a memo and a message can lead to the same message.
+        self.dismiss(self.rows[event.cursor_row][0])
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -36,6 +36,8 @@ def memory_label(status: str) -> str:
     """The status bar's memory indicator for `ChatSession.memory_status`."""
     if not status:
         return MEMORY_IDLE
+    if status.startswith("memo gap"):  # retried from the book, not at the next turn
+        return status
     if "fail" in status:
         start, end = status.find("("), status.rfind(")")
         reason = status[start + 1 : end] if 0 <= start < end else status
