@@ -3,15 +3,17 @@ costs the client.
 
     python benchmarks/prompt_cache.py [--turns 300] [--history 100000]
 
-1. A scripted 300-turn session at the default memory settings (15 recent, 20
-   threshold, 50 diary lines). Every prompt is rendered with the embedded
+1. A scripted 300-turn session for each memory_style: the default 'summary'
+   (15 recent, 20 threshold, 50 diary lines), 'memos' (16 raw messages and 15
+   memos of 8 messages, rolling off 5 at a time or one at a time) and 'both'. Every prompt is rendered with the embedded
    model's chat template and tokenized with its tokenizer (what llama.cpp
    reuses), and compared with the previous turn's: the share of tokens that is
    a common prefix. The same is measured, in the same run and on the same
    states, for a naive layout: summary and current time at the top, a sliding
    window of the last 15 messages.
 2. Client-side time per turn (prompt assembly and storage, the model being
-   instant) in a fresh chat and in one with `--history` messages stored.
+   instant) in a fresh chat and in one with `--history` messages stored, in
+   'summary' and in 'memos' (a memo for every 8 stored messages).
 """
 
 from __future__ import annotations
@@ -56,7 +58,10 @@ def scripted_reply(rng: random.Random):  # type: ignore[no-untyped-def]
 
 
 def scripted_summary(rng: random.Random):  # type: ignore[no-untyped-def]
+    """The summarizer: a summary, or highlights when it is asked for a memo."""
     def summary(messages: list[ChatMessage]) -> list[str]:
+        if "Journey Highlights" in str(messages[0].get("content", "")):
+            return ["\n".join(f"【Highlight {i}】: {sentence(rng, rng.randint(10, 18))}" for i in (1, 2, 3)[: rng.randint(2, 3)])]
         body = " ".join(sentence(rng, 20) for _ in range(5))
         return [f"They talked for a while and she seemed glad of it. {body}"]
 
@@ -87,9 +92,9 @@ def common_prefix(a: list[int], b: list[int]) -> int:
     return n
 
 
-async def cache_reuse(turns: int, tokenizer: LocalBackend, **memory_settings: int) -> tuple[float, float, int]:
+async def cache_reuse(turns: int, tokenizer: LocalBackend, **memory_settings: object) -> tuple[float, float, int]:
     rng = random.Random(11)
-    settings = Settings(user_name="Kai", **memory_settings)
+    settings = Settings(user_name="Kai", **memory_settings)  # type: ignore[arg-type]
     store = await Store.open()
     character = find_character("suzune")
     done: list[object] = []
@@ -125,13 +130,14 @@ async def cache_reuse(turns: int, tokenizer: LocalBackend, **memory_settings: in
     return statistics.mean(ours), statistics.mean(naive), len(done)
 
 
-async def per_turn_overhead(history: int, turns: int = 30) -> float:
-    chat_id = await make_chat(history) if history else None
+async def per_turn_overhead(history: int, style: str = "summary", turns: int = 30) -> float:
+    """In 'memos' the chat has a memo for every batch of 8 (make_chat --memos)."""
+    chat_id = await make_chat(history, memos=style == "memos") if history else None
     store = await Store.open()
     rng = random.Random(3)
     character = find_character("suzune")
     session = await ChatSession.open(
-        store, character, Settings(user_name="Kai"), ScriptedBackend(default=lambda m: ["Mm."]),
+        store, character, Settings(user_name="Kai", memory_style=style), ScriptedBackend(default=lambda m: ["Mm."]),  # type: ignore[arg-type]
         chat_id=chat_id, summarizer=ScriptedBackend(default=scripted_summary(rng)),
     )
     times = []
@@ -159,25 +165,29 @@ def main() -> None:
 def print_reuse(turns: int, tokenizer: LocalBackend) -> None:
     print(f"prompt-cache reuse over {turns} turns: the share of each prompt that is a prefix of the previous one")
     print("(SmolLM2's chat template and tokenizer, as llama.cpp reuses them)")
-    print(f"  {'settings':<42} | {'omoide':>7} | {'naive':>7} | compressions")
+    print(f"  {'memory_style and settings':<52} | {'omoide':>7} | {'naive':>7} | memory work done")
     for label, memory in (
-        ("seed defaults (recent 15, threshold 20)", {}),
-        ("recent 15, threshold 40", {"summary_threshold": 40}),
+        ("summary: seed defaults (recent 15, threshold 20)", {}),
+        ("summary: recent 15, threshold 40", {"summary_threshold": 40}),
+        ("memos: 16 raw, 15 memos of 8, roll off by 5", {"memory_style": "memos"}),
+        ("memos: the same, rolling off one at a time", {"memory_style": "memos", "memo_roll_step": 1}),
+        ("both: summary defaults and memos", {"memory_style": "both"}),
     ):
         with tempfile.TemporaryDirectory() as home:
             os.environ["OMOIDE_HOME"] = home
             ours, naive, compressions = asyncio.run(cache_reuse(turns, tokenizer, **memory))
-        print(f"  {label:<42} | {ours:7.1%} | {naive:7.1%} | {compressions}")
+        print(f"  {label:<52} | {ours:7.1%} | {naive:7.1%} | {compressions}", flush=True)
     print("  naive = summary and current time at the top, a window sliding by one exchange every turn")
 
 
 def print_overhead(histories: list[int]) -> None:
     print("client-side time per turn (assembly + storage; the model answers instantly):")
-    for history in histories:
-        with tempfile.TemporaryDirectory() as home:
-            os.environ["OMOIDE_HOME"] = home
-            median = asyncio.run(per_turn_overhead(history))
-        print(f"  {history:>7,} messages stored: {median * 1000:6.2f} ms (median of 30 turns)")
+    for style in ("summary", "memos"):
+        for history in histories:
+            with tempfile.TemporaryDirectory() as home:
+                os.environ["OMOIDE_HOME"] = home
+                median = asyncio.run(per_turn_overhead(history, style))
+            print(f"  {style:<8} {history:>7,} messages stored: {median * 1000:6.2f} ms (median of 30 turns)", flush=True)
 
 
 if __name__ == "__main__":

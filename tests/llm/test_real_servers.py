@@ -187,3 +187,39 @@ async def test_the_session_saves_a_diary_entry_from_a_real_native_tool_call(llam
     assert [e.content for e in diary] == [saved[0].content]
     assert backend.rounds == 2 and finished
     assert finished[0].message.tool_calls and finished[0].message.tool_calls[0]["name"] == "save_memory"
+
+
+async def test_the_real_server_makes_a_memo_end_to_end(llama_server: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """memory_style 'memos', llama_cpp.server as the summarizer: once a batch of 8
+    messages is full, the background worker asks the server and the book gets a
+    memo of highlights. (The 135M model may answer with something that is not
+    highlights: that is a gap saying why, and a retry gets another go.)"""
+    from omoide.characters.model import Character
+    from omoide.domain import Role
+    from omoide.session import ChatSession
+    from omoide.store import Store
+    from tests.scripted import ScriptedBackend
+
+    settings = Settings(base_url=llama_server, model="smollm2", temperature=0.0, context_size=2048, memory_style="memos", user_name="Kai")
+    summarizer = OpenAICompatBackend(settings)
+    store = await Store.open(tmp_path / "omoide.db")
+    session = await ChatSession.open(store, Character(id="mika", name="Mika", first_message="Welcome to my bakery!"), settings,
+                                     ScriptedBackend(), summarizer=summarizer)
+    lines = ["I found a stray cat outside.", "Oh! Let's give it a name.", "I named the cat Mochi.", "Mochi it is. Here, take my grandmother's silver whisk.",
+             "Thank you, I will keep it forever.", "Promise you'll come to the autumn fair with me?", "I promise."]
+    head = session.chat.head_id
+    for i, line in enumerate(lines):
+        head = (await store.messages.add(session.chat.id, head, Role.USER if i % 2 == 0 else Role.ASSISTANT, line)).id
+    session.memory_worker.schedule(head)
+    await session.wait_for_memory_work()
+    pages = await session.book.pages()
+    for _ in range(2):
+        if not pages or not pages[0].gap:
+            break
+        pages = [await session.book.retry(pages[0].id)]
+    await store.close()
+    await summarizer.aclose()
+    assert len(pages) == 1
+    memo = pages[0]
+    assert not memo.gap, f"the real model never wrote highlights: {memo.reason}"
+    assert 1 <= len(memo.highlights) <= 3 and all(len(h) >= 12 for h in memo.highlights)

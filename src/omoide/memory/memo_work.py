@@ -21,7 +21,9 @@ from omoide.memory.memos import due_batches, memo_request, near_stretch, parse_h
 from omoide.memory.summary import InvalidSummary
 from omoide.store import Store
 
-Complete = Callable[[list[ChatMessage]], Awaitable[str]]
+Complete = Callable[[list[ChatMessage], int], Awaitable[str]]
+MEMO_MAX_TOKENS = 240
+"""Three one-sentence highlights need far less; a model that rambles is cut off."""
 
 
 class MemoWork:
@@ -49,7 +51,7 @@ class MemoWork:
             self.emit(MemoryWorkStarted("memo"))
             batch = path[path.index(first) : path.index(last) + 1]
             try:
-                highlights = parse_highlights(await self.complete(memo_request(name, user, batch)))
+                highlights = parse_highlights(await self.complete(memo_request(name, user, batch), MEMO_MAX_TOKENS))
             except (OmoideError, InvalidSummary) as exc:
                 reason = exc.message if isinstance(exc, OmoideError) else str(exc)
                 await self.store.memos.add(self.chat_id, last.id, author=MemoAuthor.MODEL, first_id=first.id, reason=reason)
@@ -68,7 +70,7 @@ class MemoWork:
         batch = await self.store.messages.path_slice(memo.anchor_id, first.depth, memo.anchor_depth - first.depth + 1)
         self.emit(MemoryWorkStarted("memo"))
         try:
-            highlights = parse_highlights(await self.complete(memo_request(name, user, batch)))
+            highlights = parse_highlights(await self.complete(memo_request(name, user, batch), MEMO_MAX_TOKENS))
         except (OmoideError, InvalidSummary) as exc:
             reason = exc.message if isinstance(exc, OmoideError) else str(exc)
             revised = await self.store.memos.revise(memo.id, author=MemoAuthor.MODEL, at_id=at_id, reason=reason)

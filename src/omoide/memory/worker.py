@@ -25,8 +25,8 @@ from omoide.store import Store
 log = logging.getLogger(__name__)
 
 SUMMARY_MAX_TOKENS = 700
-MAX_ANSWER_CHARS = SUMMARY_MAX_TOKENS * 8
-"""A generous count of characters for SUMMARY_MAX_TOKENS tokens (about 4 each)."""
+CHARS_PER_TOKEN_BOUND = 8
+"""A generous count of characters per token (about 4 each): past max_tokens * this, the answer is cut off."""
 
 
 class MemoryWorker:
@@ -192,20 +192,20 @@ class MemoryWorker:
         self.failures = 0
         self._emit(MemoryWorkDone("diary", entry=entry))
 
-    async def _complete(self, messages: list[ChatMessage]) -> str:
+    async def _complete(self, messages: list[ChatMessage], max_tokens: int = SUMMARY_MAX_TOKENS) -> str:
         """The model's whole answer, within a token and a time limit: a server that
         ignores max_tokens or never ends its stream is given up, not waited on."""
         parts: list[str] = []
         size = 0
-        events = self.backend.stream(messages, max_tokens=SUMMARY_MAX_TOKENS)
+        events = self.backend.stream(messages, max_tokens=max_tokens)
         try:
             async with asyncio.timeout(self.settings.memory_timeout):
                 async for event in events:
                     if isinstance(event, TextDelta):
                         parts.append(event.text)
                         size += len(event.text)
-                        if size > MAX_ANSWER_CHARS:
-                            raise InvalidSummary(f"the model wrote past {SUMMARY_MAX_TOKENS} tokens without finishing")
+                        if size > max_tokens * CHARS_PER_TOKEN_BOUND:
+                            raise InvalidSummary(f"the model wrote past {max_tokens} tokens without finishing")
         except TimeoutError:
             raise InvalidSummary(f"the model took longer than {self.settings.memory_timeout:.0f} s (memory_timeout)") from None
         finally:
