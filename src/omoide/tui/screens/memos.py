@@ -36,7 +36,8 @@ def row_cells(memo: Memo) -> list[Text]:
 
 
 def detail(memo: Memo) -> Text:
-    head = f"{when(memo)} · messages {memo.span} · {memo.byline}{' · hidden (d shows it again)' if memo.hidden else ''}\n"
+    where = f"messages {memo.span}" if memo.first_id is not None else f"message #{memo.anchor_id}"
+    head = f"{when(memo)} · {where} · {memo.byline}{' · hidden (d shows it again)' if memo.hidden else ''}\n"
     if memo.gap:
         return Text(head + gap_line(memo) + "  (r tries again)")
     return Text(head + "\n".join(f"• {h}" for h in memo.highlights))
