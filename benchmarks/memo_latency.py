@@ -2,10 +2,11 @@
 real llama_cpp.server running the shipped SmolLM2 (chat and summarizer on the
 same server, the hardest case: it answers one request at a time).
 
-    python benchmarks/memo_latency.py [--turns 24] [--pause 0 2] [--server URL]
+    python benchmarks/memo_latency.py [--turns 16] [--pause 0 3] [--server URL]
 
-Three runs of the same scripted user turns, each in a fresh chat:
-- no memo work: memory_style 'summary' with compression out of reach;
+Three runs of the same scripted user turns, each in a fresh chat, all with
+memory_style 'memos' (so the raw window is the same size):
+- no memo work: the background worker switched off;
 - memos in the background: memory_style 'memos', a memo every 8 messages;
 - memos awaited before the reply counts as done (the seed's first, synchronous design).
 `--pause` is the user's think time between turns; 0 sends the next message the
@@ -62,12 +63,13 @@ def start_server() -> tuple[subprocess.Popen[bytes], str]:
 
 
 async def run(base: str, mode: str, turns: int, pause: float) -> list[float]:
-    style = "summary" if mode == "none" else "memos"
     settings = Settings(base_url=base, model="smollm2", max_tokens=32, temperature=0.0, context_size=2048,
-                        memory_style=style, summary_threshold=10_000, user_name="Kai")
+                        memory_style="memos", user_name="Kai")
     backend = OpenAICompatBackend(settings)
     store = await Store.open()
     session = await ChatSession.open(store, MIKA, settings, backend)
+    if mode == "none":
+        session.memory_worker.schedule = lambda head_id: None  # type: ignore[method-assign]
     times: list[float] = []
     for turn in range(turns):
         text = " ".join(WORDS[(turn * 3 + i) % len(WORDS)] for i in range(10)).capitalize() + "?"
@@ -84,7 +86,7 @@ async def run(base: str, mode: str, turns: int, pause: float) -> list[float]:
     made = len([m for m in await session.book.pages() if not m.gap])
     await store.close()
     await backend.aclose()
-    print(f"    ({made} memos made)" if style == "memos" else "    (no memory work)", flush=True)
+    print(f"    ({made} memos made)", flush=True)
     return times
 
 
@@ -94,8 +96,8 @@ def p95(values: list[float]) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description="Reply latency with and without memo work.")
-    parser.add_argument("--turns", type=int, default=24)
-    parser.add_argument("--pause", type=float, nargs="+", default=[0.0, 2.0], help="think time between turns, seconds")
+    parser.add_argument("--turns", type=int, default=16)
+    parser.add_argument("--pause", type=float, nargs="+", default=[0.0, 3.0], help="think time between turns, seconds")
     parser.add_argument("--server", help="an OpenAI-compatible server serving 'smollm2' (default: start llama_cpp.server)")
     args = parser.parse_args()
     proc, base = (None, args.server) if args.server else start_server()

@@ -26,34 +26,39 @@ def memos(
     """Print the memo book: a memo of highlights for every batch of messages on the chat's path."""
     from omoide.cli import run
     from omoide.exchange.memobook import book_markdown, gap_line, inert, memo_json
-    from omoide.runtime import Runtime
+    from omoide.memory.book import MemoBook
+    from omoide.runtime import Runtime, Workspace
 
     async def go() -> str:
-        runtime = await Runtime.start()
+        # Only --retry talks to a model; printing and --add open the store alone.
+        workspace = await (Runtime.start() if retry else Workspace.open())
         try:
-            char = runtime.character(character)
-            if chat_id is None and not add and await runtime.store.chats.latest(char.id) is None:
-                raise OmoideError(f"No chat with {char.display_name} yet.", f"Start one with `omoide chat {char.id}`.")
-            session = await runtime.session(char, chat_id=chat_id)
+            char = workspace.character(character)
+            chat = await workspace.store.chats.get(chat_id) if chat_id else await workspace.store.chats.latest(char.id)
+            if chat is None or chat.character != char.id:
+                raise OmoideError(f"No chat with {char.display_name} yet." if chat is None else f"Chat #{chat.id} is with {chat.character}.",
+                                  f"Start one with `omoide chat {char.id}`; `omoide chats` lists them.")
+            if isinstance(workspace, Runtime):
+                book = (await workspace.session(char, chat_id=chat.id)).book
+            else:
+                book = MemoBook(workspace.store, chat.id)
             if add is not None:
-                memo = await session.book.write(add)
+                memo = await book.write(add)
                 err.print(Text(f"Wrote a memo at message #{memo.anchor_id}; {char.display_name} knows it from the next turn."))
             if retry:
-                for memo in await session.book.retry_gaps():
+                for memo in await book.retry_gaps():
                     line = f"Still {gap_line(memo)}" if memo.gap else f"Filled the memo for messages {memo.span}."
                     err.print(Text(inert(line)))
-            pages = await session.book.pages()
+            pages = await book.pages()
             if as_json:
-                return json.dumps({"chat_id": session.chat.id, "memos": [memo_json(m) for m in pages]}, ensure_ascii=False, indent=1) + "\n"
-            style = runtime.settings.memory_style
+                return json.dumps({"chat_id": chat.id, "memos": [memo_json(m) for m in pages]}, ensure_ascii=False, indent=1) + "\n"
+            settings = workspace.settings
             empty = (
-                "No memos yet: a memo is made for every batch of "
-                f"{runtime.settings.memo_batch} messages." if style != "summary" else
+                f"No memos yet: a memo is made for every batch of {settings.memo_batch} messages." if settings.memory_style != "summary" else
                 "No memos: memory_style is 'summary'. Set memory_style = \"memos\" or \"both\" to have them made."
             )
-            title = f"Memo book: {char.display_name}, '{session.chat.title}' (chat #{session.chat.id})"
-            return book_markdown(pages, title=title, empty=empty)
+            return book_markdown(pages, title=f"Memo book: {char.display_name}, '{chat.title}' (chat #{chat.id})", empty=empty)
         finally:
-            await runtime.aclose()
+            await workspace.aclose()
 
     sys.stdout.write(run(go))

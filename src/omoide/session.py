@@ -76,7 +76,7 @@ class ChatSession:
         self._reported_lore: set[str] = set()
         self._own_head = chat.head_id
         self._finishing: set[asyncio.Future[Message | None]] = set()
-        self.book = MemoBook(self)
+        self.book = MemoBook(store, chat.id, self.memory_worker.retry_memo)
 
     # -- opening ----------------------------------------------------------------
 

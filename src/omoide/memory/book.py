@@ -3,18 +3,15 @@ and the memory state with memos for the prompt."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from omoide.config import Settings
 from omoide.domain import Memo, MemoAuthor, MemoryState
 from omoide.errors import CommandError, NotFound
 from omoide.memory.memos import clean_user_highlights, memos_cut, near_stretch, prompt_memos
-from omoide.store import Store
+from omoide.store import MemoHit, Store
 from omoide.store.memos import PROMPT_WALK_CAP
-
-if TYPE_CHECKING:
-    from omoide.session import ChatSession
 
 
 async def memory_state(store: Store, settings: Settings, head_id: int) -> MemoryState:
@@ -48,30 +45,37 @@ async def memory_state(store: Store, settings: Settings, head_id: int) -> Memory
     return replace(state, memos=stable, new_memos=fresh)
 
 
+Retry = Callable[[int, int | None], Awaitable[Memo]]
+"""Make a gap's memo again: (memo id, the head) -> the memo as it now stands."""
+
+
 class MemoBook:
-    """Reading and writing the memo book at the session's head."""
+    """Reading and writing the memo book at a chat's head. Only retrying needs a
+    model (`retry`, the session's memory worker); the rest is the store alone."""
 
-    def __init__(self, session: ChatSession) -> None:
-        self.session = session
-
-    @property
-    def store(self) -> Store:
-        return self.session.store
+    def __init__(self, store: Store, chat_id: int, retry: Retry | None = None) -> None:
+        self.store = store
+        self.chat_id = chat_id
+        self._retry = retry
 
     async def _head(self) -> int:
-        chat = await self.session.refresh()
+        chat = await self.store.chats.get(self.chat_id)
         if chat.head_id is None:
             raise CommandError("The chat is empty.", "Send a message first.")
         return chat.head_id
 
     async def pages(self) -> list[Memo]:
         """Every memo on the path to the head, oldest first: hidden ones and gaps too."""
-        chat = await self.session.refresh()
+        chat = await self.store.chats.get(self.chat_id)
         return await self.store.memos.on_path(chat.head_id)
+
+    async def search(self, text: str, *, limit: int = 100) -> list[MemoHit]:
+        """The memos of this chat (every branch) whose highlights match `text`."""
+        return await self.store.memos.search(text, chat_id=self.chat_id, limit=limit)
 
     async def _own(self, memo_id: int) -> Memo:
         memo = await self.store.memos.get(memo_id)
-        if memo.chat_id != self.session.chat.id:
+        if memo.chat_id != self.chat_id:
             raise NotFound(f"Memo #{memo_id} belongs to another chat.", "Pick a memo from this chat's book.")
         return memo
 
@@ -80,7 +84,7 @@ class MemoBook:
         highlights = clean_user_highlights(text)
         if not highlights:
             raise CommandError("The memo is empty.", "Write one highlight per line.")
-        memo = await self.store.memos.add(self.session.chat.id, await self._head(), author=MemoAuthor.USER, highlights=highlights)
+        memo = await self.store.memos.add(self.chat_id, await self._head(), author=MemoAuthor.USER, highlights=highlights)
         assert memo is not None
         return memo
 
@@ -101,7 +105,9 @@ class MemoBook:
         memo = await self._own(memo_id)
         if not memo.gap:
             raise CommandError(f"Memo #{memo_id} is not a gap.", "Only a memo that failed to be made can be retried; edit it with e.")
-        return await self.session.memory_worker.retry_memo(memo_id, await self._head())
+        if self._retry is None:
+            raise CommandError("Retrying a memo needs a model, and none was opened.", "Retry from the chat (r in /memos).")
+        return await self._retry(memo_id, await self._head())
 
     async def retry_gaps(self) -> list[Memo]:
         """Retry every gap on the path; returns the memos as they now stand."""

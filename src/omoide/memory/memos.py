@@ -38,7 +38,8 @@ MAX_HIGHLIGHT_CHARS = 400
 
 _TEMPLATE_TOKENS = re.compile(r"<\|im_(start|end)\|>|<\|eot_id\|>|</?s>")
 _MARKER = re.compile(
-    r"^\s*(?:[-*•]\s*)?(?:【\s*highlight\s*\d*\s*】|\[\s*highlight\s*\d*\s*\]|\**highlight\s*\d*\**|\d+[.)])\s*[:：.\-–]?\s*(.*)$",
+    r"^\s*(?:[-•]\s*)?(?:【\s*highlight\s*\d*\s*】|\[\s*highlight\s*\d*\s*\]|\**\s*highlight(?![a-z])\s*\d*\s*[:：]?\s*\**|\d+[.)])"
+    r"\s*[:：.\-–]?\s*(.*)$",
     re.IGNORECASE,
 )
 _BULLET = re.compile(r"^\s*[-•]\s+(.*)$")
@@ -67,16 +68,19 @@ def parse_highlights(text: str) -> list[str]:
     if _REFUSAL.search(body[:200]):
         raise InvalidSummary("the model refused to write the memo")
     found: list[str] = []
+    roleplay = body.startswith(_ROLEPLAY)
     for line in body.splitlines():
         match = _MARKER.match(line) or _BULLET.match(line)
         if match is None:
             continue
         highlight = " ".join(match.group(1).split()).strip()
-        if len(highlight) < 12 or highlight.startswith(_ROLEPLAY):
+        if highlight.startswith(_ROLEPLAY):
+            roleplay = True
             continue
-        found.append(highlight[:MAX_HIGHLIGHT_CHARS])
+        if len(highlight) >= 12:
+            found.append(highlight[:MAX_HIGHLIGHT_CHARS])
     if not found:
-        if body.startswith(_ROLEPLAY):
+        if roleplay:
             raise InvalidSummary("the model wrote a roleplay reply instead of highlights")
         raise InvalidSummary("the reply had no highlights in it")
     return found[:MAX_HIGHLIGHTS]

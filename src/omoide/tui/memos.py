@@ -52,7 +52,7 @@ async def memos_command(app: Host, command: ParsedCommand) -> None:
 
 async def memo_rows(app: Host, query: str) -> list[tuple[int, str, str, str]]:
     """/search rows for the memos that match: Enter jumps to the memo's batch."""
-    hits = await app.session.store.memos.search(query, chat_id=app.session.chat.id, limit=100)
+    hits = await app.session.book.search(query)
     return [(h.memo.jump_id, f"{h.memo.updated_at.astimezone():%Y-%m-%d %H:%M}", f"memo {h.memo.span}", h.snippet) for h in hits]
 
 

@@ -29,7 +29,7 @@ GOOD = "【Highlight 1】: Kai named the bakery cat Mochi.\n【Highlight 2】: M
 async def book_app(store: Store, summarizer: ScriptedBackend, chat: ScriptedBackend | None = None, **kw: object) -> OmoideApp:
     settings = Settings(user_name="Kai", memory_style="memos", **kw)  # type: ignore[arg-type]
     session = await ChatSession.open(store, MIKA, settings, chat or ScriptedBackend(default=lambda m: ["*nods*"]), summarizer=summarizer)
-    return OmoideApp(session, store=store, settings=settings)
+    return OmoideApp(session)
 
 
 def rows(screen: MemoBookScreen) -> list[list[str]]:
@@ -109,7 +109,7 @@ async def test_enter_on_a_memo_jumps_to_its_batch_in_a_100k_message_chat() -> No
     store = await Store.open()
     settings = Settings(user_name="Kai", memory_style="memos")
     session = await ChatSession.open(store, MIKA, settings, ScriptedBackend(), chat_id=chat_id)
-    app = OmoideApp(session, store=store, settings=settings)
+    app = OmoideApp(session)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("ctrl+o")
         await wait_for(pilot, lambda: isinstance(app.screen, MemoBookScreen) and app.screen.memos != [], timeout=60)
@@ -122,4 +122,29 @@ async def test_enter_on_a_memo_jumps_to_its_batch_in_a_100k_message_chat() -> No
         landed = next(v for v in app.transcript.views() if v.message.id == target.first_id)
         assert landed.has_class(FOUND) and landed.message.depth == 24
         assert not app.transcript.at_live_end and len(app.transcript.views()) <= 40
+    await store.close()
+
+
+async def test_search_finds_a_memo_and_enter_jumps_to_its_batch(tmp_path: Path) -> None:
+    from omoide.tui.screens.search import SearchScreen
+
+    store = await Store.open(tmp_path / "omoide.db")
+    app = await book_app(store, ScriptedBackend(default=lambda m: ["【Highlight 1】: Kai found the [lighthouse] key under the mat."]))
+    async with app.run_test(size=SIZE) as pilot:
+        for i in range(4):
+            await type_and_send(pilot, f"Beat {i}")
+            await wait_for(pilot, lambda: not app.turn_running and app.reply_view is None)
+            await app.session.wait_for_memory_work()
+        await type_and_send(pilot, "/search lighthouse")
+        await wait_for(pilot, lambda: isinstance(app.screen, SearchScreen))
+        screen = app.screen
+        assert isinstance(screen, SearchScreen)
+        [row] = screen.rows
+        assert row[2].startswith("memo #") and "[lighthouse]" in row[3]
+        cells = [str(c) for c in screen.query_one(DataTable).get_row_at(0)]
+        assert "[lighthouse]" in cells[3], "the match shows as typed, brackets and all"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.screen is not screen)
+        first = app.transcript.views()[0]
+        assert first.message.parent_id is None and any("Message #" in n for n in notices(app))
     await store.close()
