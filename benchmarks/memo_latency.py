@@ -62,7 +62,7 @@ def start_server() -> tuple[subprocess.Popen[bytes], str]:
     raise SystemExit("llama_cpp.server did not start")
 
 
-async def run(base: str, mode: str, turns: int, pause: float) -> list[float]:
+async def run(base: str, mode: str, turns: int, pause: float, verbose: bool = False) -> list[float]:
     settings = Settings(base_url=base, model="smollm2", max_tokens=32, temperature=0.0, context_size=2048,
                         memory_style="memos", user_name="Kai")
     backend = OpenAICompatBackend(settings)
@@ -71,15 +71,18 @@ async def run(base: str, mode: str, turns: int, pause: float) -> list[float]:
     if mode == "none":
         session.memory_worker.schedule = lambda head_id: None  # type: ignore[method-assign]
     times: list[float] = []
+    finished: ReplyFinished | None = None
     for turn in range(turns):
         text = " ".join(WORDS[(turn * 3 + i) % len(WORDS)] for i in range(10)).capitalize() + "?"
         started = time.perf_counter()
         async for event in session.send(text):
             if isinstance(event, ReplyFinished):
-                break
+                finished = event
         if mode == "sync":
             await session.wait_for_memory_work()
         times.append(time.perf_counter() - started)
+        if verbose:
+            print(f"      turn {turn + 1}: {times[-1]:.2f} s, {len(finished.message.content) if finished else 0} chars", flush=True)
         if pause:
             await asyncio.sleep(pause)
     await session.wait_for_memory_work()
@@ -98,16 +101,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="Reply latency with and without memo work.")
     parser.add_argument("--turns", type=int, default=16)
     parser.add_argument("--pause", type=float, nargs="+", default=[0.0, 3.0], help="think time between turns, seconds")
+    parser.add_argument("--verbose", action="store_true", help="print every turn's time")
     parser.add_argument("--server", help="an OpenAI-compatible server serving 'smollm2' (default: start llama_cpp.server)")
     args = parser.parse_args()
     proc, base = (None, args.server) if args.server else start_server()
     try:
+        with tempfile.TemporaryDirectory() as home:  # warm the server up (model pages, first prompt)
+            os.environ["OMOIDE_HOME"] = home
+            asyncio.run(run(base, "none", 3, 0.0))
         print(f"reply latency over {args.turns} turns (send -> whole reply stored), SmolLM2 on llama_cpp.server, one server:")
         for pause in args.pause:
             for mode, label in (("none", "no memo work"), ("background", "memos in the background"), ("sync", "memos awaited (synchronous)")):
                 with tempfile.TemporaryDirectory() as home:
                     os.environ["OMOIDE_HOME"] = home
-                    times = asyncio.run(run(base, mode, args.turns, pause))
+                    times = asyncio.run(run(base, mode, args.turns, pause, args.verbose))
                 print(f"  think time {pause:.0f} s, {label:<30} median {statistics.median(times):6.2f} s   p95 {p95(times):6.2f} s", flush=True)
     finally:
         if proc is not None:

@@ -190,3 +190,22 @@ async def test_the_memos_style_keeps_the_prefix_between_batches(store: Store) ->
     kept = sum(1 for a, b in zip(prompts, prompts[1:]) if b[: len(a) - 1] == a[:-1])
     assert kept >= len(prompts) // 2
     assert 16 <= len(prompts[-1]) - 2 <= 24  # 8 to 12 raw pairs, no summary
+
+
+async def test_the_both_style_keeps_the_summary_and_adds_the_memos_before_its_window(store: Store) -> None:
+    def summarizer(messages: list[ChatMessage]) -> list[str]:
+        if "Journey Highlights" in str(messages[0]["content"]):
+            return [GOOD]
+        return ["Kai and Mika talked at length about the bakery, and she seemed glad of the company."]
+
+    chat = ScriptedBackend(default=lambda m: ["*nods*"])
+    session = await open_session(store, ScriptedBackend(default=summarizer), chat=chat, memory_style="both")
+    await turns(session, 20)  # depth 40: the summary has moved its window past a few batches
+    assert len(await session.book.pages()) == 5
+    system = chat.calls[-1]["messages"][0]["content"]
+    assert "## Recent Conversation Summary" in system and "## Memo book" in system
+    assert system.index("## Recent Conversation Summary") < system.index("## Memo book")
+    state = await session.memory()
+    prompt = session.last_prompt
+    assert prompt is not None and [layer.name for layer in prompt.layers] == ["card", "memory", "memos", "window", "tail"]
+    assert state.summary is not None and state.summary.covers_to_id is not None
