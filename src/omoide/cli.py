@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from omoide import __version__, locations
+from omoide.book_cli import memos_command
 from omoide.errors import OmoideError
 from omoide.safe_text import inert, oneline, safe
 
@@ -97,11 +98,7 @@ def _mount_characters() -> None:
 
 
 _mount_characters()
-
-
-from omoide.book_cli import memos as _memos  # noqa: E402 - after the app it joins
-
-app.command("memos")(_memos)
+app.command("memos")(memos_command(run))
 
 
 @app.command()
