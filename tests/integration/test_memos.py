@@ -18,7 +18,7 @@ from omoide.store import Store
 from tests.scripted import ScriptedBackend
 
 MIKA = Character(id="mika", name="Mika", first_message="*waves* Hi, {{user}}!")
-GOOD = "【Highlight 1】: Kai named the bakery cat Mochi.\n【Highlight 2】: Mika gave Kai her grandmother's whisk."
+GOOD = "【Highlight 1】: Kai named the bakery cat Kinako.\n【Highlight 2】: Mika gave Kai her grandmother's whisk."
 
 
 def memo_settings(**kw: object) -> Settings:
@@ -61,7 +61,7 @@ async def test_every_eight_messages_become_a_memo_of_highlights(store: Store) ->
     assert len(pages) == 1
     memo = pages[0]
     assert (memo.first_id, memo.anchor_id) == (path[0].id, path[7].id)
-    assert memo.highlights == ("Kai named the bakery cat Mochi.", "Mika gave Kai her grandmother's whisk.")
+    assert memo.highlights == ("Kai named the bakery cat Kinako.", "Mika gave Kai her grandmother's whisk.")
     assert memo.author is MemoAuthor.MODEL and memo.byline == "made"
     request = summarizer.calls[0]["messages"]
     assert "Relationship progression" in request[0]["content"] and "routine daily activities" in request[0]["content"]
@@ -154,15 +154,15 @@ async def test_an_edited_memo_and_a_memo_you_wrote_reach_the_next_prompt(store: 
     session = await open_session(store, ScriptedBackend(default=lambda m: [GOOD]), chat=chat, memo_recent_messages=4, memo_batch=4)
     await turns(session, 5)  # depth 10: batches 0-3 and 4-7 have memos; the raw window starts at depth 4
     system = chat.calls[-1]["messages"][0]["content"]
-    assert "## Memo book" in system and "Mochi" in system
+    assert "## Memo book" in system and "Kinako" in system
     first = (await session.book.pages())[0]
-    edited = await session.book.edit(first.id, "- Kai named the bakery cat Daifuku, not Mochi.\n- Mika gave Kai a whisk.")
+    edited = await session.book.edit(first.id, "- Kai named the bakery cat Daifuku, not Kinako.\n- Mika gave Kai a whisk.")
     assert edited.byline == "edited by you" and edited.version_id != first.version_id
     written = await session.book.write("Kai and Mika once drove to the sea in a borrowed van.")
     assert written.author is MemoAuthor.USER and written.byline == "written by you"
     await turns(session, 1)
     prompt = prompt_of(chat)
-    assert "Kai named the bakery cat Daifuku, not Mochi." in prompt
+    assert "Kai named the bakery cat Daifuku, not Kinako." in prompt
     assert "drove to the sea in a borrowed van" in chat.calls[-1]["messages"][-1]["content"]  # the volatile tail
     hidden = await session.book.set_hidden(first.id, True)
     await turns(session, 1)

@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).parents[2] / "benchmarks"))
 from make_chat import make_chat  # noqa: E402
 
 MIKA = Character(id="mika", name="Mika", first_message="*waves* Hello, {{user}}!")
-GOOD = "【Highlight 1】: Kai named the bakery cat Mochi.\n【Highlight 2】: Mika gave Kai her grandmother's whisk."
+GOOD = "【Highlight 1】: Kai named the bakery cat Kinako.\n【Highlight 2】: Mika gave Kai her grandmother's whisk."
 
 
 async def book_app(store: Store, summarizer: ScriptedBackend, chat: ScriptedBackend | None = None, **kw: object) -> OmoideApp:
@@ -53,7 +53,7 @@ async def test_the_book_shows_memos_and_gaps_and_edits_writes_hides_and_retries(
         book = app.screen
         assert isinstance(book, MemoBookScreen)
         made, gap = rows(book)
-        assert made[2] == "made" and "Kai named the bakery cat Mochi. · Mika gave Kai her grandmother's whisk." in made[3]
+        assert made[2] == "made" and "Kai named the bakery cat Kinako. · Mika gave Kai her grandmother's whisk." in made[3]
         assert gap[2] == "gap" and "no memo for messages #" in gap[3] and "roleplay" in gap[3]
         # r fills the gap in the background
         summarizer.add(["【Highlight 1】: Kai promised to bring Mika to the autumn fair."])
@@ -82,7 +82,7 @@ async def test_the_book_shows_memos_and_gaps_and_edits_writes_hides_and_retries(
         await type_and_send(pilot, "Do you remember the sea?")
         await wait_for(pilot, lambda: not app.turn_running and app.reply_view is None)
         prompt = "\n".join(str(m["content"]) for m in chat.calls[-1]["messages"])
-        assert "borrowed van" in prompt and "Daifuku" not in prompt and "Mochi" not in prompt
+        assert "borrowed van" in prompt and "Daifuku" not in prompt and "Kinako" not in prompt
     versions = await store.memos.history(app.session.chat.id)
     assert [v.version_author for v in versions if v.author is MemoAuthor.MODEL][:3] == [MemoAuthor.MODEL, MemoAuthor.USER, MemoAuthor.USER]
     await store.close()

@@ -80,3 +80,13 @@ def test_hidden_memos_and_gaps_stay_out_and_your_memos_inside_the_window_go_to_t
     stable, fresh = prompt_memos(memos, cut=4 * 8, count=15, step=5, batch=8)
     assert [m.id for m in stable] == [0, 3]
     assert [m.id for m in fresh] == [4], "a made memo inside the window is left out: its messages are there raw"
+
+
+def test_highlights_copied_from_the_prompts_examples_and_repeats_are_left_out() -> None:
+    reply = ("1. The first moment of Emily's relationship with Kai.\n2. Kai revealed his fear of abandonment.\n"
+             "3. Mika gave Kai her silver whisk.\n4. Mika gave Kai her silver whisk.")
+    assert parse_highlights(reply, "Here, take my grandmother's silver whisk.") == ["Mika gave Kai her silver whisk."]
+    assert parse_highlights("- Emily named the stray cat Mochi.", "Emily found a stray cat; she named it Mochi.") == [
+        "Emily named the stray cat Mochi."], "a story that has them keeps them"
+    with pytest.raises(InvalidSummary):
+        parse_highlights("1. Emily named the stray cat Mochi.", "We talked about the weather.")

@@ -10,10 +10,10 @@ adds a version to the same memo.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 from omoide.config import Settings
-from omoide.domain import Memo, MemoAuthor
+from omoide.domain import Memo, MemoAuthor, Message
 from omoide.errors import OmoideError
 from omoide.events import MemoryEvent, MemoryWorkDone, MemoryWorkFailed, MemoryWorkStarted
 from omoide.llm.base import ChatMessage
@@ -24,6 +24,10 @@ from omoide.store import Store
 Complete = Callable[[list[ChatMessage], int], Awaitable[str]]
 MEMO_MAX_TOKENS = 240
 """Three one-sentence highlights need far less; a model that rambles is cut off."""
+
+
+def _text(batch: Sequence[Message]) -> str:
+    return "\n".join(m.content for m in batch)
 
 
 class MemoWork:
@@ -51,7 +55,7 @@ class MemoWork:
             self.emit(MemoryWorkStarted("memo"))
             batch = path[path.index(first) : path.index(last) + 1]
             try:
-                highlights = parse_highlights(await self.complete(memo_request(name, user, batch), MEMO_MAX_TOKENS))
+                highlights = parse_highlights(await self.complete(memo_request(name, user, batch), MEMO_MAX_TOKENS), _text(batch))
             except (OmoideError, InvalidSummary) as exc:
                 reason = exc.message if isinstance(exc, OmoideError) else str(exc)
                 await self.store.memos.add(self.chat_id, last.id, author=MemoAuthor.MODEL, first_id=first.id, reason=reason)
@@ -70,7 +74,7 @@ class MemoWork:
         batch = await self.store.messages.path_slice(memo.anchor_id, first.depth, memo.anchor_depth - first.depth + 1)
         self.emit(MemoryWorkStarted("memo"))
         try:
-            highlights = parse_highlights(await self.complete(memo_request(name, user, batch), MEMO_MAX_TOKENS))
+            highlights = parse_highlights(await self.complete(memo_request(name, user, batch), MEMO_MAX_TOKENS), _text(batch))
         except (OmoideError, InvalidSummary) as exc:
             reason = exc.message if isinstance(exc, OmoideError) else str(exc)
             revised = await self.store.memos.revise(memo.id, author=MemoAuthor.MODEL, at_id=at_id, reason=reason)

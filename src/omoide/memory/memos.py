@@ -33,6 +33,9 @@ Write each highlight as one factual sentence in the third person, past tense, on
 【Highlight 2】: Kai revealed his fear of abandonment, deepening Emily's understanding.
 Reply with the highlights only: no greeting, no roleplay, no commentary."""
 
+EXAMPLE_WORDS = ("Emily", "Mochi", "stray cat", "fear of abandonment")
+"""What only the prompt's examples say: a highlight naming one that the messages
+never mention was copied from the examples (small models do), not remembered."""
 MAX_HIGHLIGHTS = 3
 MAX_HIGHLIGHT_CHARS = 400
 
@@ -59,9 +62,12 @@ def memo_request(name: str, user: str, batch: Sequence[Message], tz: tzinfo | No
     ]
 
 
-def parse_highlights(text: str) -> list[str]:
+def parse_highlights(text: str, source: str = "") -> list[str]:
     """The highlights in a reply, one per line; InvalidSummary when the reply is
-    not highlights (a roleplay reply, an empty answer, a refusal)."""
+    not highlights (a roleplay reply, an empty answer, a refusal). With the
+    batch's text as `source`, highlights copied from the prompt's examples and
+    repeats are left out."""
+    copied = [w.lower() for w in EXAMPLE_WORDS if source and w.lower() not in source.lower()]
     body = _TEMPLATE_TOKENS.sub("", text).strip()
     if not body:
         raise InvalidSummary("the memo came back empty")
@@ -77,7 +83,7 @@ def parse_highlights(text: str) -> list[str]:
         if highlight.startswith(_ROLEPLAY):
             roleplay = True
             continue
-        if len(highlight) >= 12:
+        if len(highlight) >= 12 and highlight not in found and not any(w in highlight.lower() for w in copied):
             found.append(highlight[:MAX_HIGHLIGHT_CHARS])
     if not found:
         if roleplay:
