@@ -2,7 +2,8 @@
 
 For chats made with `make_chat.py N --memos` (a memo for every 8 messages):
 - read the book: every memo on the path to the head (`store.memos.on_path`);
-- open it in the TUI (headless): from the key to the table filled and painted;
+- open it in the TUI (headless): from the key to the newest memos painted, and
+  to every memo read (older ones load in the background, in chunks);
 - scroll it: PageDown through 20 screens of the table, per screen;
 - jump from its first memo to the batch, in the transcript (Enter);
 - the memory state for one turn's prompt in memory_style 'memos' (median of 30);
@@ -68,6 +69,9 @@ async def measure(n: int) -> dict[str, float]:
             await pilot.pause(0.01)
         await pilot.pause()
         figures["open"] = time.perf_counter() - t0
+        while not app.screen.complete:
+            await pilot.pause(0.01)
+        figures["all"] = time.perf_counter() - t0
         table = app.screen.query_one(DataTable)
         table.move_cursor(row=0)
         await pilot.pause()
@@ -92,7 +96,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="What the memo book costs in long chats.")
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
     args = parser.parse_args()
-    print(f"{'messages':>9} | {'memos':>6} | {'read book':>9} | {'open book':>9} | {'PageDown':>8} | {'jump':>7} | {'prompt memos':>12} | {'search':>7}")
+    print(f"{'messages':>9} | {'memos':>6} | {'read book':>9} | {'open book':>9} | {'all read':>9} | {'PageDown':>8} | {'jump':>7} | {'prompt memos':>12} | {'search':>7}")
     for n in args.sizes:
         with tempfile.TemporaryDirectory() as home:
             os.environ["OMOIDE_HOME"] = home

@@ -52,32 +52,32 @@ async def test_the_book_shows_memos_and_gaps_and_edits_writes_hides_and_retries(
         await wait_for(pilot, lambda: isinstance(app.screen, MemoBookScreen) and len(rows(app.screen)) == 2)
         book = app.screen
         assert isinstance(book, MemoBookScreen)
-        made, gap = rows(book)
+        gap, made = rows(book)  # newest first
         assert made[2] == "made" and "Kai named the bakery cat Kinako. · Mika gave Kai her grandmother's whisk." in made[3]
         assert gap[2] == "gap" and "no memo for messages #" in gap[3] and "roleplay" in gap[3]
         # r fills the gap in the background
         summarizer.add(["【Highlight 1】: Kai promised to bring Mika to the autumn fair."])
         await pilot.press("r")
-        await wait_for(pilot, lambda: rows(book)[1][2] == "made")
-        assert "autumn fair" in rows(book)[1][3]
+        await wait_for(pilot, lambda: rows(book)[0][2] == "made")
+        assert "autumn fair" in rows(book)[0][3]
         # e edits the memo under the cursor; the original is kept
-        book.query_one(DataTable).move_cursor(row=0)
+        book.query_one(DataTable).move_cursor(row=1)
         await pilot.press("e")
         await wait_for(pilot, lambda: isinstance(app.screen, MemoEditor))
         app.screen.query_one(TextArea).text = "Kai named the bakery cat Daifuku.\nMika gave Kai a whisk."
         await pilot.press("ctrl+s")
-        await wait_for(pilot, lambda: app.screen is book and rows(book)[0][2] == "edited by you")
+        await wait_for(pilot, lambda: app.screen is book and rows(book)[1][2] == "edited by you")
         # n writes a memo at this point of the story
         await pilot.press("n")
         await wait_for(pilot, lambda: isinstance(app.screen, MemoEditor))
         app.screen.query_one(TextArea).text = "Kai and Mika once drove to the sea in a borrowed van."
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: app.screen is book and len(rows(book)) == 3)
-        assert rows(book)[2][2] == "written by you"
+        assert rows(book)[0][2] == "written by you"
         # d hides the edited memo (and d again would show it)
-        book.query_one(DataTable).move_cursor(row=0)
+        book.query_one(DataTable).move_cursor(row=2)
         await pilot.press("d")
-        await wait_for(pilot, lambda: rows(book)[0][2] == "edited by you (hidden)")
+        await wait_for(pilot, lambda: rows(book)[2][2] == "edited by you (hidden)")
         await pilot.press("escape")
         await type_and_send(pilot, "Do you remember the sea?")
         await wait_for(pilot, lambda: not app.turn_running and app.reply_view is None)
@@ -114,9 +114,12 @@ async def test_enter_on_a_memo_jumps_to_its_batch_in_a_100k_message_chat() -> No
         await pilot.press("ctrl+o")
         await wait_for(pilot, lambda: isinstance(app.screen, MemoBookScreen) and app.screen.memos != [], timeout=60)
         book = app.screen
-        assert isinstance(book, MemoBookScreen) and len(book.memos) == 12_500
-        target = book.memos[3]
-        book.query_one(DataTable).move_cursor(row=3)
+        assert isinstance(book, MemoBookScreen) and book.memos[0].anchor_depth == 99_999, "newest first"
+        await wait_for(pilot, lambda: book.complete, timeout=120)
+        assert len(book.memos) == 12_500 == book.query_one(DataTable).row_count
+        row = len(book.memos) - 4  # the fourth batch of the story: depths 24-31
+        target = book.memos[row]
+        book.query_one(DataTable).move_cursor(row=row)
         await pilot.press("enter")
         await wait_for(pilot, lambda: any(v.message.id == target.first_id for v in app.transcript.views()), timeout=60)
         landed = next(v for v in app.transcript.views() if v.message.id == target.first_id)

@@ -73,6 +73,12 @@ class MemoBook:
         """The memos of this chat (every branch) whose highlights match `text`."""
         return await self.store.memos.search(text, chat_id=self.chat_id, limit=limit)
 
+    async def recent_pages(self, messages: int) -> tuple[list[Memo], bool]:
+        """The memos anchored in the last `messages` messages of the path, oldest
+        first, and whether that was the whole path (a long book opens with these)."""
+        chat = await self.store.chats.get(self.chat_id)
+        return await self.store.memos.on_path(chat.head_id, cap=messages), chat.message_count <= messages
+
     async def _own(self, memo_id: int) -> Memo:
         memo = await self.store.memos.get(memo_id)
         if memo.chat_id != self.chat_id:

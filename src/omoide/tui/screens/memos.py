@@ -1,14 +1,17 @@
 """The memo book: every memo on the current path, a table of contents to jump
 through, correct and write in.
 
-One row per memo (a DataTable renders only the rows in view, so 10,000 memos
-scroll as fast as ten); the memo under the cursor is shown in full below.
-Enter dismisses with the message to jump to; e, n, d and r change the book in
-place through `MemoBook` and reload it.
+One row per memo, newest first (a DataTable renders only the rows in view, so
+10,000 memos scroll as fast as ten); the memo under the cursor is shown in full
+below. The book opens with the memos of the last `FIRST_READ` messages; in a
+long chat the older ones follow in the background, in chunks. Enter dismisses
+with the message to jump to; e, n, d and r change the book in place through
+`MemoBook` and reload it.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable
 
 from rich.text import Text
@@ -23,6 +26,10 @@ from omoide.domain import Memo
 from omoide.errors import OmoideError
 from omoide.exchange.memobook import gap_line, when
 from omoide.memory.book import MemoBook
+
+FIRST_READ = 2000
+"""Messages whose memos the book shows at once (about 250 memos)."""
+CHUNK = 500
 
 
 def row_cells(memo: Memo) -> list[Text]:
@@ -102,6 +109,8 @@ class MemoBookScreen(ModalScreen[int | None]):
         self.title_text = title
         self.note = note
         self.memos: list[Memo] = []
+        """Newest first, as the rows are."""
+        self.complete = False
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -118,20 +127,43 @@ class MemoBookScreen(ModalScreen[int | None]):
 
     async def reload(self, keep: int | None = None) -> None:
         """Read the book again; the cursor goes to memo `keep` (default: the newest)."""
-        self.memos = await self.book.pages()
+        recent, complete = await self.book.recent_pages(FIRST_READ)
+        self.memos = recent[::-1]
+        self.complete = complete
         table: DataTable[Text] = self.query_one(DataTable)
         table.clear()
         table.add_rows(row_cells(m) for m in self.memos)
+        self._title()
+        if not self.memos:
+            self.query_one("#memo-detail", Static).update("No memos yet. n writes one at this point of the story.")
+        else:
+            index = next((i for i, m in enumerate(self.memos) if m.id == keep), 0)
+            table.move_cursor(row=index)
+            self._show(index)
+        if not complete:
+            self._load_older()
+
+    @work(exclusive=True, group="memo-pages", exit_on_error=False)
+    async def _load_older(self) -> None:
+        everything = await self.book.pages()
+        shown = {m.id for m in self.memos}
+        older = [m for m in reversed(everything) if m.id not in shown]
+        table: DataTable[Text] = self.query_one(DataTable)
+        for start in range(0, len(older), CHUNK):
+            chunk = older[start : start + CHUNK]
+            self.memos.extend(chunk)
+            table.add_rows(row_cells(m) for m in chunk)
+            self._title()
+            await asyncio.sleep(0)  # let a keypress in between
+        self.complete = True
+        self._title()
+
+    def _title(self) -> None:
         count = len(self.memos)
         gaps = sum(1 for m in self.memos if m.gap)
         summary = f"{count} memo{'s' if count != 1 else ''} on this path" + (f", {gaps} gap{'s' if gaps != 1 else ''}" if gaps else "")
-        self.query_one("#memo-title", Static).update(f"{self.title_text}: {summary}{self.note}")
-        if not self.memos:
-            self.query_one("#memo-detail", Static).update("No memos yet. n writes one at this point of the story.")
-            return
-        index = next((i for i, m in enumerate(self.memos) if m.id == keep), count - 1)
-        table.move_cursor(row=index)
-        self._show(index)
+        more = "" if self.complete else " (reading older ones…)"
+        self.query_one("#memo-title", Static).update(f"{self.title_text}: {summary}{more}, newest first{self.note}")
 
     def _show(self, index: int) -> None:
         if 0 <= index < len(self.memos):
