@@ -101,7 +101,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as home:
             os.environ["OMOIDE_HOME"] = home
             f = asyncio.run(measure(n))
-        print(f"{n:>9,} | {int(f['memos']):>6,} | {f['read'] * 1000:7.0f}ms | {f['open'] * 1000:7.0f}ms | "
+        print(f"{n:>9,} | {int(f['memos']):>6,} | {f['read'] * 1000:7.0f}ms | {f['open'] * 1000:7.0f}ms | {f['all'] * 1000:7.0f}ms | "
               f"{f['scroll'] * 1000:6.1f}ms | {f['jump'] * 1000:5.0f}ms | {f['prompt'] * 1000:10.2f}ms | {f['search'] * 1000:5.1f}ms", flush=True)
 
 
