@@ -30,6 +30,7 @@ from omoide.memory.book import MemoBook
 FIRST_READ = 2000
 """Messages whose memos the book shows at once (about 250 memos)."""
 CHUNK = 500
+PAINT_PAUSE = 0.02
 
 
 def row_cells(memo: Memo) -> list[Text]:
@@ -141,10 +142,11 @@ class MemoBookScreen(ModalScreen[int | None]):
             table.move_cursor(row=index)
             self._show(index)
         if not complete:
-            self._load_older()
+            self.call_after_refresh(self._load_older)  # the newest memos are painted first
 
     @work(exclusive=True, group="memo-pages", exit_on_error=False)
     async def _load_older(self) -> None:
+        await asyncio.sleep(PAINT_PAUSE)
         everything = await self.book.pages()
         shown = {m.id for m in self.memos}
         older = [m for m in reversed(everything) if m.id not in shown]
@@ -154,7 +156,7 @@ class MemoBookScreen(ModalScreen[int | None]):
             self.memos.extend(chunk)
             table.add_rows(row_cells(m) for m in chunk)
             self._title()
-            await asyncio.sleep(0)  # let a keypress in between
+            await asyncio.sleep(PAINT_PAUSE)  # let a frame and a keypress in between
         self.complete = True
         self._title()
 
