@@ -11,9 +11,9 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.text import Text
 
 from omoide.errors import OmoideError
+from omoide.safe_text import safe
 
 err = Console(stderr=True)
 
@@ -30,7 +30,7 @@ def memos_command(run: Runner) -> Callable[..., None]:
         retry: Annotated[bool, typer.Option("--retry", help="Try the gaps again with the summarizer backend.")] = False,
     ) -> None:
         """Print the memo book: a memo of highlights for every batch of messages on the chat's path."""
-        from omoide.exchange.memobook import book_markdown, gap_line, inert, memo_json
+        from omoide.exchange.memobook import book_markdown, gap_line, memo_json
         from omoide.memory.book import MemoBook
         from omoide.runtime import Runtime, Workspace
 
@@ -49,11 +49,11 @@ def memos_command(run: Runner) -> Callable[..., None]:
                     book = MemoBook(workspace.store, chat.id)
                 if add is not None:
                     memo = await book.write(add)
-                    err.print(Text(f"Wrote a memo at message #{memo.anchor_id}; {char.display_name} knows it from the next turn."))
+                    err.print(safe(f"Wrote a memo at message #{memo.anchor_id}; {char.display_name} knows it from the next turn."))
                 if retry:
                     for memo in await book.retry_gaps():
                         line = f"Still {gap_line(memo)}" if memo.gap else f"Filled the memo for messages {memo.span}."
-                        err.print(Text(inert(line)))
+                        err.print(safe(line))
                 pages = await book.pages()
                 if as_json:
                     return json.dumps({"chat_id": chat.id, "memos": [memo_json(m) for m in pages]}, ensure_ascii=False, indent=1) + "\n"

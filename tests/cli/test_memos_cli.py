@@ -47,7 +47,7 @@ def test_the_book_prints_as_markdown_and_json_with_its_gap() -> None:
     assert result.exit_code == 0, result.stderr
     out = result.stdout
     assert out.startswith("# Memo book: Wren")
-    assert "· made\n\n- Kai found a brass compass in the \ufffd[31mharbour\ufffd[0m mud." in out
+    assert "· made\n\n- Kai found a brass compass in the \u241b[31mharbour\u241b[0m mud." in out
     assert "\x1b" not in out, "escape sequences from model text never reach the terminal"
     assert "gap" in out and "no memo for messages #" in out and "roleplay" in out
     data = json.loads(run("memos", "wren", "--json", "--chat", str(chat_id)).stdout)

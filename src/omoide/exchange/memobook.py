@@ -8,13 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from omoide.domain import Memo
-
-_CONTROL = {code: "\ufffd" for code in (*range(0x00, 0x20), 0x7F) if chr(code) not in "\n\t"}
-
-
-def inert(text: str) -> str:
-    return text.translate(_CONTROL)
-
+from omoide.safe_text import inert
 
 def when(memo: Memo) -> str:
     """The memo's date range in local time: its batch's first and last message,

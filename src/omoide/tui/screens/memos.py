@@ -26,6 +26,7 @@ from omoide.domain import Memo
 from omoide.errors import OmoideError
 from omoide.exchange.memobook import gap_line, when
 from omoide.memory.book import MemoBook
+from omoide.safe_text import oneline, safe
 
 FIRST_READ = 2000
 """Messages whose memos the book shows at once (about 250 memos)."""
@@ -40,15 +41,15 @@ def row_cells(memo: Memo) -> list[Text]:
         author, text = memo.byline, " · ".join(memo.highlights)
     if memo.hidden:
         author += " (hidden)"
-    return [Text(when(memo)), Text(memo.span), Text(author), Text(" ".join(text.split()))]
+    return [Text(when(memo)), Text(memo.span), Text(author), Text(oneline(text))]
 
 
 def detail(memo: Memo) -> Text:
     where = f"messages {memo.span}" if memo.first_id is not None else f"message #{memo.anchor_id}"
     head = f"{when(memo)} · {where} · {memo.byline}{' · hidden (d shows it again)' if memo.hidden else ''}\n"
     if memo.gap:
-        return Text(head + gap_line(memo) + "  (r tries again)")
-    return Text(head + "\n".join(f"• {h}" for h in memo.highlights))
+        return safe(head + gap_line(memo) + "  (r tries again)")
+    return safe(head + "\n".join(f"• {h}" for h in memo.highlights))
 
 
 class MemoEditor(ModalScreen[str | None]):
