@@ -87,6 +87,18 @@ class Settings(BaseSettings):
     changes less often (1: one at a time, as the seed does)."""
     memo_recent_messages: int = Field(16, ge=2)
     """In the 'memos' style, at least this many messages are sent raw (8 pairs)."""
+    diary_selection: Literal["recent", "weighted"] = "recent"
+    """Which diary lines enter the prompt when there are more than diary_prompt_lines:
+    'recent' keeps the last ones; 'weighted' the strongest entries (importance,
+    decay, mentions), shown in date order."""
+    memory_half_life_days: float = Field(30.0, gt=0)
+    """Days after which a memory's weight has halved (mentions raise it again)."""
+    recall_tool: bool = False
+    """Offer the character a recall tool that searches the whole story (off: characters
+    that can search tend to replay old scenes)."""
+    profile_learning: Literal["ask", "auto", "off"] = "ask"
+    """What happens to a fact a character learns about you: proposed for you to
+    accept (ask), added at once (auto), or ignored (off)."""
 
     user_name: str = "You"
     """Your name, used for {{user}}."""

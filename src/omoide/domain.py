@@ -57,6 +57,8 @@ class Chat:
     message_count: int = 0
     persona: str | None = None
     """The persona name chosen for this chat with /persona; None for the default."""
+    amnesia: tuple[str, ...] = ()
+    """Memory tiers hidden from this chat's prompt by /amnesia (nothing is deleted)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +88,17 @@ class DiaryEntry:
     created_at: datetime
     prev_id: int | None = None
     """The previous entry on the same path; entries form backward-linked chains."""
+    importance: int | None = None
+    """1-5, how much it matters; None on entries written before weights existed."""
+    emotion: str | None = None
+    """One word for the feeling attached ('joy', 'grief' ...), if the writer gave one."""
+    origin_id: int | None = None
+    """The entry this one was kept from, word for word, by a diary compression."""
+
+    @property
+    def memory_id(self) -> int:
+        """The id mentions are recorded under: the original entry's, for a kept copy."""
+        return self.origin_id or self.id
 
     @property
     def compressed(self) -> bool:
@@ -200,3 +213,53 @@ class Memo:
     def jump_id(self) -> int:
         """The message the book jumps to: the first of its batch."""
         return self.first_id if self.first_id is not None else self.anchor_id
+@dataclass(frozen=True, slots=True)
+class Mention:
+    """A memory brought up again at a message (see memory/weights.py for how it is detected)."""
+
+    id: int
+    kind: str
+    """'diary' (or another memory tier with its own ids)."""
+    memory_id: int
+    message_id: int
+    created_at: datetime
+
+
+class FactStatus(StrEnum):
+    ACTIVE = "active"
+    PROPOSED = "proposed"
+    """Learned by a character, waiting for the user to accept or reject it."""
+    REJECTED = "rejected"
+    REMOVED = "removed"
+    """Taken out of the profile by the user; kept, never deleted."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileFact:
+    id: int
+    content: str
+    status: FactStatus
+    source: str
+    """'' when the user wrote it, else the id of the character that learned it."""
+    chat_id: int | None
+    message_id: int | None
+    """The message at which the character learned it."""
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """What is true about the user across every character and chat."""
+
+    name: str = ""
+    address: str = ""
+    """How to address the user."""
+    pronouns: str = ""
+    facts: list[ProfileFact] = field(default_factory=list)
+    """Active facts, oldest first."""
+    proposals: list[ProfileFact] = field(default_factory=list)
+    """Facts characters learned, waiting for a decision."""
+
+    @property
+    def empty(self) -> bool:
+        return not (self.name or self.address or self.pronouns or self.facts)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from omoide.domain import DiaryEntry, Memo, Message, Summary
+from omoide.domain import DiaryEntry, Memo, Message, ProfileFact, Summary
 from omoide.errors import BackendError
 from omoide.llm.base import Usage
 
@@ -33,6 +33,23 @@ class DiarySaved:
 
 
 @dataclass(frozen=True, slots=True)
+class ProfileLearned:
+    """A character marked what it saved as a fact about the user."""
+
+    fact: ProfileFact
+    accepted: bool
+    """True with profile_learning = "auto"; otherwise it waits for the user (a proposal)."""
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryRecalled:
+    """The character used the recall tool; the reply continues with what came back."""
+
+    query: str
+    lines: list[str]
+
+
+@dataclass(frozen=True, slots=True)
 class ReplyFinished:
     message: Message
     usage: Usage | None = None
@@ -55,7 +72,10 @@ class ChangedElsewhere:
     """True: the reply went to a saved branch, and the chat's head is the other window's."""
 
 
-TurnEvent = UserMessageStored | ReplyStarted | ReplyDelta | DiarySaved | ReplyFinished | ReplyFailed | ChangedElsewhere
+TurnEvent = (
+    UserMessageStored | ReplyStarted | ReplyDelta | DiarySaved | ProfileLearned | MemoryRecalled | ReplyFinished | ReplyFailed
+    | ChangedElsewhere
+)
 
 
 @dataclass(frozen=True, slots=True)

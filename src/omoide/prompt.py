@@ -5,6 +5,7 @@ checkpoints each turn only appends to the previous prompt and every prompt
 cache (llama.cpp, vLLM, OpenAI, Anthropic) reuses the prefix:
 
     system   card: rules, persona, character, scenario, examples, constant lore
+             profile: what is true about the user in every story
              memory: the diary and the summary as of the last checkpoint
              memos: the memo book's newest pages before the window (memo styles)
     window   the messages no summary covers, timestamped, oldest first
@@ -15,16 +16,18 @@ cache (llama.cpp, vLLM, OpenAI, Anthropic) reuses the prefix:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, tzinfo
 from typing import Literal
 
 from omoide.characters.model import Character, substitute
-from omoide.domain import MemoryState, Message, MessageStatus, Role
+from omoide.domain import DiaryEntry, MemoryState, Message, MessageStatus, Role
 from omoide.llm.base import ChatMessage, Usage
+from omoide.memory import recall
 from omoide.memory.diary import INLINE_INSTRUCTIONS, NATIVE_INSTRUCTIONS, render_diary
 from omoide.memory.memos import render_memos
+from omoide.memory.weights import select_weighted
 from omoide.memory.window import stamp
 
 DEFAULT_SYSTEM_PROMPT = (
@@ -50,6 +53,16 @@ class PromptContext:
     triggered_lore: Sequence[str] = ()
     memo_layer: bool = False
     """memory_style 'memos' or 'both': the prompt has a memo layer (shown even when empty)."""
+    profile: str = ""
+    """The user profile's section (profile.prompt_section), '' for none."""
+    recall_tool: bool = False
+    diary_selection: Literal["recent", "weighted"] = "recent"
+    strengths: Mapping[int, float] = field(default_factory=dict)
+    """Diary entry id -> strength: what a weighted selection ranks by, and what /prompt shows."""
+    hidden: frozenset[str] = frozenset()
+    """Memory tiers /amnesia hides: 'diary', 'summary', 'memos', 'profile'."""
+    recalled: Sequence[str] = ()
+    """Past moments the user brought back with /recall, for this turn's tail."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +86,10 @@ class AssembledPrompt:
     """Tokens at the start of this prompt identical to the previous turn's prompt."""
     lore: list[str] = field(default_factory=list)
     """Lore entries that fired, with why."""
+    memories: list[tuple[str, float | None]] = field(default_factory=list)
+    """The diary entries that entered the prompt, each with its strength."""
+    recalled: list[str] = field(default_factory=list)
+    """What /recall and the recall tool brought back for this reply."""
     usage: Usage | None = None
     """What the backend reported for the reply to this prompt (cache reads and writes included)."""
     tool_problems: list[str] = field(default_factory=list)
@@ -95,6 +112,8 @@ def card_text(ctx: PromptContext) -> str:
     c = ctx.character
     system = c.system_prompt.replace("{{original}}", DEFAULT_SYSTEM_PROMPT) if c.system_prompt.strip() else DEFAULT_SYSTEM_PROMPT
     sections = [system, NATIVE_INSTRUCTIONS if ctx.tools == "native" else INLINE_INSTRUCTIONS]
+    if ctx.recall_tool:
+        sections.append(recall.NATIVE_INSTRUCTIONS if ctx.tools == "native" else recall.INLINE_INSTRUCTIONS)
     for title, body in (
         ("{{char}}", c.description),
         ("{{char}}'s personality", c.personality),
@@ -108,11 +127,25 @@ def card_text(ctx: PromptContext) -> str:
     return _sub(ctx, "\n\n".join(sections))
 
 
+def profile_text(ctx: PromptContext) -> str:
+    return "" if "profile" in ctx.hidden else _sub(ctx, ctx.profile)
+
+
+def selected_diary(ctx: PromptContext, entries: Sequence[DiaryEntry]) -> list[DiaryEntry]:
+    """The entries of one diary block that enter the prompt (all, when they fit)."""
+    if "diary" in ctx.hidden:
+        return []
+    if ctx.diary_selection == "weighted":
+        return select_weighted(entries, ctx.strengths, ctx.diary_lines)
+    return list(entries)
+
+
 def memory_text(ctx: PromptContext, state: MemoryState, *, drop_diary: bool = False, summary_chars: int | None = None) -> str:
     parts = []
-    if state.stable_diary and not drop_diary:
-        parts.append(f"## Diary\n{render_diary(state.stable_diary, ctx.diary_lines)}")
-    if state.summary and state.summary.content.strip():
+    stable = selected_diary(ctx, state.stable_diary)
+    if stable and not drop_diary:
+        parts.append(f"## Diary\n{render_diary(stable, ctx.diary_lines)}")
+    if state.summary and state.summary.content.strip() and "summary" not in ctx.hidden:
         summary = state.summary.content.strip()
         if summary_chars is not None:
             summary = summary[-summary_chars:]
@@ -124,7 +157,9 @@ MEMOS_HEADING = "## Memo book\nHighlights of earlier parts of the story, oldest 
 
 
 def memos_text(ctx: PromptContext, state: MemoryState) -> str:
-    return _sub(ctx, f"{MEMOS_HEADING}\n{render_memos(state.memos, ctx.tz)}") if state.memos else ""
+    if not state.memos or "memos" in ctx.hidden:
+        return ""
+    return _sub(ctx, f"{MEMOS_HEADING}\n{render_memos(state.memos, ctx.tz)}")
 
 
 def window_messages(window: Sequence[Message], tz: tzinfo | None) -> list[ChatMessage]:
@@ -143,11 +178,14 @@ def tail_text(ctx: PromptContext, state: MemoryState) -> str:
     parts = []
     if ctx.now is not None:
         parts.append(f"Current date and time: {ctx.now.astimezone(ctx.tz):%A %d %B %Y, %H:%M}.")
-    if state.new_diary:
-        parts.append(f"## Diary lines written since\n{render_diary(state.new_diary, ctx.diary_lines)}")
+    new = selected_diary(ctx, state.new_diary)
+    if new:
+        parts.append(f"## Diary lines written since\n{render_diary(new, ctx.diary_lines)}")
+    if ctx.recalled:
+        parts.append("## A past moment comes back to you\n" + "\n".join(ctx.recalled))
     if ctx.triggered_lore:
         parts.append("## Relevant lore\n" + "\n".join(ctx.triggered_lore))
-    if state.new_memos:
+    if state.new_memos and "memos" not in ctx.hidden:
         parts.append(f"## Memos written since\n{render_memos(state.new_memos, ctx.tz)}")
     if ctx.character.post_history_instructions.strip():
         parts.append(ctx.character.post_history_instructions)
@@ -166,25 +204,30 @@ def assemble(
     card = card_text(ctx)
     if card_chars is not None:
         card = card[:card_chars]
+    profile = profile_text(ctx)
     memory = memory_text(ctx, state, drop_diary=drop_diary, summary_chars=summary_chars)
     memos = "" if drop_diary else memos_text(ctx, state)
     window = window_messages(state.window, ctx.tz)[drop_oldest:]
     tail = tail_text(ctx, state)
-    system = "\n\n".join(part for part in (card, memory, memos) if part)
+    stable = "\n\n".join(part for part in (card, profile) if part)
+    system = "\n\n".join(part for part in (stable, memory, memos) if part)
     head: ChatMessage = {"role": "system", "content": system}
     if memory or memos:
-        head["cache_split"] = len(card)  # where the card ends: a second cache breakpoint for Anthropic
+        head["cache_split"] = len(stable)  # where card and profile end: a second cache breakpoint for Anthropic
     messages: list[ChatMessage] = [head, *window]
     if tail:
         messages.append({"role": "system", "content": tail})
     layers = [
         Layer("card", card),
+        *([Layer("profile", profile)] if profile else []),
         Layer("memory", memory),
         *([Layer("memos", memos)] if ctx.memo_layer else []),
         Layer("window", render(window), messages=len(window)),
         Layer("tail", tail),
     ]
-    return AssembledPrompt(messages=messages, layers=layers)
+    shown = [*([] if drop_diary else selected_diary(ctx, state.stable_diary)), *selected_diary(ctx, state.new_diary)]
+    memories = [(f"{e.created_at:%Y-%m-%d} {' '.join(e.content.split())[:70]}", ctx.strengths.get(e.id)) for e in shown]
+    return AssembledPrompt(messages=messages, layers=layers, memories=memories, recalled=list(ctx.recalled))
 
 
 def count_prompt(prompt: AssembledPrompt, count: Callable[[str], int]) -> AssembledPrompt:

@@ -2,9 +2,10 @@
 
 `ReplyStream` is a turn's generation half, for any speaker: it stores an empty
 reply row at once (so a crash keeps the turn), streams the backend into it,
-takes inline `<save_memory>` tags and imitated timestamps out of the visible
-text, runs the model's tool rounds, saves the text a few times a second, and
-on failure or cancellation keeps what arrived. The session decides what to
+takes inline `<save_memory>` and `<recall>` tags and imitated timestamps out
+of the visible text, runs the model's tool rounds (native or inline: a recall
+ends the round and the reply carries on after the result), saves the text a
+few times a second, and on failure or cancellation keeps what arrived. The session decides what to
 prompt with and what happens after.
 """
 
@@ -14,13 +15,16 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 
-from omoide.domain import DiaryEntry, Message, MessageStatus, Role
+from omoide.domain import Message, MessageStatus, Role
 from omoide.errors import BackendError, HeadMoved
-from omoide.events import DiarySaved, ReplyDelta, ReplyFailed, ReplyFinished, ReplyStarted, TurnEvent
-from omoide.llm.base import Backend, ChatMessage, Done, TextDelta, ToolCall, Usage
-from omoide.memory.diary import MAX_ENTRY_CHARS, SAVE_MEMORY, InlineMemoryFilter, cut_note
+from omoide.events import MemoryRecalled, ReplyDelta, ReplyFailed, ReplyFinished, ReplyStarted, TurnEvent
+from omoide.llm.base import Backend, ChatMessage, Done, Event, TextDelta, ToolCall, Usage
+from omoide.memory.diary import MAX_ENTRY_CHARS, SAVE_MEMORY, MemoryNote, cut_note
+from omoide.memory.inline import InlineTagFilter
+from omoide.memory.recall import RECALL, result_text
 from omoide.memory.window import strip_leading_stamp
 from omoide.store import Store
 
@@ -30,15 +34,20 @@ MAX_TOOL_ROUNDS = 3
 STAMP_HOLD = 16
 """Characters held back at the start of a reply to strip an imitated timestamp."""
 
-SaveEntry = Callable[[int, str], Awaitable[DiaryEntry]]
-"""Saves a diary entry the model wrote, at the reply's message id."""
+SaveNote = Callable[[int, MemoryNote], Awaitable[list[TurnEvent]]]
+"""Saves what the model asked to remember, at the reply's message id; returns what happened."""
+Recall = Callable[[str], Awaitable[list[str]]]
+"""Searches the story for a recall query; returns the excerpt lines."""
+RECALL_RESULT = "(What comes back to you, unseen by the user)\n{result}\nContinue your reply from where you stopped."
+ARGUMENT = {SAVE_MEMORY.name: "content", RECALL.name: "query"}
+"""The text argument each tool cannot do without."""
 
 log = logging.getLogger(__name__)
 
 
-def call_problem(call: ToolCall) -> str | None:
-    """Why a save_memory call cannot be carried out, or None when it can."""
-    if call.name != SAVE_MEMORY.name:
+def call_problem(call: ToolCall, *, recall: bool = False) -> str | None:
+    """Why a tool call cannot be carried out, or None when it can."""
+    if call.name not in (SAVE_MEMORY.name, *([RECALL.name] if recall else [])):
         return f"there is no tool named '{call.name}'"
     if not call.arguments and call.raw_arguments.strip():
         try:
@@ -47,9 +56,9 @@ def call_problem(call: ToolCall) -> str | None:
             return f"its arguments are not valid JSON ({exc.msg} at character {exc.pos})"
         if not isinstance(parsed, dict):
             return "its arguments are not a JSON object"
-    content = call.arguments.get("content")
-    if not isinstance(content, str) or not content.strip():
-        return "it has no 'content' text"
+    text = call.arguments.get(ARGUMENT[call.name])
+    if not isinstance(text, str) or not text.strip():
+        return f"it has no '{ARGUMENT[call.name]}' text"
     return None
 
 
@@ -88,7 +97,8 @@ class ReplyStream:
         messages: list[ChatMessage],
         native_tools: bool,
         max_tokens: int,
-        save_entry: SaveEntry,
+        save_note: SaveNote,
+        recall: Recall | None = None,
         expected_head: int | None = None,
         finishing: set[asyncio.Future[Message | None]] | None = None,
     ) -> None:
@@ -98,7 +108,8 @@ class ReplyStream:
         self.messages = list(messages)
         self.native_tools = native_tools
         self.max_tokens = max_tokens
-        self.save_entry = save_entry
+        self.save_note = save_note
+        self.recall = recall
         self.expected_head = parent.id if expected_head is None else expected_head
         self.usage: Usage | None = None
         self.forked = False
@@ -109,7 +120,7 @@ class ReplyStream:
         self._results: dict[str, str] = {}
         self.problems: list[str] = []
         """Tool calls that failed or were cut, said plainly (for /prompt and the user)."""
-        self._inline = InlineMemoryFilter()
+        self._inline = InlineTagFilter(("save_memory", "recall"), stop=("recall",)) if recall else InlineTagFilter(("save_memory",))
         self._stamp = LeadingStampFilter()
         self._last_persist = time.monotonic()
 
@@ -133,13 +144,15 @@ class ReplyStream:
         try:
             for _round in range(MAX_TOOL_ROUNDS):
                 calls: list[ToolCall] = []
-                async for event in self._round(reply, calls):
+                async for event in self._round(reply, calls, last=_round == MAX_TOOL_ROUNDS - 1):
                     yield event
                 if not calls:
                     break
-            rest, entries = self._inline.flush()
-            for entry_text in entries:
-                yield DiarySaved(await self.save_entry(reply.id, entry_text))
+            rest, tags = self._inline.flush()
+            for tag in tags:
+                if tag.name == SAVE_MEMORY.name:
+                    for saved in await self.save_note(reply.id, MemoryNote.from_tag(tag)):
+                        yield saved
             tail = self._stamp.flush(rest)
             if tail:
                 self._shown.append(tail)
@@ -163,45 +176,72 @@ class ReplyStream:
                 ending.add_done_callback(self.finishing.discard)
                 await asyncio.shield(ending)
 
-    async def _round(self, reply: Message, calls: list[ToolCall]) -> AsyncGenerator[TurnEvent, None]:
-        """One request to the backend; the tool calls it made are added to `calls`."""
+    async def _round(self, reply: Message, calls: list[ToolCall], *, last: bool) -> AsyncGenerator[TurnEvent, None]:
+        """One request to the backend; the tool calls it made (native, or an inline
+        recall, which ends the round) are added to `calls` and answered."""
         round_text: list[str] = []
-        tools = [SAVE_MEMORY] if self.native_tools else None
-        async for event in self.backend.stream(self.messages, tools=tools, max_tokens=self.max_tokens):
-            match event:
-                case TextDelta(text=delta):
-                    round_text.append(delta)
-                    visible, entries = self._inline.feed(delta)
-                    for entry_text in entries:
-                        yield DiarySaved(await self.save_entry(reply.id, entry_text))
-                    visible = self._stamp.feed(visible)
-                    if visible:
-                        self._shown.append(visible)
-                        yield ReplyDelta(visible)
-                case ToolCall() as call:
-                    calls.append(call)
-                    self._tool_calls.append({"id": call.id, "name": call.name, "arguments": call.arguments})
-                    problem = call_problem(call)
-                    if problem is not None:
-                        self._fail_call(call, problem)
-                        continue
-                    content = str(call.arguments["content"])
-                    entry = await self.save_entry(reply.id, content)
-                    result = "Saved to your diary."
-                    if len(content.strip()) > MAX_ENTRY_CHARS:
-                        result = f"Saved to your diary, but cut: {cut_note(len(content.strip()))}"
-                        self.problems.append(f"{SAVE_MEMORY.name}: {cut_note(len(content.strip()))}")
-                    self._results[call.id] = result
-                    yield DiarySaved(entry)
-                case Usage() as reported:
-                    self.usage = reported
-                case Done():
-                    pass
-            await self._persist_now_and_then(reply)
-        if calls:
-            self._hand_back(calls, "".join(round_text))
+        round_visible: list[str] = []
+        tools = ([SAVE_MEMORY, RECALL] if self.recall else [SAVE_MEMORY]) if self.native_tools else None
+        recall_query: str | None = None
+        async with _closing(self.backend.stream(self.messages, tools=tools, max_tokens=self.max_tokens)) as stream:
+            async for event in stream:
+                match event:
+                    case TextDelta(text=delta):
+                        round_text.append(delta)
+                        visible, tags = self._inline.feed(delta)
+                        round_visible.append(visible)
+                        for tag in tags:
+                            if tag.name == SAVE_MEMORY.name:
+                                for saved in await self.save_note(reply.id, MemoryNote.from_tag(tag)):
+                                    yield saved
+                            elif recall_query is None and not last:
+                                recall_query = tag.text
+                        visible = self._stamp.feed(visible)
+                        if visible:
+                            self._shown.append(visible)
+                            yield ReplyDelta(visible)
+                    case ToolCall() as call:
+                        calls.append(call)
+                        self._tool_calls.append({"id": call.id, "name": call.name, "arguments": call.arguments})
+                        problem = call_problem(call, recall=self.recall is not None)
+                        if problem is not None:
+                            self._fail_call(call, problem)
+                        elif call.name == SAVE_MEMORY.name:
+                            note = MemoryNote.from_arguments(call.arguments)
+                            for saved in await self.save_note(reply.id, note):
+                                yield saved
+                            self._results[call.id] = self._saved(note.content)
+                    case Usage() as reported:
+                        self.usage = reported
+                    case Done():
+                        pass
+                await self._persist_now_and_then(reply)
+                if recall_query is not None:
+                    break  # the model asked to remember: answer before it invents the memory
+        if recall_query is not None:
+            call = ToolCall(id=f"inline_recall_{len(self._tool_calls)}", name=RECALL.name, arguments={"query": recall_query})
+            self._tool_calls.append({"id": call.id, "name": call.name, "arguments": call.arguments, "inline": True})
+            calls.append(call)
+            lines = await self._recall(recall_query)
+            yield MemoryRecalled(recall_query, lines)
+            self.messages.append({"role": "assistant", "content": f"{''.join(round_visible)}<recall>{recall_query}</recall>"})
+            self.messages.append({"role": "system", "content": RECALL_RESULT.format(result=result_text(lines))})
+        elif calls:
+            async for answered in self._hand_back(calls, "".join(round_text)):
+                yield answered
 
-    def _hand_back(self, calls: list[ToolCall], text: str) -> None:
+    def _saved(self, content: str) -> str:
+        """The result of a save_memory call, saying so when the entry was cut."""
+        length = len(content.strip())
+        if length <= MAX_ENTRY_CHARS:
+            return "Saved to your diary."
+        self.problems.append(f"{SAVE_MEMORY.name}: {cut_note(length)}")
+        return f"Saved to your diary, but cut: {cut_note(length)}"
+
+    async def _recall(self, query: str) -> list[str]:
+        return await self.recall(query) if self.recall is not None else []
+
+    async def _hand_back(self, calls: list[ToolCall], text: str) -> AsyncGenerator[TurnEvent, None]:
         """The model called tools mid-reply: give it the results so it carries on."""
         self.messages.append({
             "role": "assistant",
@@ -212,8 +252,13 @@ class ReplyStream:
             ],
         })
         for call in calls:
-            result = self._results.get(call.id, "Saved to your diary.")
-            self.messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
+            result = self._results.get(call.id)
+            if result is None and call.name == RECALL.name:
+                query = str(call.arguments.get("query", ""))
+                lines = await self._recall(query)
+                yield MemoryRecalled(query, lines)
+                result = result_text(lines)
+            self.messages.append({"role": "tool", "tool_call_id": call.id, "content": result or "Saved to your diary."})
 
     def _fail_call(self, call: ToolCall, problem: str) -> None:
         """Tell the model the call failed and why (it can try again), log it, and
@@ -221,10 +266,9 @@ class ReplyStream:
         raw = call.raw_arguments if len(call.raw_arguments) <= 200 else call.raw_arguments[:200] + "…"
         log.warning("tool call %s failed: %s; arguments: %r", call.name, problem, raw)
         self.problems.append(f"{call.name or 'a tool call'} failed: {problem}")
-        self._results[call.id] = (
-            f"Error: the {call.name} call failed because {problem}. Nothing was saved. "
-            f'To save a diary entry, call {SAVE_MEMORY.name} again with arguments like {{"content": "..."}}.'
-        )
+        retry = (f'To remember, call {RECALL.name} again with arguments like {{"query": "..."}}.' if call.name == RECALL.name
+                 else f'To save a diary entry, call {SAVE_MEMORY.name} again with arguments like {{"content": "..."}}.')
+        self._results[call.id] = f"Error: the {call.name} call failed because {problem}. Nothing was saved. {retry}"
 
     async def _persist_now_and_then(self, reply: Message) -> None:
         if time.monotonic() - self._last_persist > PERSIST_INTERVAL:
@@ -241,3 +285,15 @@ class ReplyStream:
         if chat.head_id == reply.id:
             await self.store.chats.set_head(reply.chat_id, self.parent.id)
         return None
+
+
+@asynccontextmanager
+async def _closing(events: AsyncIterator[Event]) -> AsyncIterator[AsyncIterator[Event]]:
+    """Close a backend's stream when a round ends early (an inline recall), so
+    its connection or generation thread is released at once."""
+    try:
+        yield events
+    finally:
+        close = getattr(events, "aclose", None)
+        if close is not None:
+            await close()

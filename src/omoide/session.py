@@ -22,11 +22,16 @@ from omoide.characters.model import Character, LoreEntry, substitute
 from omoide.config import Settings
 from omoide.domain import Branch, Chat, DiaryAuthor, DiaryEntry, MemoryState, Message, Role
 from omoide.errors import CommandError, HeadMoved, NotFound, StorageUnavailable, StoreError
-from omoide.events import ChangedElsewhere, MemoryEvent, ReplyFailed, ReplyFinished, ReplyStarted, TurnEvent, UserMessageStored
+from omoide.events import (
+    ChangedElsewhere, MemoryEvent, MemoryRecalled, ReplyFailed, ReplyFinished, ReplyStarted, TurnEvent, UserMessageStored,
+)
 from omoide.llm.base import Backend
 from omoide.memory.book import MemoBook, memory_state
-from omoide.memory.diary import cap_entry, clean_entry
+from omoide.memory.chatmemory import ChatMemory
+from omoide.memory.recall import Recalled
+from omoide.memory.weights import DEFAULT_IMPORTANCE
 from omoide.memory.worker import MemoryWorker
+from omoide.profile import ProfileBook, prompt_section
 from omoide.navigator import Navigator
 from omoide.prompt import AssembledPrompt, PromptContext, assemble, fit, shared_prefix_chars
 from omoide.reply import ReplyStream
@@ -77,6 +82,14 @@ class ChatSession:
         self._own_head = chat.head_id
         self._finishing: set[asyncio.Future[Message | None]] = set()
         self.book = MemoBook(store, chat.id, self.memory_worker.retry_memo)
+        self.weights = ChatMemory(store, chat, settings, character_id=character.id)
+        self.pending_recall: list[str] = []
+        """Moments brought back with /recall, for the next prompt's tail."""
+
+    @property
+    def profile(self) -> ProfileBook:
+        """The user profile every character knows."""
+        return self.weights.profile
 
     # -- opening ----------------------------------------------------------------
 
@@ -165,7 +178,7 @@ class ChatSession:
         chat = await self.refresh()
         if chat.head_id is None:
             return MemoryState(summary=None)
-        return await self.store.memory.state(chat.head_id)
+        return await memory_state(self.store, self.settings, chat.head_id)
 
     async def head(self) -> Message | None:
         chat = await self.refresh()
@@ -230,10 +243,19 @@ class ChatSession:
     async def _reply(self, parent: Message, head_id: int) -> AsyncGenerator[TurnEvent, None]:
         """Answer `parent`; `head_id` is the chat's head as this turn left it (the
         reply becomes the head only if nobody else moved it since)."""
-        prompt = await self.build_prompt(parent.id)
+        state = await memory_state(self.store, self.settings, parent.id)
+        names = (self.character.display_name, self.user_name)
+        if parent.role is Role.USER:
+            await self.weights.note_mentions(parent, state.diary, names)
+        prompt = await self.build_prompt(parent.id, state=state)
+
+        async def recall_tool(query: str) -> list[str]:
+            return [r.line() for r in await self._recall_at(parent.id, query, state)]
+
         stream = ReplyStream(
             self.store, self.backend, parent=parent, messages=prompt.messages, expected_head=head_id, finishing=self._finishing,
-            native_tools=self.tools_mode == "native", max_tokens=self.settings.max_tokens, save_entry=self._save_entry,
+            native_tools=self.tools_mode == "native", max_tokens=self.settings.max_tokens,
+            save_note=self.weights.save_note, recall=recall_tool if self.settings.recall_tool else None,
         )
         ours = {head_id, parent.id}
         try:
@@ -243,9 +265,13 @@ class ChatSession:
                         ours.add(event.message.id)
                     if isinstance(event, ReplyStarted | ReplyFailed):
                         await self.refresh()
+                    elif isinstance(event, MemoryRecalled):
+                        prompt.recalled += [f"(recall: {event.query}) {line}" for line in event.lines] or [f"(recall: {event.query}) nothing"]
                     elif isinstance(event, ReplyFinished):
                         prompt.usage = event.usage
                         prompt.tool_problems = list(stream.problems)
+                        self.pending_recall = []
+                        await self.weights.note_mentions(event.message, state.diary, names)
                         self.memory_worker.schedule(event.message.id)
                     yield event
                     if isinstance(event, ReplyStarted) and stream.forked:
@@ -277,16 +303,10 @@ class ChatSession:
             forked=True,
         )
 
-    async def _save_entry(self, message_id: int, content: str) -> DiaryEntry:
-        text, cut_from = cap_entry(clean_entry(content))
-        if cut_from is not None:
-            log.warning("a diary entry of %d characters was cut to %d", cut_from, len(text))
-        return await self.store.memory.add_diary_entry(self.chat.id, message_id, text, DiaryAuthor.CHARACTER)
-
-    async def build_prompt(self, head_id: int) -> AssembledPrompt:
+    async def build_prompt(self, head_id: int, *, state: MemoryState | None = None) -> AssembledPrompt:
         """The prompt at `head_id`, fitted to the context size, counted, and
         compared with the previous turn's to report the shared prefix."""
-        state = await memory_state(self.store, self.settings, head_id)
+        state = state or await memory_state(self.store, self.settings, head_id)
         recent = [m.content for m in state.window]
         # In a thread: matching is linear-time, but long messages times many keys
         # still must not hold up the event loop (the TUI, a streaming reply).
@@ -304,6 +324,7 @@ class ChatSession:
             triggered_lore=[f.entry.content for f in fired if f.reason != "constant"],
             memo_layer=self.settings.memory_style != "summary",
         )
+        ctx = await self.weights.weigh(ctx, head_id, state, hidden=self.chat.amnesia, recalled=self.pending_recall)
         budget = max(self.settings.context_size - self.settings.max_tokens, 256)
         draft = assemble(ctx, state)
         await self.counter.prepare([layer.text for layer in draft.layers if layer.name != "window" and layer.text])
@@ -347,14 +368,32 @@ class ChatSession:
 
     # -- memory ---------------------------------------------------------------------
 
-    async def remember(self, text: str) -> DiaryEntry:
+    async def remember(self, text: str, *, importance: int | None = None) -> DiaryEntry:
         text = text.strip()
         if not text:
-            raise CommandError("/remember needs something to remember.", "Usage: /remember TEXT")
+            raise CommandError("/remember needs something to remember.", "Usage: /remember [!] [--importance 1-5] TEXT")
         chat = await self.refresh()
         if chat.head_id is None:
             raise CommandError("The chat is empty.", "Send a message first.")
-        return await self.store.memory.add_diary_entry(chat.id, chat.head_id, text, DiaryAuthor.USER)
+        return await self.store.memory.add_diary_entry(chat.id, chat.head_id, text, DiaryAuthor.USER, importance=importance or DEFAULT_IMPORTANCE)
+
+    async def recall(self, text: str) -> list[Recalled]:
+        """/recall: bring past moments matching `text` into the next prompt."""
+        chat = await self.refresh()
+        if not text.strip() or chat.head_id is None:
+            raise CommandError("/recall needs words to look for, in a chat that has begun.", "Usage: /recall the night at the lighthouse")
+        found = await self._recall_at(chat.head_id, text, await memory_state(self.store, self.settings, chat.head_id))
+        self.pending_recall = [r.line() for r in found]
+        return found
+
+    async def _recall_at(self, head_id: int, query: str, state: MemoryState) -> list[Recalled]:
+        names = (self.user_name, self.character.display_name)
+        return await self.weights.recall(head_id, query, state, now=self.clock(), names=names, hidden=self.chat.amnesia)
+
+    async def set_amnesia(self, tiers: list[str]) -> tuple[str, ...]:
+        """/amnesia TIER... hides memory tiers from this chat's prompt; no tiers: all back."""
+        self.chat = await self.weights.set_amnesia(tiers)
+        return self.chat.amnesia
 
     async def wait_for_memory_work(self) -> None:
         await self.memory_worker.wait()

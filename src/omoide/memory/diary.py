@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 from omoide.domain import DiaryEntry
 from omoide.llm.base import ChatMessage, ToolSpec
+from omoide.memory.inline import InlineTag, InlineTagFilter
 
 SAVE_MEMORY = ToolSpec(
     name="save_memory",
@@ -17,7 +19,13 @@ SAVE_MEMORY = ToolSpec(
     ),
     parameters={
         "type": "object",
-        "properties": {"content": {"type": "string", "description": "The diary entry, in your own words."}},
+        "properties": {
+            "content": {"type": "string", "description": "The diary entry, in your own words."},
+            "importance": {"type": "integer", "minimum": 1, "maximum": 5,
+                           "description": "How much it matters, 1 (a detail) to 5 (unforgettable)."},
+            "emotion": {"type": "string", "description": "One word for the feeling attached, e.g. joy, grief, trust."},
+            "about_user": {"type": "boolean", "description": "True when it is a lasting fact about the user (name, job, likes, allergies)."},
+        },
         "required": ["content"],
     },
 )
@@ -31,72 +39,76 @@ NATIVE_INSTRUCTIONS = (
 INLINE_INSTRUCTIONS = (
     "You keep a private diary. When something significant happens (an emotional moment, "
     "a promise, a plan, a secret), write a short entry in your own voice between "
-    "<save_memory> and </save_memory> anywhere in your reply. The user never sees it."
+    "<save_memory> and </save_memory> anywhere in your reply. The user never sees it. "
+    'You may open it as <save_memory importance="1-5" emotion="word" about_user="true"> '
+    "to say how much it matters, how it felt, and that it is a lasting fact about the user."
 )
 
 OPEN_TAG = "<save_memory>"
 CLOSE_TAG = "</save_memory>"
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
+class MemoryNote:
+    """What the character asked to remember, as it arrived (native or inline)."""
+
+    content: str
+    importance: int | None = None
+    """1-5 when given and readable; None means the default."""
+    emotion: str | None = None
+    about_user: bool = False
+
+    @classmethod
+    def from_arguments(cls, arguments: Mapping[str, object]) -> MemoryNote:
+        """From a tool call's arguments or an inline tag's attributes, leniently:
+        a value that cannot be read is ignored, never an error."""
+        content = arguments.get("content")
+        return cls(
+            content=content if isinstance(content, str) else "",
+            importance=parse_importance(arguments.get("importance")),
+            emotion=_emotion(arguments.get("emotion")),
+            about_user=_truthy(arguments.get("about_user")),
+        )
+
+    @classmethod
+    def from_tag(cls, tag: InlineTag) -> MemoryNote:
+        return cls.from_arguments({**tag.attrs, "content": tag.text})
+
+
+def parse_importance(value: object) -> int | None:
+    if isinstance(value, bool):
+        return None
+    try:
+        number = int(str(value).strip()) if not isinstance(value, int) else value
+    except ValueError:
+        return None
+    return min(max(number, 1), 5)
+
+
+def _emotion(value: object) -> str | None:
+    if not isinstance(value, str):
+        return None
+    words = re.findall(r"[^\W\d_]+", value)
+    return words[0].lower()[:24] if words else None
+
+
+def _truthy(value: object) -> bool:
+    return value is True or (isinstance(value, str) and value.strip().lower() in ("true", "yes", "1"))
+
+
 class InlineMemoryFilter:
-    """Takes <save_memory>...</save_memory> out of a streamed reply.
+    """Takes <save_memory>...</save_memory> out of a streamed reply; returns the entries' texts."""
 
-    Text that might be the start of a tag is held back until it is clear, so
-    the user never sees a tag flicker on screen.
-    """
-
-    _pending: str = ""
-    _inside: bool = False
-    _entry: list[str] = field(default_factory=list)
+    def __init__(self) -> None:
+        self._filter = InlineTagFilter(("save_memory",))
 
     def feed(self, text: str) -> tuple[str, list[str]]:
-        visible: list[str] = []
-        entries: list[str] = []
-        data = self._pending + text
-        self._pending = ""
-        while data:
-            if self._inside:
-                end = data.find(CLOSE_TAG)
-                if end == -1:
-                    keep = _partial_suffix(data, CLOSE_TAG)
-                    self._entry.append(data[: len(data) - keep])
-                    self._pending = data[len(data) - keep :]
-                    return "".join(visible), [e for e in entries if e]
-                self._entry.append(data[:end])
-                entries.append("".join(self._entry).strip())
-                self._entry = []
-                self._inside = False
-                data = data[end + len(CLOSE_TAG) :]
-            else:
-                start = data.find(OPEN_TAG)
-                if start == -1:
-                    keep = _partial_suffix(data, OPEN_TAG)
-                    visible.append(data[: len(data) - keep])
-                    self._pending = data[len(data) - keep :]
-                    return "".join(visible), [e for e in entries if e]
-                visible.append(data[:start])
-                self._inside = True
-                data = data[start + len(OPEN_TAG) :]
-        return "".join(visible), [e for e in entries if e]
+        visible, tags = self._filter.feed(text)
+        return visible, [t.text for t in tags]
 
     def flush(self) -> tuple[str, list[str]]:
-        """End of stream: an unclosed tag still counts as an entry."""
-        pending, self._pending = self._pending, ""
-        if self._inside:
-            self._inside = False
-            entry = ("".join(self._entry) + pending).strip()
-            self._entry = []
-            return "", [entry] if entry else []
-        return pending, []
-
-
-def _partial_suffix(data: str, tag: str) -> int:
-    """Length of the longest suffix of `data` that is a proper prefix of `tag`."""
-    for size in range(min(len(tag) - 1, len(data)), 0, -1):
-        if tag.startswith(data[-size:]):
-            return size
-    return 0
+        visible, tags = self._filter.flush()
+        return visible, [t.text for t in tags]
 
 
 def strip_inline_tags(text: str) -> tuple[str, list[str]]:

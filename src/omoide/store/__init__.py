@@ -2,8 +2,9 @@
 
 `Store` owns the connection and hands out one repository per concern, all over
 the same `Database`: `chats`, `messages` (the tree and its paths), `memory`
-(summaries and diary entries anchored to the tree), `branches` and `memos`
-(the memo book). Features
+(summaries and diary entries anchored to the tree), `branches`, `memos`
+(the memo book), `mentions` (memories brought up again, anchored to the tree),
+`profile` (the user profile) and `recall` (full-text search for the recall tool). Features
 that add tables add a repository here.
 """
 
@@ -18,7 +19,10 @@ from omoide.store.connection import open_connection
 from omoide.store.db import Database
 from omoide.store.memory import MemoryRepository
 from omoide.store.memos import MemoHit, MemoRepository
+from omoide.store.mentions import MentionRepository
 from omoide.store.messages import ImportNode, MessageRepository, SearchHit
+from omoide.store.profile import ProfileRepository
+from omoide.store.recall import RecallRepository
 
 
 class Store:
@@ -29,6 +33,9 @@ class Store:
         self.memory = MemoryRepository(db, self.messages)
         self.branches = BranchRepository(db)
         self.memos = MemoRepository(db)
+        self.mentions = MentionRepository(db)
+        self.profile = ProfileRepository(db)
+        self.recall = RecallRepository(db)
 
     @classmethod
     async def open(cls, path: Path | None = None, *, synchronous: str = "NORMAL") -> Store:

@@ -90,6 +90,11 @@ class ChatRepository:
             await conn.execute("UPDATE chats SET persona = ? WHERE id = ?", (persona, chat_id))
         return await self.get(chat_id)
 
+    async def set_amnesia(self, chat_id: int, tiers: Sequence[str]) -> Chat:
+        async with self.db.write() as conn:
+            await conn.execute("UPDATE chats SET amnesia = ? WHERE id = ?", (",".join(tiers) or None, chat_id))
+        return await self.get(chat_id)
+
     async def set_head(self, chat_id: int, message_id: int) -> None:
         row = await self.db.one("SELECT chat_id FROM messages WHERE id = ?", (message_id,)) if 0 < message_id < 2**63 else None
         if row is None:

@@ -31,17 +31,22 @@ class MemoryRepository:
             raise NotFound(f"There is no message #{message_id}.", "Reopen the chat; its head may have been moved by another window.")
         return row[0], row[1]
 
-    async def add_diary_entry(self, chat_id: int, message_id: int, content: str, author: DiaryAuthor) -> DiaryEntry:
-        """Record a diary entry at `message_id`; it exists on that message's subtree."""
-        stamp = now_iso()
+    async def add_diary_entry(
+        self, chat_id: int, message_id: int, content: str, author: DiaryAuthor, *,
+        importance: int | None = None, emotion: str | None = None, origin_id: int | None = None, created_at: str | None = None,
+    ) -> DiaryEntry:
+        """Record a diary entry at `message_id`; it exists on that message's subtree.
+        `created_at` keeps an older date (an entry kept through a compression)."""
+        stamp = created_at or now_iso()
         async with self.db.write() as conn:
             async with conn.execute(f"SELECT m.chat_id, {NEWEST_DIARY} FROM messages m WHERE m.id = ?", (message_id,)) as cur:
                 row = await cur.fetchone()
             if row is None or row[0] != chat_id:
                 raise NotFound(f"Message #{message_id} is not in chat #{chat_id}.", "Reopen the chat and try again.")
             cur = await conn.execute(
-                "INSERT INTO diary_entries (chat_id, message_id, prev_id, author, content, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                (chat_id, message_id, row[1], str(author), content, stamp),
+                """INSERT INTO diary_entries (chat_id, message_id, prev_id, author, content, created_at, importance, emotion, origin_id)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                (chat_id, message_id, row[1], str(author), content, stamp, importance, emotion, origin_id),
             )
             entry_id = cur.lastrowid
         row = await self.db.one("SELECT * FROM diary_entries WHERE id = ?", (entry_id,))

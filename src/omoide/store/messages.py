@@ -57,21 +57,21 @@ async def insert_message(
 ) -> int:
     """Insert one row inside an open write transaction; returns its id."""
     if parent_id is None:
-        depth, summary_id, diary_id = 0, None, None
+        depth, summary_id, diary_id, mention_id = 0, None, None, None
     else:
         async with conn.execute(f"SELECT m.depth, m.chat_id, {POINTERS} FROM messages m WHERE m.id = ?", (parent_id,)) as cur:
             parent = await cur.fetchone()
         if parent is None or parent[1] != chat_id:
             raise NotFound(f"The parent message #{parent_id} is not in chat #{chat_id}.", "Reopen the chat and try again.")
-        depth, summary_id, diary_id = parent[0] + 1, parent[2], parent[3]
+        depth, summary_id, diary_id, mention_id = parent[0] + 1, parent[2], parent[3], parent[4]
     cur = await conn.execute(
         """INSERT INTO messages (chat_id, parent_id, role, content, tool_calls, tool_call_id,
-                                 created_at, status, depth, summary_id, diary_id)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                                 created_at, status, depth, summary_id, diary_id, mention_id)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
         (
             chat_id, parent_id, str(role), content,
             json.dumps(tool_calls) if tool_calls else None, tool_call_id,
-            stamp, str(status), depth, summary_id, diary_id,
+            stamp, str(status), depth, summary_id, diary_id, mention_id,
         ),
     )
     assert cur.lastrowid is not None

@@ -111,6 +111,64 @@ MIGRATIONS: list[Migration] = [
         ALTER TABLE chats ADD COLUMN persona TEXT;
         """,
     ),
+    Migration(
+        "0013_profile_weights",
+        """
+        -- Weight: how much a diary entry matters (1-5) and the feeling attached.
+        -- origin_id: the entry this one was kept from, word for word, by a diary compression.
+        ALTER TABLE diary_entries ADD COLUMN importance INTEGER;
+        ALTER TABLE diary_entries ADD COLUMN emotion TEXT;
+        ALTER TABLE diary_entries ADD COLUMN origin_id INTEGER REFERENCES diary_entries(id);
+
+        -- A memory brought up again at a message. Anchored to the tree like the diary:
+        -- prev_id links to the previous mention on the path, and each message carries
+        -- the newest mention above it, so the mentions in force at a head are a short walk.
+        CREATE TABLE memory_mentions (
+            id          INTEGER PRIMARY KEY,
+            chat_id     INTEGER NOT NULL REFERENCES chats(id),
+            message_id  INTEGER NOT NULL REFERENCES messages(id),
+            prev_id     INTEGER REFERENCES memory_mentions(id),
+            kind        TEXT NOT NULL,
+            memory_id   INTEGER NOT NULL,
+            created_at  TEXT NOT NULL,
+            UNIQUE (kind, memory_id, message_id)
+        );
+        CREATE INDEX mentions_by_message ON memory_mentions(message_id, id);
+        ALTER TABLE messages ADD COLUMN mention_id INTEGER REFERENCES memory_mentions(id);
+
+        -- Memory tiers hidden from this chat's prompt by /amnesia (comma-separated).
+        ALTER TABLE chats ADD COLUMN amnesia TEXT;
+
+        -- The user profile every character knows. Fields are append-only versions
+        -- (the newest per key is in force); facts are never deleted, only retired.
+        CREATE TABLE profile_fields (
+            id          INTEGER PRIMARY KEY,
+            key         TEXT NOT NULL CHECK (key IN ('name', 'address', 'pronouns')),
+            value       TEXT NOT NULL,
+            created_at  TEXT NOT NULL
+        );
+        CREATE INDEX profile_fields_by_key ON profile_fields(key, id);
+        CREATE TABLE profile_facts (
+            id          INTEGER PRIMARY KEY,
+            content     TEXT NOT NULL,
+            status      TEXT NOT NULL CHECK (status IN ('active', 'proposed', 'rejected', 'removed')),
+            source      TEXT NOT NULL DEFAULT '',
+            chat_id     INTEGER REFERENCES chats(id),
+            message_id  INTEGER REFERENCES messages(id),
+            created_at  TEXT NOT NULL,
+            decided_at  TEXT
+        );
+
+        -- Diary entries in the full-text index too, for recall.
+        CREATE VIRTUAL TABLE diary_fts USING fts5(
+            content, content='diary_entries', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
+        );
+        INSERT INTO diary_fts (rowid, content) SELECT id, content FROM diary_entries;
+        CREATE TRIGGER diary_fts_insert AFTER INSERT ON diary_entries BEGIN
+            INSERT INTO diary_fts (rowid, content) VALUES (new.id, new.content);
+        END;
+        """,
+    ),
 ]
 
 MIGRATIONS.append(

@@ -1,9 +1,9 @@
 """The queries every repository shares about paths in the message tree.
 
 A message row carries pointers to the newest summary and diary entry on the
-path *above* it; memory made *at* the message itself is found by its anchor.
-`POINTERS` reads both for the message aliased `m`, so the memory in force at
-any head costs two indexed lookups.
+path *above* it (and to the newest memory mention); memory made *at* the
+message itself is found by its anchor. `POINTERS` reads all three for the message aliased `m`, so the memory in force at
+any head costs a few indexed lookups.
 """
 
 from __future__ import annotations
@@ -12,7 +12,9 @@ NEWEST_SUMMARY = "coalesce((SELECT id FROM summaries WHERE anchor_id = m.id ORDE
 """The newest summary in force at message `m` (its own, or the one on the path above it)."""
 NEWEST_DIARY = "coalesce((SELECT id FROM diary_entries WHERE message_id = m.id ORDER BY id DESC LIMIT 1), m.diary_id)"
 """The newest diary entry in force at message `m`."""
-POINTERS = f"{NEWEST_SUMMARY}, {NEWEST_DIARY}"
+NEWEST_MENTION = "coalesce((SELECT id FROM memory_mentions WHERE message_id = m.id ORDER BY id DESC LIMIT 1), m.mention_id)"
+"""The newest memory mention in force at message `m`."""
+POINTERS = f"{NEWEST_SUMMARY}, {NEWEST_DIARY}, {NEWEST_MENTION}"
 
 
 def walk_up(name: str, *, start: str, columns: str = "id, parent_id, depth", until: str = "") -> str:

@@ -11,7 +11,10 @@ from omoide.domain import (
     Chat,
     DiaryAuthor,
     DiaryEntry,
+    FactStatus,
+    Mention,
     Message,
+    ProfileFact,
     MessageStatus,
     Role,
     Summary,
@@ -53,6 +56,7 @@ def chat(row: sqlite3.Row) -> Chat:
         archived=bool(row["archived"]),
         message_count=(row["message_count"] or 0) if "message_count" in keys else 0,
         persona=row["persona"] if "persona" in keys else None,
+        amnesia=tuple(t for t in (row["amnesia"] or "").split(",") if t) if "amnesia" in keys else (),
     )
 
 
@@ -77,6 +81,9 @@ def diary_entry(row: sqlite3.Row) -> DiaryEntry:
         author=DiaryAuthor(row["author"]),
         created_at=ts(row["created_at"]),
         prev_id=row["prev_id"],
+        importance=row["importance"],
+        emotion=row["emotion"],
+        origin_id=row["origin_id"],
     )
 
 
@@ -87,4 +94,20 @@ def branch(row: sqlite3.Row) -> Branch:
         message_id=row["message_id"],
         created_at=ts(row["created_at"]),
         auto=bool(row["auto"]),
+    )
+
+
+def mention(row: sqlite3.Row) -> Mention:
+    return Mention(id=row["id"], kind=row["kind"], memory_id=row["memory_id"], message_id=row["message_id"], created_at=ts(row["created_at"]))
+
+
+def profile_fact(row: sqlite3.Row) -> ProfileFact:
+    return ProfileFact(
+        id=row["id"],
+        content=row["content"],
+        status=FactStatus(row["status"]),
+        source=row["source"],
+        chat_id=row["chat_id"],
+        message_id=row["message_id"],
+        created_at=ts(row["created_at"]),
     )

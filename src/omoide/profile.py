@@ -1,0 +1,135 @@
+"""The user profile every character knows: name, how to address them, pronouns,
+and free facts. It goes into the stable part of every prompt.
+
+`ProfileBook` is what clients use (the CLI, the TUI through the session): it
+reads and edits the profile as one text (the format `omoide profile edit`
+opens in $EDITOR) and decides what happens to a fact a character learned
+(`profile_learning`: ask = a proposal for the user, auto = accepted, off = dropped).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from omoide.domain import FactStatus, Profile, ProfileFact
+from omoide.errors import CommandError
+from omoide.store import Store
+from omoide.store.profile import FIELDS
+
+HEADER = """# Your profile: what every character knows about you, in every chat.
+# Lines starting with # are ignored. Keep the 'key: value' lines; write facts as '- fact'.
+"""
+LABELS = {"name": "Name", "address": "Call them", "pronouns": "Pronouns"}
+MAX_FACT = 300
+"""Characters in one fact: a fact is a line, not an essay."""
+
+
+def render_text(profile: Profile) -> str:
+    lines = [HEADER]
+    lines += [f"{key}: {getattr(profile, key)}" for key in FIELDS]
+    lines.append("")
+    lines.append("# Facts and preferences, one per line:")
+    lines += [f"- {fact.content}" for fact in profile.facts]
+    return "\n".join(lines) + "\n"
+
+
+def parse_text(text: str) -> tuple[dict[str, str], list[str]]:
+    """The fields and facts of an edited profile text; a line that is neither
+    is an error that names it (nothing is saved then)."""
+    fields: dict[str, str] = {}
+    facts: list[str] = []
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith(("-", "*")):
+            fact = line[1:].strip()
+            if fact:
+                facts.append(check_fact(fact))
+            continue
+        key, colon, value = line.partition(":")
+        key = key.strip().lower()
+        if not colon or key not in FIELDS:
+            raise CommandError(
+                f"Line {number} of the profile is not understood: '{line[:60]}'.",
+                f"Use 'name: …', 'address: …', 'pronouns: …' or '- a fact'. ({', '.join(FIELDS)} are the keys.)",
+            )
+        fields[key] = " ".join(value.split())
+    return fields, list(dict.fromkeys(facts))
+
+
+def check_fact(text: str) -> str:
+    fact = " ".join(text.split())
+    if not fact:
+        raise CommandError("The fact is empty.", 'Usage: omoide profile add "allergic to cats"')
+    if len(fact) > MAX_FACT:
+        raise CommandError(f"The fact is {len(fact)} characters long; the most is {MAX_FACT}.", "Split it into shorter facts.")
+    return fact
+
+
+def prompt_section(profile: Profile) -> str:
+    """The profile as the prompt shows it ('' when empty)."""
+    if profile.empty:
+        return ""
+    lines = [f"{LABELS[key]}: {getattr(profile, key)}" for key in FIELDS if getattr(profile, key)]
+    lines += [f"- {fact.content}" for fact in profile.facts]
+    return "## What is true about {{user}} (known in every story)\n" + "\n".join(lines)
+
+
+@dataclass(frozen=True, slots=True)
+class Learned:
+    """What became of a fact a character learned."""
+
+    fact: ProfileFact | None
+    """None when profile_learning is off or the profile already holds it."""
+    accepted: bool
+
+
+class ProfileBook:
+    def __init__(self, store: Store, learning: Literal["ask", "auto", "off"] = "ask") -> None:
+        self.store = store
+        self.learning = learning
+
+    async def get(self) -> Profile:
+        return await self.store.profile.get()
+
+    async def add(self, text: str) -> ProfileFact:
+        fact = check_fact(text)
+        return await self.store.profile.add_fact(fact)
+
+    async def save_text(self, text: str) -> Profile:
+        """Apply an edited profile text: changed fields get a new version, facts
+        taken out are retired (kept, never deleted), new lines become facts."""
+        fields, facts = parse_text(text)
+        current = await self.get()
+        for key in FIELDS:
+            if key in fields and fields[key] != getattr(current, key):
+                await self.store.profile.set_field(key, fields[key])
+        kept = {f.content for f in current.facts}
+        for fact in current.facts:
+            if fact.content not in facts:
+                await self.store.profile.set_status(fact.id, FactStatus.REMOVED)
+        for fact_text in facts:
+            if fact_text not in kept:
+                await self.store.profile.add_fact(fact_text)
+        return await self.get()
+
+    async def learn(self, text: str, *, character: str, chat_id: int, message_id: int) -> Learned:
+        """A fact a character marked as being about the user (save_memory about_user)."""
+        fact = " ".join(text.split())[:MAX_FACT]
+        if self.learning == "off" or not fact:
+            return Learned(None, False)
+        current = await self.get()
+        if any(f.content.casefold() == fact.casefold() for f in [*current.facts, *current.proposals]):
+            return Learned(None, False)
+        status = FactStatus.ACTIVE if self.learning == "auto" else FactStatus.PROPOSED
+        stored = await self.store.profile.add_fact(fact, status=status, source=character, chat_id=chat_id, message_id=message_id)
+        return Learned(stored, status is FactStatus.ACTIVE)
+
+    async def decide(self, fact_id: int, accept: bool) -> ProfileFact:
+        fact = await self.store.profile.fact(fact_id)
+        if fact.status is not FactStatus.PROPOSED:
+            raise CommandError(f"Fact #{fact_id} is not waiting for a decision (it is {fact.status}).",
+                               "`omoide profile` lists the proposals waiting for you.")
+        return await self.store.profile.set_status(fact_id, FactStatus.ACTIVE if accept else FactStatus.REJECTED)

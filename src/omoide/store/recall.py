@@ -1,0 +1,80 @@
+"""Full-text candidates for recall: messages (the existing index) and diary
+entries, with their bm25 relevance, and the path they must lie on."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from omoide.store import rows
+from omoide.store.db import Database
+from omoide.store.paths import walk_up
+
+SNIPPET_TOKENS = 24
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    kind: str
+    """'message' or 'diary'."""
+    id: int
+    message_id: int
+    """The message itself, or the one the diary entry was written at."""
+    depth: int
+    role: str
+    """The message's role; 'diary' for a diary entry."""
+    created_at: datetime
+    excerpt: str
+    relevance: float
+    """-bm25: higher is more relevant."""
+
+
+def fts_any(terms: Sequence[str]) -> str:
+    """An FTS5 query matching any of the words, each quoted (no syntax errors possible)."""
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+
+
+class RecallRepository:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def candidates(self, chat_id: int, terms: Sequence[str], *, limit: int = 200,
+                         messages: bool = True, diary: bool = True) -> list[Candidate]:
+        """The `limit` most relevant messages and diary entries of the chat (all branches)."""
+        if not terms:
+            return []
+        query = fts_any(terms)
+        found: list[Candidate] = []
+        if messages:
+            result = await self.db.all(
+                f"""SELECT m.id, m.depth, m.role, m.created_at, bm25(messages_fts) AS rank,
+                           snippet(messages_fts, 0, '', '', '…', {SNIPPET_TOKENS}) AS excerpt
+                    FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid
+                    WHERE messages_fts MATCH ? AND m.chat_id = ? ORDER BY rank LIMIT ?""",
+                (query, chat_id, limit),
+            )
+            found += [Candidate("message", r["id"], r["id"], r["depth"], r["role"], rows.ts(r["created_at"]), r["excerpt"], -r["rank"])
+                      for r in result]
+        if diary:
+            result = await self.db.all(
+                f"""SELECT d.id, d.message_id, m.depth, d.created_at, bm25(diary_fts) AS rank,
+                           snippet(diary_fts, 0, '', '', '…', {SNIPPET_TOKENS}) AS excerpt
+                    FROM diary_fts JOIN diary_entries d ON d.id = diary_fts.rowid JOIN messages m ON m.id = d.message_id
+                    WHERE diary_fts MATCH ? AND d.chat_id = ? AND d.author != 'compression' ORDER BY rank LIMIT ?""",
+                (query, chat_id, limit),
+            )
+            found += [Candidate("diary", r["id"], r["message_id"], r["depth"], "diary", rows.ts(r["created_at"]), r["excerpt"], -r["rank"])
+                      for r in result]
+        return found
+
+    async def on_path(self, head_id: int, message_ids: Sequence[int], min_depth: int) -> set[int]:
+        """Which of `message_ids` lie on the path to `head_id` (one walk up to `min_depth`)."""
+        if not message_ids:
+            return set()
+        cte = walk_up("up", start=":head", until="up.depth > :depth")
+        result = await self.db.all(
+            f"WITH RECURSIVE {cte} SELECT id FROM up WHERE id IN ({','.join(str(int(i)) for i in message_ids)})",
+            {"head": head_id, "depth": min_depth},
+        )
+        return {r[0] for r in result}
