@@ -101,6 +101,15 @@ _mount_characters()
 app.command("memos")(memos_command(run))
 
 
+def _mount_profile() -> None:
+    from omoide.profile_cli import app as profile_app
+
+    app.add_typer(profile_app, name="profile", help="Show and edit your profile: what every character knows about you.")
+
+
+_mount_profile()
+
+
 @app.command()
 def chat(
     character: Annotated[str | None, typer.Argument(help="Character id or name (default: the most recent chat's).")] = None,
@@ -143,7 +152,7 @@ def say(
 
     Both messages are stored in the character's most recent chat, so `omoide chat`
     shows them. Memory work (summary, diary) finishes before the command exits."""
-    from omoide.events import ChangedElsewhere, DiarySaved, MemoryEvent, MemoryWorkDone, MemoryWorkStarted, ReplyDelta, ReplyFailed, ReplyFinished
+    from omoide.events import ChangedElsewhere, DiarySaved, MemoryEvent, MemoryWorkDone, MemoryWorkStarted, ProfileLearned, ReplyDelta, ReplyFailed, ReplyFinished
     from omoide.runtime import Runtime
 
     def on_memory(event: MemoryEvent) -> None:
@@ -169,6 +178,9 @@ def say(
                         sys.stdout.flush()
                     case DiarySaved(entry=entry):
                         err.print(safe(f"✎ {session.character.display_name} wrote in the diary: {entry.content}", "dim"))
+                    case ProfileLearned(fact=fact, accepted=accepted):
+                        then = "added to your profile" if accepted else f"`omoide profile accept {fact.id}` adds it to your profile"
+                        err.print(safe(f"{session.character.display_name} learned about you: {fact.content} ({then})", "dim"))
                     case ReplyFinished():
                         sys.stdout.write(shown.feed("", end=True) + "\n")
                     case ReplyFailed(error=error):

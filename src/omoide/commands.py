@@ -28,7 +28,10 @@ _SPECS = [
     CommandSpec("help", "/help", "List the commands."),
     CommandSpec("diary", "/diary", "Show or hide the character's diary."),
     CommandSpec("summary", "/summary", "Show the summary of the story so far."),
-    CommandSpec("remember", "/remember TEXT", "Write a line in the character's diary for them."),
+    CommandSpec("remember", "/remember [!] [--importance 1-5] TEXT", "Write a line in the character's diary (! = important)."),
+    CommandSpec("recall", "/recall TEXT", "Bring a past moment into the next prompt."),
+    CommandSpec("profile", "/profile [add TEXT]", "Show and edit your profile; accept what characters learned."),
+    CommandSpec("amnesia", "/amnesia TIER...|off", "Hide memory tiers (diary, summary, memos, profile) from this chat."),
     CommandSpec("memos", "/memos", "Open the memo book: jump to, edit, hide or write memos."),
     CommandSpec("prompt", "/prompt", "Inspect the last prompt, layer by layer."),
     CommandSpec("regen", "/regen", "Another reply to your last message (kept as a swipe)."),
@@ -88,3 +91,17 @@ def unescape(text: str) -> str:
 def help_lines() -> list[str]:
     width = max(len(spec.usage) for spec in _SPECS)
     return [f"{spec.usage.ljust(width)}  {spec.summary}" for spec in _SPECS]
+
+
+def parse_remember(raw: str) -> tuple[int | None, str]:
+    """'/remember ! TEXT' (or '!TEXT') is important (5); '--importance N TEXT' says how much."""
+    text = raw.strip()
+    if text.startswith("!"):
+        return 5, text[1:].strip()
+    head, _, rest = text.partition(" ")
+    if head in ("--importance", "-i") or head.startswith("--importance="):
+        value, _, rest = (head.partition("=")[2], "", rest) if "=" in head else rest.strip().partition(" ")
+        if not value.isdigit() or not 1 <= int(value) <= 5:
+            raise CommandError(f"'{value}' is not an importance.", "Use --importance with a number from 1 (a detail) to 5 (unforgettable).")
+        return int(value), rest.strip()
+    return None, text

@@ -18,18 +18,18 @@ from omoide.store import Store
 from omoide.store.profile import FIELDS
 
 HEADER = """# Your profile: what every character knows about you, in every chat.
-# Lines starting with # are ignored. Keep the 'key: value' lines; write facts as '- fact'.
+# Lines starting with # are ignored. Keep 'key: value'; one fact a line, '- fact'.
 """
 LABELS = {"name": "Name", "address": "Call them", "pronouns": "Pronouns"}
 MAX_FACT = 300
 """Characters in one fact: a fact is a line, not an essay."""
 
 
-def render_text(profile: Profile) -> str:
-    lines = [HEADER]
-    lines += [f"{key}: {getattr(profile, key)}" for key in FIELDS]
+def render_text(profile: Profile, *, header: bool = True) -> str:
+    lines = [HEADER] if header else []
+    lines += [f"{key}: {getattr(profile, key)}".rstrip() for key in FIELDS]
     lines.append("")
-    lines.append("# Facts and preferences, one per line:")
+    lines.append("# Facts and preferences, one per line:" if header else "facts:" if profile.facts else "facts: none yet")
     lines += [f"- {fact.content}" for fact in profile.facts]
     return "\n".join(lines) + "\n"
 
@@ -66,6 +66,14 @@ def check_fact(text: str) -> str:
     if len(fact) > MAX_FACT:
         raise CommandError(f"The fact is {len(fact)} characters long; the most is {MAX_FACT}.", "Split it into shorter facts.")
     return fact
+
+
+def provenance(fact: ProfileFact) -> str:
+    """Who wrote a fact, and where a character learned it."""
+    if not fact.source:
+        return "written by you"
+    where = f" in chat #{fact.chat_id} at message #{fact.message_id}" if fact.chat_id else ""
+    return f"learned by {fact.source}{where}"
 
 
 def prompt_section(profile: Profile) -> str:

@@ -1,4 +1,5 @@
-"""Background memory work: memos, summary compression and diary compression.
+"""Background memory work: memos, summary compression and diary compression
+(which keeps entries of importance KEEP_VERBATIM and above word for word).
 
 Runs after a reply is stored and never blocks one. A failure changes nothing
 (the raw messages stay in the prompt), is reported, and the work is tried
@@ -20,6 +21,7 @@ from omoide.llm.base import Backend, ChatMessage, TextDelta
 from omoide.memory.diary import diary_compression_request, diary_lines
 from omoide.memory.memo_work import MemoWork
 from omoide.memory.summary import InvalidSummary, split_for_compression, summary_request, validate_diary, validate_summary
+from omoide.memory.weights import DEFAULT_IMPORTANCE, KEEP_VERBATIM
 from omoide.store import Store
 
 log = logging.getLogger(__name__)
@@ -165,10 +167,14 @@ class MemoryWorker:
         state, diary_head = await self._diary_pointer(head_id)
         if diary_lines(state.diary) <= self.settings.diary_compress_lines:
             return
+        keep = [e for e in state.diary if not e.compressed and (e.importance or DEFAULT_IMPORTANCE) >= KEEP_VERBATIM]
+        squeeze = [e for e in state.diary if e not in keep]
+        if len(squeeze) < 2:
+            return  # only important entries (and at most one old block): nothing to merge
         self._emit(MemoryWorkStarted("diary"))
         name = self.character.display_name
         try:
-            request = diary_compression_request(name, state.diary, self.settings.diary_prompt_lines)
+            request = diary_compression_request(name, squeeze, self.settings.diary_prompt_lines)
             text = validate_diary(await self._complete(request))
         except (OmoideError, InvalidSummary) as exc:
             self.failures += 1
@@ -181,13 +187,19 @@ class MemoryWorker:
             self._emit(MemoryWorkFailed("diary", "the diary changed while it was being compressed"))
             return
         entry = await self.store.memory.add_diary_entry(self.chat_id, anchor, text, DiaryAuthor.COMPRESSION)
+        newest = entry
+        for kept in keep:  # word for word after the block, with their own dates and weights
+            newest = await self.store.memory.add_diary_entry(
+                self.chat_id, anchor, kept.content, kept.author, importance=kept.importance, emotion=kept.emotion,
+                origin_id=kept.memory_id, created_at=kept.created_at.isoformat(),
+            )
         current = state.summary
         await self.store.memory.add_summary(
             self.chat_id,
             anchor,
             content=current.content if current else "",
             covers_to_id=current.covers_to_id if current else None,
-            diary_to_id=entry.id,
+            diary_to_id=newest.id,
         )
         self.failures = 0
         self._emit(MemoryWorkDone("diary", entry=entry))

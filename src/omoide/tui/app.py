@@ -28,6 +28,8 @@ from omoide.errors import OmoideError
 from omoide.events import (
     ChangedElsewhere,
     DiarySaved,
+    MemoryRecalled,
+    ProfileLearned,
     MemoryEvent,
     MemoryWorkDone,
     MemoryWorkFailed,
@@ -44,6 +46,7 @@ from omoide.session import ChatSession
 from omoide.tui.commands import HANDLERS, open_branch_picker
 from omoide.tui.host import CommandTable
 from omoide.tui.memos import memo_status, memos_command, open_book
+from omoide.tui.memory_commands import MEMORY_HANDLERS
 from omoide.tui.messages import MemoryUpdate, TurnUpdate
 from omoide.tui.widgets.composer import Composer
 from omoide.tui.widgets.diary import DiaryPane
@@ -85,6 +88,7 @@ class OmoideApp(App[None]):
         self.commands = CommandTable()
         self.commands.register_all(HANDLERS)
         self.commands.register("memos", memos_command)
+        self.commands.register_all(MEMORY_HANDLERS)
         session.on_memory_event = self.handle_memory_event
         keymap: Mapping[str, str] | None = getattr(session.settings, "keymap", None)
         if keymap:
@@ -130,6 +134,10 @@ class OmoideApp(App[None]):
         await self.transcript.show_path(chat.head_id)
         await self.refresh_diary()
         self._update_tokens()
+        self.show_amnesia()
+
+    def show_amnesia(self) -> None:
+        self.query_one(StatusBar).amnesia = ", ".join(self.session.chat.amnesia)
 
     @property
     def transcript(self) -> Transcript:
@@ -214,6 +222,13 @@ class OmoideApp(App[None]):
             case DiarySaved():
                 await self.refresh_diary()
                 self.notify(f"{self.session.character.display_name} wrote in the diary.", timeout=3)
+            case ProfileLearned(fact=fact, accepted=accepted):
+                name = self.session.character.display_name
+                then = "It is in your profile now." if accepted else "/profile to accept or reject it."
+                self.notify(f"{name} learned about you: {fact.content} {then}", timeout=8, title="Profile")
+            case MemoryRecalled(query=query, lines=lines):
+                found = f"{len(lines)} moment(s) came back" if lines else "nothing came back"
+                self.notify(f"{self.session.character.display_name} tries to remember '{query}': {found}.", timeout=4)
             case ReplyFinished(message=msg, usage=usage):
                 if self.reply_view is not None:
                     await self.reply_view.finish(msg)

@@ -4,7 +4,7 @@ the handlers see the app only as a `Host`, and app.py registers `HANDLERS`."""
 from __future__ import annotations
 
 from omoide.characters.model import Character
-from omoide.commands import ParsedCommand, help_lines
+from omoide.commands import ParsedCommand, help_lines, parse_remember
 from omoide.domain import Message
 from omoide.errors import OmoideError
 from omoide.tui.host import Handler, Host, report
@@ -40,7 +40,8 @@ async def _summary(app: Host, command: ParsedCommand) -> None:
 
 
 async def _remember(app: Host, command: ParsedCommand) -> None:
-    entry = await app.session.remember(command.raw_args)
+    importance, text = parse_remember(command.raw_args)
+    entry = await app.session.remember(text, importance=importance)
     await app.show_diary()
     app.notify(f"Written in {app.session.character.display_name}'s diary: {entry.content}", timeout=4)
 

@@ -59,6 +59,9 @@ class Host(Protocol):
     async def show_diary(self) -> None:
         """Show the diary pane, refreshed."""
 
+    def show_amnesia(self) -> None:
+        """Show in the status bar whether /amnesia hides memory in this chat."""
+
     async def action_toggle_diary(self) -> None: ...
 
     def action_inspect_prompt(self) -> None: ...

@@ -14,6 +14,7 @@ from omoide.tui.widgets.text import plain
 
 DESCRIPTIONS = {
     "card": "rules, persona, character card, constant lore (stable)",
+    "profile": "your profile, known to every character (stable)",
     "memory": "diary and summary as of the last checkpoint (stable between compressions)",
     "memos": "the memo book's newest pages before the window (changes when a memo is added or rolls off)",
     "window": "recent messages, verbatim and timestamped (only grows between compressions)",
@@ -44,6 +45,12 @@ def inspector_text(prompt: AssembledPrompt | None) -> str:
     lines.append("Lore that fired: " + ("; ".join(prompt.lore) if prompt.lore else "none"))
     if prompt.tool_problems:
         lines.append("Tool calls that failed or were cut: " + "; ".join(prompt.tool_problems))
+    if prompt.memories:
+        lines.append("Diary entries in the prompt, with their strength (importance, decayed by age, raised by mentions):")
+        lines += [f"  {'?' if value is None else f'{value:.2f}'}  {label}" for label, value in prompt.memories]
+    if prompt.recalled:
+        lines.append("Recalled for this reply:")
+        lines += [f"  {line}" for line in prompt.recalled]
     return "\n".join(lines)
 
 

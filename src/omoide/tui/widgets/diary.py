@@ -18,13 +18,21 @@ def day(moment: datetime) -> str:
     return f"{moment.astimezone():%m/%d}"
 
 
+def weight(entry: DiaryEntry) -> str:
+    """' · ★★★★☆ joy' for an entry with an importance (older entries have none)."""
+    if entry.importance is None:
+        return ""
+    stars = "★" * entry.importance + "☆" * (5 - entry.importance)
+    return f" · {stars}" + (f" *{entry.emotion}*" if entry.emotion else "")
+
+
 def diary_markdown(entries: list[DiaryEntry], name: str) -> str:
     if not entries:
         return inert(f"*{name} has not written anything yet.*")
     parts = []
     for entry in entries:
         who = {DiaryAuthor.USER: " ✎ *(written by you)*", DiaryAuthor.COMPRESSION: " *(compressed)*"}.get(entry.author, "")
-        parts.append(f"**{day(entry.created_at)}**{who}\n\n{entry.content.strip()}")
+        parts.append(f"**{day(entry.created_at)}**{who}{weight(entry)}\n\n{entry.content.strip()}")
     return inert("\n\n---\n\n".join(parts))
 
 

@@ -1,4 +1,4 @@
-"""The status bar: backend, model, last prompt's size, memory work."""
+"""The status bar: amnesia when on, backend, model, last prompt's size, memory work."""
 
 from __future__ import annotations
 
@@ -17,9 +17,10 @@ class StatusBar(Static):
     tokens: reactive[str] = reactive("")
     memory: reactive[str] = reactive("")
     activity: reactive[str] = reactive("")
+    amnesia: reactive[str] = reactive("")
 
     def render(self) -> str:
-        parts = [self.backend]
+        parts = [f"⊘ amnesia: {self.amnesia}" if self.amnesia else "", self.backend]
         if self.tokens:
             parts.append(self.tokens)
         if self.activity:
