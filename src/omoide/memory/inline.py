@@ -28,8 +28,11 @@ def parse_attributes(text: str) -> dict[str, str]:
 
 
 class InlineTagFilter:
-    def __init__(self, names: tuple[str, ...] = ("save_memory",)) -> None:
+    def __init__(self, names: tuple[str, ...] = ("save_memory",), *, stop: tuple[str, ...] = ()) -> None:
         self.names = names
+        self.stop = stop
+        """Tags after which the stream is over: what follows is dropped (the model
+        asked for a recall and must not invent the answer)."""
         self._pending = ""
         self._inside: str | None = None
         self._attrs: dict[str, str] = {}
@@ -76,9 +79,12 @@ class InlineTagFilter:
                     self._pending = data[len(data) - keep :]
                     break
                 self._body.append(data[:end])
-                tags.append(InlineTag(self._inside, "".join(self._body).strip(), self._attrs))
+                tag = InlineTag(self._inside, "".join(self._body).strip(), self._attrs)
+                tags.append(tag)
                 self._inside, self._attrs, self._body = None, {}, []
                 data = data[end + len(closing) :]
+                if tag.name in self.stop and tag.text:
+                    break
             else:
                 found = self._open_at(data)
                 if found is None:
