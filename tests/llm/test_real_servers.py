@@ -223,3 +223,46 @@ async def test_the_real_server_makes_a_memo_end_to_end(llama_server: str, tmp_pa
     memo = pages[0]
     assert not memo.gap, f"the real model never wrote highlights: {memo.reason}"
     assert 1 <= len(memo.highlights) <= 3 and all(len(h) >= 12 for h in memo.highlights)
+
+
+async def test_the_session_answers_a_real_native_recall_call_and_the_reply_continues(llama_server: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The character calls recall (forced on the first round): the story is
+    searched, the excerpt goes back as the tool result, and the reply continues."""
+    from omoide.characters.model import Character
+    from omoide.events import MemoryRecalled, ReplyFinished
+    from omoide.session import ChatSession
+    from omoide.store import Store
+    from tests.scripted import ScriptedBackend
+
+    class FirstRoundForced(OpenAICompatBackend):
+        rounds = 0
+        sent: list[list[dict[str, object]]] = []
+
+        def stream(self, messages, *, tools=None, tool_choice=None, max_tokens=None):  # type: ignore[no-untyped-def]
+            self.rounds += 1
+            self.sent.append([dict(m) for m in messages])
+            forced = {"type": "function", "function": {"name": "recall"}} if self.rounds == 1 else None
+            offered = [t for t in tools or [] if t.name == "recall"] if self.rounds == 1 else None
+            return super().stream(messages, tools=offered, tool_choice=forced, max_tokens=max_tokens)
+
+    store = await Store.open(tmp_path / "omoide.db")
+    mika = Character(id="mika", name="Mika", first_message="Hi!")
+    seeded = await ChatSession.open(store, mika, Settings(recent_messages=2, summary_threshold=100), ScriptedBackend(default=lambda m: ["Mm."]))
+    for text in ["My grandmother kept the lighthouse on the northern cape.", "small talk", "more small talk", "the weather"]:
+        [e async for e in seeded.send(text)]
+    settings = Settings(base_url=llama_server, model="smollm2", max_tokens=48, temperature=0.0, tools="native",
+                        recall_tool=True, recent_messages=2, summary_threshold=100)
+    backend = FirstRoundForced(settings)
+    session = await ChatSession.open(store, mika, settings, backend, chat_id=seeded.chat.id)
+    events = [e async for e in session.send("Who kept the lighthouse on the cape? Search your memory.")]
+    recalled = [e for e in events if isinstance(e, MemoryRecalled)]
+    finished = [e for e in events if isinstance(e, ReplyFinished)]
+    await store.close()
+    await backend.aclose()
+    assert len(recalled) == 1 and recalled[0].query.strip(), "the real model filled in a query"
+    assert backend.rounds == 2 and finished, "the reply continued after the tool result in the same turn"
+    assert finished[0].message.tool_calls and finished[0].message.tool_calls[0]["name"] == "recall"
+    result = backend.sent[1][-1]
+    assert result["role"] == "tool" and isinstance(result["content"], str)
+    if any("lighthouse" in w or "cape" in w for w in recalled[0].query.lower().split()):
+        assert "grandmother kept the lighthouse" in result["content"]
