@@ -86,7 +86,7 @@ class AssembledPrompt:
     """Tokens at the start of this prompt identical to the previous turn's prompt."""
     lore: list[str] = field(default_factory=list)
     """Lore entries that fired, with why."""
-    memories: list[tuple[str, float | None]] = field(default_factory=list)
+    memories: list[tuple[DiaryEntry, float | None]] = field(default_factory=list)
     """The diary entries that entered the prompt, each with its strength."""
     recalled: list[str] = field(default_factory=list)
     """What /recall and the recall tool brought back for this reply."""
@@ -226,7 +226,7 @@ def assemble(
         Layer("tail", tail),
     ]
     shown = [*([] if drop_diary else selected_diary(ctx, state.stable_diary)), *selected_diary(ctx, state.new_diary)]
-    memories = [(f"{e.created_at:%Y-%m-%d} {' '.join(e.content.split())[:70]}", ctx.strengths.get(e.id)) for e in shown]
+    memories = [(e, ctx.strengths.get(e.id)) for e in shown]
     return AssembledPrompt(messages=messages, layers=layers, memories=memories, recalled=list(ctx.recalled))
 
 

@@ -121,8 +121,8 @@ async def test_bringing_a_memory_up_again_is_recorded_on_the_branch_and_raises_i
     mentions = await store.mentions.at(head)
     assert [(m.kind, m.memory_id) for m in mentions] == [("diary", entry.id)]
     assert session.last_prompt is not None
-    [(label, power)] = session.last_prompt.memories
-    assert "lighthouse" in label and power is not None and power > 3.9, "importance 3 plus a fresh mention"
+    [(shown, power)] = session.last_prompt.memories
+    assert shown.id == entry.id and power is not None and power > 3.9, "importance 3 plus a fresh mention"
     await session.restore_branch("before")
     assert await store.mentions.at((await session.head()).id) == []  # type: ignore[union-attr]
     await session.restore_branch(next(b.name for b in await session.branches() if b.name.startswith("auto-")))

@@ -116,7 +116,7 @@ async def test_help_lists_the_commands_and_a_typo_gets_a_suggestion(store: Store
 
         assert isinstance(app.screen, TextModal)
         assert "/branch save|restore|list|delete NAME" in app.screen.markdown
-        assert "/remember TEXT" in app.screen.markdown
+        assert "/remember [!] [--importance 1-5] TEXT" in app.screen.markdown
 
 
 async def test_the_diary_pane_toggles_and_shows_remembered_lines(store: Store) -> None:

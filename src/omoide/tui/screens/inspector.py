@@ -10,6 +10,7 @@ from textual.widgets import DataTable, Static
 
 from omoide.prompt import AssembledPrompt
 from omoide.safe_text import inert
+from omoide.tui.widgets import diary
 from omoide.tui.widgets.text import plain
 
 DESCRIPTIONS = {
@@ -47,7 +48,8 @@ def inspector_text(prompt: AssembledPrompt | None) -> str:
         lines.append("Tool calls that failed or were cut: " + "; ".join(prompt.tool_problems))
     if prompt.memories:
         lines.append("Diary entries in the prompt, with their strength (importance, decayed by age, raised by mentions):")
-        lines += [f"  {'?' if value is None else f'{value:.2f}'}  {label}" for label, value in prompt.memories]
+        lines += [f"  {'?' if value is None else f'{value:.2f}'}  {diary.day(e.created_at)} {' '.join(e.content.split())[:70]}"
+                  for e, value in prompt.memories]
     if prompt.recalled:
         lines.append("Recalled for this reply:")
         lines += [f"  {line}" for line in prompt.recalled]
