@@ -15,10 +15,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from typing import TYPE_CHECKING
+
 from omoide.llm.base import ToolSpec
 from omoide.memory.weights import STOPWORDS
-from omoide.store import Store
-from omoide.store.recall import Candidate
+
+if TYPE_CHECKING:  # the prompt imports this module's constants; it needs no store
+    from omoide.store import Store
+    from omoide.store.recall import Candidate
 
 RECALL = ToolSpec(
     name="recall",
