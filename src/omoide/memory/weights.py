@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
+from functools import lru_cache
 
 from omoide.domain import DiaryEntry, Mention
 
@@ -50,6 +51,11 @@ def _stem(word: str) -> str:
 
 def keywords(text: str, *, exclude: Iterable[str] = ()) -> frozenset[str]:
     """The words that identify a memory (see the module docstring)."""
+    return _keywords(text, tuple(exclude))
+
+
+@lru_cache(maxsize=4096)  # a diary entry is checked against every new message
+def _keywords(text: str, exclude: tuple[str, ...]) -> frozenset[str]:
     names = {_stem(n.casefold()) for name in exclude for n in _WORD.findall(name)}
     words = {_stem(w.casefold()) for w in _WORD.findall(text)}
     return frozenset(w for w in words if w not in STOPWORDS and w not in names)

@@ -11,11 +11,12 @@ from collections.abc import Iterable
 from omoide.domain import Mention
 from omoide.store import rows
 from omoide.store.connection import now_iso
+from omoide.store.rows import ts
 from omoide.store.db import Database
 from omoide.store.paths import NEWEST_MENTION
 
 MENTION_CHAIN_CAP = 5000
-"""Most mentions read at a head, newest first."""
+"""Most mentioning messages read at a head, newest first."""
 
 
 class MentionRepository:
@@ -23,26 +24,22 @@ class MentionRepository:
         self.db = db
 
     async def add(self, chat_id: int, message_id: int, kind: str, memory_ids: Iterable[int]) -> list[Mention]:
-        """Record that `message_id` brings up each memory; a mention already
-        recorded for that message (a regenerated reply's prompt) is not counted twice."""
+        """Record that `message_id` brings up each memory: one row per message and
+        kind, so a regenerated reply's prompt does not count the mentions twice."""
         ids = sorted(set(memory_ids))
         if not ids:
             return []
         stamp = now_iso()
         async with self.db.write() as conn:
-            for memory_id in ids:
-                async with conn.execute(f"SELECT {NEWEST_MENTION} FROM messages m WHERE m.id = ?", (message_id,)) as cur:
-                    row = await cur.fetchone()
-                await conn.execute(
-                    """INSERT OR IGNORE INTO memory_mentions (chat_id, message_id, prev_id, kind, memory_id, created_at)
-                       VALUES (?, ?, ?, ?, ?, ?)""",
-                    (chat_id, message_id, row[0] if row else None, kind, memory_id, stamp),
-                )
-        result = await self.db.all(
-            f"SELECT * FROM memory_mentions WHERE message_id = ? AND kind = ? AND memory_id IN ({','.join('?' * len(ids))}) ORDER BY id",
-            (message_id, kind, *ids),
-        )
-        return [rows.mention(r) for r in result]
+            cur = await conn.execute(
+                f"""INSERT OR IGNORE INTO memory_mentions (chat_id, message_id, prev_id, kind, memory_ids, created_at)
+                    SELECT ?, m.id, {NEWEST_MENTION}, ?, ?, ? FROM messages m WHERE m.id = ?""",
+                (chat_id, kind, ",".join(map(str, ids)), stamp, message_id),
+            )
+            row_id = cur.lastrowid if cur.rowcount else None
+        if row_id is None:
+            return []
+        return [Mention(row_id, kind, memory_id, message_id, ts(stamp)) for memory_id in ids]
 
     async def at(self, head_id: int, *, limit: int = MENTION_CHAIN_CAP) -> list[Mention]:
         """The mentions on the path to `head_id`, oldest first."""
@@ -56,4 +53,4 @@ class MentionRepository:
                ) SELECT c.* FROM chain JOIN memory_mentions c ON c.id = chain.id ORDER BY chain.n DESC""",
             {"head": head_id, "limit": limit},
         )
-        return [rows.mention(r) for r in result]
+        return [mention for r in result for mention in rows.mentions(r)]

@@ -120,7 +120,8 @@ MIGRATIONS: list[Migration] = [
         ALTER TABLE diary_entries ADD COLUMN emotion TEXT;
         ALTER TABLE diary_entries ADD COLUMN origin_id INTEGER REFERENCES diary_entries(id);
 
-        -- A memory brought up again at a message. Anchored to the tree like the diary:
+        -- The memories (of one kind, ids comma-separated) a message brings up again.
+        -- Anchored to the tree like the diary:
         -- prev_id links to the previous mention on the path, and each message carries
         -- the newest mention above it, so the mentions in force at a head are a short walk.
         CREATE TABLE memory_mentions (
@@ -129,9 +130,9 @@ MIGRATIONS: list[Migration] = [
             message_id  INTEGER NOT NULL REFERENCES messages(id),
             prev_id     INTEGER REFERENCES memory_mentions(id),
             kind        TEXT NOT NULL,
-            memory_id   INTEGER NOT NULL,
+            memory_ids  TEXT NOT NULL,
             created_at  TEXT NOT NULL,
-            UNIQUE (kind, memory_id, message_id)
+            UNIQUE (kind, message_id)
         );
         CREATE INDEX mentions_by_message ON memory_mentions(message_id, id);
         ALTER TABLE messages ADD COLUMN mention_id INTEGER REFERENCES memory_mentions(id);

@@ -23,14 +23,11 @@ class ProfileRepository:
                 "SELECT key, value FROM profile_fields f WHERE id = (SELECT max(id) FROM profile_fields WHERE key = f.key)"
             )
         }
-        facts = await self.facts(FactStatus.ACTIVE)
-        proposals = await self.facts(FactStatus.PROPOSED)
+        result = await self.db.all("SELECT * FROM profile_facts WHERE status IN ('active', 'proposed') ORDER BY id")
+        facts = [rows.profile_fact(r) for r in result]
         return Profile(name=values.get("name", ""), address=values.get("address", ""), pronouns=values.get("pronouns", ""),
-                       facts=facts, proposals=proposals)
-
-    async def facts(self, status: FactStatus) -> list[ProfileFact]:
-        result = await self.db.all("SELECT * FROM profile_facts WHERE status = ? ORDER BY id", (str(status),))
-        return [rows.profile_fact(r) for r in result]
+                       facts=[f for f in facts if f.status is FactStatus.ACTIVE],
+                       proposals=[f for f in facts if f.status is FactStatus.PROPOSED])
 
     async def fact(self, fact_id: int) -> ProfileFact:
         row = await self.db.one("SELECT * FROM profile_facts WHERE id = ?", (fact_id,))

@@ -97,8 +97,10 @@ def branch(row: sqlite3.Row) -> Branch:
     )
 
 
-def mention(row: sqlite3.Row) -> Mention:
-    return Mention(id=row["id"], kind=row["kind"], memory_id=row["memory_id"], message_id=row["message_id"], created_at=ts(row["created_at"]))
+def mentions(row: sqlite3.Row) -> list[Mention]:
+    """One row holds every memory of one kind that a message brought up."""
+    moment = ts(row["created_at"])
+    return [Mention(row["id"], row["kind"], int(i), row["message_id"], moment) for i in row["memory_ids"].split(",") if i]
 
 
 def profile_fact(row: sqlite3.Row) -> ProfileFact:
