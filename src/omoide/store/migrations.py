@@ -111,6 +111,61 @@ MIGRATIONS: list[Migration] = [
         ALTER TABLE chats ADD COLUMN persona TEXT;
         """,
     ),
+]
+
+MIGRATIONS.append(
+    Migration(
+        "0010_memo_book",
+        """
+        -- A memo is anchored to the last message of its batch (or, written by you, to
+        -- the head you wrote it at) and is in force on that message's subtree. The
+        -- memo row never changes but for `version_id`, which points at its newest
+        -- version: making, failing (a gap), editing, hiding and retrying each add one.
+        CREATE TABLE memos (
+            id          INTEGER PRIMARY KEY,
+            chat_id     INTEGER NOT NULL REFERENCES chats(id),
+            anchor_id   INTEGER NOT NULL REFERENCES messages(id),
+            first_id    INTEGER REFERENCES messages(id),
+            author      TEXT NOT NULL CHECK (author IN ('model', 'user')),
+            version_id  INTEGER REFERENCES memo_versions(id),
+            created_at  TEXT NOT NULL
+        );
+        CREATE INDEX memos_by_anchor ON memos(anchor_id, id);
+        CREATE INDEX memos_by_chat ON memos(chat_id, id);
+        CREATE INDEX memos_by_version ON memos(version_id);
+
+        CREATE TABLE memo_versions (
+            id          INTEGER PRIMARY KEY,
+            memo_id     INTEGER NOT NULL REFERENCES memos(id),
+            author      TEXT NOT NULL CHECK (author IN ('model', 'user')),
+            status      TEXT NOT NULL CHECK (status IN ('ok', 'failed')),
+            hidden      INTEGER NOT NULL DEFAULT 0,
+            reason      TEXT,
+            message_id  INTEGER REFERENCES messages(id),
+            created_at  TEXT NOT NULL
+        );
+        CREATE INDEX memo_versions_by_memo ON memo_versions(memo_id, id);
+
+        -- Each highlight is its own row, so search finds the one that matched.
+        CREATE TABLE memo_highlights (
+            id          INTEGER PRIMARY KEY,
+            version_id  INTEGER NOT NULL REFERENCES memo_versions(id),
+            position    INTEGER NOT NULL,
+            text        TEXT NOT NULL
+        );
+        CREATE INDEX memo_highlights_by_version ON memo_highlights(version_id, position);
+
+        CREATE VIRTUAL TABLE memo_fts USING fts5(
+            text, content='memo_highlights', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
+        );
+        CREATE TRIGGER memo_fts_insert AFTER INSERT ON memo_highlights BEGIN
+            INSERT INTO memo_fts (rowid, text) VALUES (new.id, new.text);
+        END;
+        """,
+    )
+)
+
+MIGRATIONS.append(
     Migration(
         "0013_profile_weights",
         """
@@ -167,58 +222,6 @@ MIGRATIONS: list[Migration] = [
         INSERT INTO diary_fts (rowid, content) SELECT id, content FROM diary_entries;
         CREATE TRIGGER diary_fts_insert AFTER INSERT ON diary_entries BEGIN
             INSERT INTO diary_fts (rowid, content) VALUES (new.id, new.content);
-        END;
-        """,
-    ),
-]
-
-MIGRATIONS.append(
-    Migration(
-        "0010_memo_book",
-        """
-        -- A memo is anchored to the last message of its batch (or, written by you, to
-        -- the head you wrote it at) and is in force on that message's subtree. The
-        -- memo row never changes but for `version_id`, which points at its newest
-        -- version: making, failing (a gap), editing, hiding and retrying each add one.
-        CREATE TABLE memos (
-            id          INTEGER PRIMARY KEY,
-            chat_id     INTEGER NOT NULL REFERENCES chats(id),
-            anchor_id   INTEGER NOT NULL REFERENCES messages(id),
-            first_id    INTEGER REFERENCES messages(id),
-            author      TEXT NOT NULL CHECK (author IN ('model', 'user')),
-            version_id  INTEGER REFERENCES memo_versions(id),
-            created_at  TEXT NOT NULL
-        );
-        CREATE INDEX memos_by_anchor ON memos(anchor_id, id);
-        CREATE INDEX memos_by_chat ON memos(chat_id, id);
-        CREATE INDEX memos_by_version ON memos(version_id);
-
-        CREATE TABLE memo_versions (
-            id          INTEGER PRIMARY KEY,
-            memo_id     INTEGER NOT NULL REFERENCES memos(id),
-            author      TEXT NOT NULL CHECK (author IN ('model', 'user')),
-            status      TEXT NOT NULL CHECK (status IN ('ok', 'failed')),
-            hidden      INTEGER NOT NULL DEFAULT 0,
-            reason      TEXT,
-            message_id  INTEGER REFERENCES messages(id),
-            created_at  TEXT NOT NULL
-        );
-        CREATE INDEX memo_versions_by_memo ON memo_versions(memo_id, id);
-
-        -- Each highlight is its own row, so search finds the one that matched.
-        CREATE TABLE memo_highlights (
-            id          INTEGER PRIMARY KEY,
-            version_id  INTEGER NOT NULL REFERENCES memo_versions(id),
-            position    INTEGER NOT NULL,
-            text        TEXT NOT NULL
-        );
-        CREATE INDEX memo_highlights_by_version ON memo_highlights(version_id, position);
-
-        CREATE VIRTUAL TABLE memo_fts USING fts5(
-            text, content='memo_highlights', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
-        );
-        CREATE TRIGGER memo_fts_insert AFTER INSERT ON memo_highlights BEGIN
-            INSERT INTO memo_fts (rowid, text) VALUES (new.id, new.text);
         END;
         """,
     )
