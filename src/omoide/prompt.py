@@ -27,7 +27,7 @@ from omoide.llm.base import ChatMessage, Usage
 from omoide.memory import recall
 from omoide.memory.diary import INLINE_INSTRUCTIONS, NATIVE_INSTRUCTIONS, render_diary
 from omoide.memory.memos import render_memos
-from omoide.memory.weights import select_weighted
+from omoide.memory.weights import memo_text, select_weighted
 from omoide.memory.window import stamp
 
 DEFAULT_SYSTEM_PROMPT = (
@@ -59,6 +59,8 @@ class PromptContext:
     diary_selection: Literal["recent", "weighted"] = "recent"
     strengths: Mapping[int, float] = field(default_factory=dict)
     """Diary entry id -> strength: what a weighted selection ranks by, and what /prompt shows."""
+    memo_strengths: Mapping[int, float] = field(default_factory=dict)
+    """Memo id -> strength, for /prompt."""
     hidden: frozenset[str] = frozenset()
     """Memory tiers /amnesia hides: 'diary', 'summary', 'memos', 'profile'."""
     recalled: Sequence[str] = ()
@@ -86,8 +88,8 @@ class AssembledPrompt:
     """Tokens at the start of this prompt identical to the previous turn's prompt."""
     lore: list[str] = field(default_factory=list)
     """Lore entries that fired, with why."""
-    memories: list[tuple[DiaryEntry, float | None]] = field(default_factory=list)
-    """The diary entries that entered the prompt, each with its strength."""
+    memories: list[tuple[datetime, str, float | None]] = field(default_factory=list)
+    """The diary entries and memos that entered the prompt: (when, 'diary: text' or 'memo: text', strength)."""
     recalled: list[str] = field(default_factory=list)
     """What /recall and the recall tool brought back for this reply."""
     usage: Usage | None = None
@@ -226,7 +228,10 @@ def assemble(
         Layer("tail", tail),
     ]
     shown = [*([] if drop_diary else selected_diary(ctx, state.stable_diary)), *selected_diary(ctx, state.new_diary)]
-    memories = [(e, ctx.strengths.get(e.id)) for e in shown]
+    memories: list[tuple[datetime, str, float | None]] = [(e.created_at, f"diary: {e.content}", ctx.strengths.get(e.id)) for e in shown]
+    if memos or (state.new_memos and "memos" not in ctx.hidden):
+        shown_memos = [*(state.memos if memos else []), *([] if "memos" in ctx.hidden else state.new_memos)]
+        memories += [(m.last_at or m.created_at, f"memo: {memo_text(m)}", ctx.memo_strengths.get(m.id)) for m in shown_memos if not m.gap]
     return AssembledPrompt(messages=messages, layers=layers, memories=memories, recalled=list(ctx.recalled))
 
 

@@ -246,7 +246,7 @@ class ChatSession:
         state = await memory_state(self.store, self.settings, parent.id)
         names = (self.character.display_name, self.user_name)
         if parent.role is Role.USER:
-            await self.weights.note_mentions(parent, state.diary, names)
+            await self.weights.note_mentions(parent, state, names)
         prompt = await self.build_prompt(parent.id, state=state)
 
         async def recall_tool(query: str) -> list[str]:
@@ -271,7 +271,7 @@ class ChatSession:
                         prompt.usage = event.usage
                         prompt.tool_problems = list(stream.problems)
                         self.pending_recall = []
-                        await self.weights.note_mentions(event.message, state.diary, names)
+                        await self.weights.note_mentions(event.message, state, names)
                         self.memory_worker.schedule(event.message.id)
                     yield event
                     if isinstance(event, ReplyStarted) and stream.forked:

@@ -121,8 +121,8 @@ async def test_bringing_a_memory_up_again_is_recorded_on_the_branch_and_raises_i
     mentions = await store.mentions.at(head)
     assert [(m.kind, m.memory_id) for m in mentions] == [("diary", entry.id)]
     assert session.last_prompt is not None
-    [(shown, power)] = session.last_prompt.memories
-    assert shown.id == entry.id and power is not None and power > 3.9, "importance 3 plus a fresh mention"
+    [(_, shown, power)] = session.last_prompt.memories
+    assert shown == f"diary: {entry.content}" and power is not None and power > 3.9, "importance 3 plus a fresh mention"
     await session.restore_branch("before")
     assert await store.mentions.at((await session.head()).id) == []  # type: ignore[union-attr]
     await session.restore_branch(next(b.name for b in await session.branches() if b.name.startswith("auto-")))
@@ -248,3 +248,22 @@ async def test_amnesia_hides_tiers_without_deleting_and_off_brings_them_back(sto
     await turn(again, "And now?")
     assert "oven" in tail(backend) and "cats" in system_prompt(backend)
     assert [e.content for e in (await again.memory()).diary] == ["He fixed my oven."]
+
+
+async def test_memos_have_strengths_raised_by_mentions_and_amnesia_hides_them(store: Store) -> None:
+    backend = ScriptedBackend(default=lambda m: ["Mm."])
+    session = await ChatSession.open(store, MIKA, settings(memory_style="both"), backend)
+    await turn(session, "Hi")
+    memo = await session.book.write("Kai showed Mika the brass telescope from the harbour.")
+    await turn(session, "Shall we take the brass telescope out tonight?")
+    head = (await session.head()).id  # type: ignore[union-attr]
+    assert [(m.kind, m.memory_id) for m in await store.mentions.at(head)] == [("memo", memo.id)]
+    assert session.last_prompt is not None
+    [(_, label, power)] = [m for m in session.last_prompt.memories if m[1].startswith("memo: ")]
+    assert "brass telescope" in label and power is not None and power > 3.9, "the default importance plus a fresh mention"
+    assert await session.set_amnesia(["memos"]) == ("memos",)
+    await turn(session, "And now?")
+    everything = "".join(str(m.get("content")) for m in backend.calls[-1]["messages"])
+    assert "brass telescope" not in everything.split("[")[0] and "## Memo" not in everything
+    assert session.last_prompt.memories == []
+    assert [m.id for m in await session.book.pages()] == [memo.id], "nothing was deleted"

@@ -129,7 +129,7 @@ def test_the_default_rule_is_still_the_last_lines_and_weighted_is_opt_in() -> No
     power = strengths(entries, [], now=NOW - timedelta(days=120), half_life_days=30)
     weighted = assemble(PromptContext(**base, diary_selection="weighted", strengths=power), state)  # type: ignore[arg-type]
     assert "cried on the pier" in weighted.messages[-1]["content"]
-    assert [round(v or 0, 2) for _, v in weighted.memories] == [5.0, 1.0]
+    assert [round(v or 0, 2) for _, _, v in weighted.memories] == [5.0, 1.0]
 
 
 # -- inline tags and notes -----------------------------------------------------------------

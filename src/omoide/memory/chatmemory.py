@@ -16,14 +16,14 @@ from omoide.errors import CommandError
 from omoide.events import DiarySaved, ProfileLearned, TurnEvent
 from omoide.memory.diary import MemoryNote, cap_entry, clean_entry
 from omoide.memory.recall import Recalled, recall
-from omoide.memory.weights import DEFAULT_IMPORTANCE, mentioned, strengths
+from omoide.memory.weights import DEFAULT_IMPORTANCE, memo_strengths, memo_text, mentioned, strengths
 from omoide.profile import ProfileBook, prompt_section
 from omoide.prompt import PromptContext
 from omoide.store import Store
 
 log = logging.getLogger(__name__)
 
-AMNESIA_TIERS = ("diary", "summary", "profile")
+AMNESIA_TIERS = ("diary", "summary", "memos", "profile")
 """What /amnesia can hide from a chat's prompt."""
 
 
@@ -53,11 +53,14 @@ class ChatMemory:
                 events.append(ProfileLearned(learned.fact, learned.accepted))
         return events
 
-    async def note_mentions(self, message: Message, diary: Sequence[DiaryEntry], names: Sequence[str]) -> list[int]:
-        """Record which diary entries `message` brings up again (not the ones written at it)."""
-        candidates = [(e.memory_id, e.content) for e in diary if e.message_id != message.id and not e.compressed]
-        ids = mentioned(message.content, candidates, exclude=names)
+    async def note_mentions(self, message: Message, state: MemoryState, names: Sequence[str]) -> list[int]:
+        """Record which diary entries and memos in force `message` brings up again
+        (not the ones made at it); returns the diary entries' ids."""
+        diary = [(e.memory_id, e.content) for e in state.diary if e.message_id != message.id and not e.compressed]
+        ids = mentioned(message.content, diary, exclude=names)
         await self.store.mentions.add(self.chat_id, message.id, "diary", ids)
+        memos = [(m.id, memo_text(m)) for m in [*state.memos, *state.new_memos] if m.anchor_id != message.id and not m.gap]
+        await self.store.mentions.add(self.chat_id, message.id, "memo", mentioned(message.content, memos, exclude=names))
         return ids
 
     async def strengths(self, head_id: int, state: MemoryState, now: datetime) -> dict[int, float]:
@@ -71,6 +74,11 @@ class ChatMemory:
             **strengths(state.stable_diary, mentions, now=checkpoint, half_life_days=half_life),
             **strengths(state.new_diary, mentions, now=now, half_life_days=half_life),
         }
+
+    async def memo_strengths(self, head_id: int, state: MemoryState, now: datetime) -> dict[int, float]:
+        """Strength of every memo in force, taken now (memos are not selected by it)."""
+        mentions = await self.store.mentions.at(head_id)
+        return memo_strengths([*state.memos, *state.new_memos], mentions, now=now, half_life_days=self.settings.memory_half_life_days)
 
     async def recall(self, head_id: int, query: str, state: MemoryState, *, now: datetime, names: tuple[str, str],
                      hidden: Sequence[str]) -> list[Recalled]:
@@ -94,6 +102,7 @@ class ChatMemory:
             recall_tool=self.settings.recall_tool,
             diary_selection=self.settings.diary_selection,
             strengths=await self.strengths(head_id, state, now),
+            memo_strengths=await self.memo_strengths(head_id, state, now),
             hidden=frozenset(hidden),
             recalled=list(recalled),
         )

@@ -1,5 +1,5 @@
-"""How much a memory matters now: importance, decay, mentions, and the weighted
-choice of diary lines for the prompt. Pure functions; the clock is an argument.
+"""How much a memory (a diary entry, a memo) matters now: importance, decay,
+mentions, and the weighted choice of diary lines for the prompt. Pure functions; the clock is an argument.
 
 strength = importance x 0.5^(age / half_life)
          + sum over its mentions of MENTION_BOOST x 0.5^(mention age / half_life)
@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from functools import lru_cache
 
-from omoide.domain import DiaryEntry, Mention
+from omoide.domain import DiaryEntry, Memo, Mention
 
 DEFAULT_IMPORTANCE = 3
 """For entries written without one (and for rows older than weights)."""
@@ -96,6 +96,23 @@ def strengths(entries: Sequence[DiaryEntry], mentions: Sequence[Mention], *, now
         e.id: strength(e.importance, e.created_at, times.get(e.memory_id, ()), now=now, half_life_days=half_life_days)
         for e in entries
     }
+
+
+def memo_strengths(memos: Sequence[Memo], mentions: Sequence[Mention], *, now: datetime, half_life_days: float) -> dict[int, float]:
+    """Memo id -> strength at `now`: a memo has the default importance and ages
+    from the last message of its batch (or from when you wrote it)."""
+    times: dict[int, list[datetime]] = {}
+    for mention in mentions:
+        if mention.kind == "memo":
+            times.setdefault(mention.memory_id, []).append(mention.created_at)
+    return {
+        m.id: strength(None, m.last_at or m.created_at, times.get(m.id, ()), now=now, half_life_days=half_life_days)
+        for m in memos
+    }
+
+
+def memo_text(memo: Memo) -> str:
+    return " ".join(memo.highlights)
 
 
 def entry_lines(entry: DiaryEntry) -> int:

@@ -47,9 +47,9 @@ def inspector_text(prompt: AssembledPrompt | None) -> str:
     if prompt.tool_problems:
         lines.append("Tool calls that failed or were cut: " + "; ".join(prompt.tool_problems))
     if prompt.memories:
-        lines.append("Diary entries in the prompt, with their strength (importance, decayed by age, raised by mentions):")
-        lines += [f"  {'?' if value is None else f'{value:.2f}'}  {diary.day(e.created_at)} {' '.join(e.content.split())[:70]}"
-                  for e, value in prompt.memories]
+        lines.append("Memories in the prompt, with their strength (importance, decayed by age, raised by mentions):")
+        lines += [f"  {'?' if value is None else f'{value:.2f}'}  {diary.day(when)} {' '.join(text.split())[:76]}"
+                  for when, text, value in prompt.memories]
     if prompt.recalled:
         lines.append("Recalled for this reply:")
         lines += [f"  {line}" for line in prompt.recalled]
