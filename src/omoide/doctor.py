@@ -32,6 +32,25 @@ def _key_source(settings: Settings) -> str:
     return "set (from OMOIDE_API_KEY)" if os.environ.get("OMOIDE_API_KEY") else f"set (from {locations.config_file()})"
 
 
+async def _servers(settings: Settings) -> None:
+    """Model servers running here: information, never a failure."""
+    from rich.text import Text
+
+    from omoide.discovery import discover
+
+    if settings.discover_servers == []:
+        console.print("  servers: discovery is off (discover_servers = [])")
+        return
+    found = await discover(settings.discover_servers)
+    if not found:
+        console.print("  servers: none answered on this machine (Ollama, llama.cpp, LM Studio, KoboldCpp, vLLM, SGLang, text-generation-webui)")
+        return
+    for server in found:
+        models = ", ".join(server.models) or "no models listed"
+        console.print(Text.assemble(("✓ ", "green"), f"server: {server.name} at {server.base_url} ({models})"))
+    console.print("    [dim]`omoide models use NAME` makes one of them the default.[/]")
+
+
 async def run_doctor() -> bool:
     healthy = True
     path = locations.config_file()
@@ -105,5 +124,6 @@ async def run_doctor() -> bool:
         except OmoideError as exc:
             _bad("summarizer", exc)
             healthy = False
+    await _servers(settings)
     console.print("[bold green]All good.[/]" if healthy else "[bold red]Something needs fixing (see above).[/]")
     return healthy
