@@ -110,6 +110,15 @@ def _mount_profile() -> None:
 _mount_profile()
 
 
+def _mount_models() -> None:
+    from omoide.models.cli import app as models_app
+
+    app.add_typer(models_app, name="models", help="List models, choose the default, download a GGUF.")
+
+
+_mount_models()
+
+
 @app.command()
 def chat(
     character: Annotated[str | None, typer.Argument(help="Character id or name (default: the most recent chat's).")] = None,

@@ -11,6 +11,7 @@ says what went wrong and a hint that says what to do.
     │   └── NotFound             a chat, message or branch that does not exist
     ├── CharacterError           a character folder or card that cannot be read
     ├── CommandError             a slash command that cannot be run as typed
+    ├── DownloadFailed           `omoide models pull`: not found, not GGUF, checksum, interrupted
     └── BackendError             anything from an LLM backend
         ├── BackendUnreachable   connection refused, DNS, TLS
         ├── AuthenticationFailed 401 / 403
@@ -75,6 +76,10 @@ class CharacterError(OmoideError):
 
 
 class CommandError(OmoideError):
+    pass
+
+
+class DownloadFailed(OmoideError):
     pass
 
 

@@ -1,0 +1,142 @@
+"""`omoide models`: list every model you could chat with, choose the default, download one."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine
+from typing import Annotated, Any, NoReturn, TypeVar
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from omoide.errors import OmoideError
+
+T = TypeVar("T")
+
+app = typer.Typer(invoke_without_command=True, help="List models, choose the default, download a GGUF.")
+
+
+def _out() -> Console:
+    return Console(highlight=False)
+
+
+def _err() -> Console:
+    return Console(stderr=True, highlight=False)
+
+
+def _fail(exc: OmoideError) -> NoReturn:
+    err = _err()
+    err.print(Text.assemble(("Error: ", "bold red"), exc.message), soft_wrap=True)
+    if exc.hint:
+        err.print(Text(exc.hint, style="dim"), soft_wrap=True)
+    raise typer.Exit(1)
+
+
+def _run(coro: Coroutine[Any, Any, T]) -> T:
+    from omoide.logs import setup_logging
+
+    setup_logging()
+    try:
+        return asyncio.run(coro)
+    except OmoideError as exc:
+        _fail(exc)
+
+
+@app.callback()
+def models(ctx: typer.Context) -> None:
+    """List the embedded models, the downloaded ones and every model on the servers found running here."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from omoide.models import choose
+    from omoide.models.catalog import RECOMMENDED
+
+    settings = _settings()
+
+    async def go() -> tuple[list[choose.ModelChoice], int]:
+        servers = await choose.find_servers(settings)
+        return choose.local_choices() + choose.server_choices(servers), len(servers)
+
+    choices, server_count = _run(go())
+    table = Table("", "name", "kind", "where / what", title="Models")
+    for choice in choices:
+        mark = "●" if choose.is_current(choice, settings) else ""
+        table.add_row(mark, Text(choice.name), choice.kind, Text(choice.detail, style="" if choice.available else "dim"))
+    out = _out()
+    out.print(table)
+    if not server_count:
+        out.print(Text("No model server answered on this machine (Ollama, llama.cpp, LM Studio, KoboldCpp, vLLM, SGLang, text-generation-webui).", style="dim"))
+    recommended = Table("name", "size", "RAM", "licence", "", title="Recommended downloads (`omoide models pull NAME`)")
+    for model in RECOMMENDED:
+        recommended.add_row(model.name, model.size, model.ram, model.licence, model.note)
+    out.print(recommended)
+    out.print(Text("● marks the default. `omoide models use NAME` changes it.", style="dim"))
+
+
+def _settings():  # type: ignore[no-untyped-def]
+    from omoide.config import load_settings
+
+    try:
+        return load_settings()
+    except OmoideError as exc:
+        _fail(exc)
+
+
+@app.command()
+def use(
+    name: Annotated[str, typer.Argument(help="A name from `omoide models`: an embedded model, a downloaded file, or a server's model.")],
+    server: Annotated[str | None, typer.Option("--server", help="The server's address, when the model is on a server not found by itself, or on several.")] = None,
+) -> None:
+    """Make NAME the default model (written to config.toml)."""
+    from omoide.discovery import discover
+    from omoide.models import choose
+
+    settings = _settings()
+
+    async def go() -> choose.ModelChoice:
+        local = choose.local_choices()
+        if any(c.name == name or c.name.removesuffix(".gguf") == name for c in local) and server is None:
+            return choose.pick(name, local)
+        servers = await discover([server]) if server else await choose.find_servers(settings)
+        if server and not servers:
+            raise OmoideError(f"Nothing answered at {server}.", "Start the server, or check the address (for example http://127.0.0.1:11434).")
+        return choose.pick(name, local + choose.server_choices(servers), server)
+
+    choice = _run(go())
+    try:
+        path = choose.make_default(choice)
+    except OmoideError as exc:
+        _fail(exc)
+    where = f" on {choice.base_url}" if choice.base_url else ""
+    _out().print(Text(f"The default model is now {choice.name}{where} (saved in {path})."))
+
+
+@app.command()
+def pull(
+    source: Annotated[str, typer.Argument(help="A recommended name, REPO/FILE.gguf on Hugging Face, or a URL.")],
+    sha256: Annotated[str | None, typer.Option("--sha256", help="The file's SHA-256, checked when the download ends.")] = None,
+) -> None:
+    """Download a GGUF model into the data directory (resumes an interrupted download)."""
+    from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn, TransferSpeedColumn
+
+    from omoide.models.pull import pull as download
+    from omoide.models.pull import resolve
+
+    try:
+        target = resolve(source)
+    except OmoideError as exc:
+        _fail(exc)
+    err = _err()
+    columns = ("[progress.description]{task.description}", BarColumn(), DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=err, transient=False) as progress:
+        task = progress.add_task(target.filename, total=None)
+
+        def update(done: int, total: int | None) -> None:
+            progress.update(task, completed=done, total=total)
+
+        path = _run(download(source, sha256=sha256, progress=update))
+    if not err.is_terminal:
+        err.print(f"downloaded {path.stat().st_size:,} bytes")
+    use_name = path.name
+    _out().print(Text(f"Saved {path}. Chat with it: omoide models use {use_name}"))

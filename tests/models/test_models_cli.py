@@ -1,0 +1,113 @@
+"""`omoide models`, `omoide models use` and the config file they write."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from omoide import locations
+from omoide.cli import app
+from omoide.config import load_settings
+from omoide.config_file import update_config
+from omoide.errors import ConfigError
+from tests.fakeservers import address, http_server, ollama, openai_models
+
+runner = CliRunner()
+
+USER_CONFIG = '''# my settings
+user_name = "Kai"   # that's me
+temperature = 0.7
+base_url = "http://old.example/v1"
+
+[personas]
+Ren = "A courier."
+'''
+
+
+def write_config(text: str) -> Path:
+    path = locations.config_file()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_setting_keys_keeps_comments_tables_and_the_other_settings() -> None:
+    path = write_config(USER_CONFIG)
+    update_config({"backend": "openai", "base_url": "http://127.0.0.1:11434/v1", "model_path": None})
+    text = path.read_text()
+    assert text.startswith("# my settings\nuser_name = \"Kai\"   # that's me\n")
+    assert 'base_url = "http://127.0.0.1:11434/v1"' in text and "old.example" not in text
+    data = tomllib.loads(text)
+    assert data == {"user_name": "Kai", "temperature": 0.7, "base_url": "http://127.0.0.1:11434/v1", "backend": "openai", "personas": {"Ren": "A courier."}}
+
+
+def test_a_value_spanning_lines_is_left_alone_with_what_to_write() -> None:
+    original = 'model = """\nllama3\n"""\n'
+    path = write_config(original)
+    with pytest.raises(ConfigError) as info:
+        update_config({"model": "qwen"})
+    assert path.read_text() == original
+    assert 'model = "qwen"' in info.value.hint
+
+
+def test_a_broken_config_is_never_rewritten() -> None:
+    path = write_config("user_name = \n")
+    with pytest.raises(ConfigError):
+        update_config({"backend": "local"})
+    assert path.read_text() == "user_name = \n"
+
+
+def test_models_lists_embedded_downloaded_and_discovered_with_the_default_marked(monkeypatch: pytest.MonkeyPatch) -> None:
+    with http_server(ollama("llama3.1:8b")) as olla, http_server(openai_models("Stheno-8B", owned_by="koboldcpp")) as kobold:
+        monkeypatch.setenv("OMOIDE_DISCOVER_SERVERS", f'["{address(olla)}", "{address(kobold)}"]')
+        result = runner.invoke(app, ["models"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    row = next(line for line in lines if "smollm2-135m" in line)
+    assert "●" in row and "embedded" in row
+    assert any("llama3.1:8b" in line and "Ollama at " + address(olla) in line for line in lines)
+    assert any("Stheno-8B" in line and "KoboldCpp" in line for line in lines)
+    assert "qwen2.5-1.5b" in result.stdout and "Apache-2.0" in result.stdout  # the recommended downloads
+
+
+def test_use_a_server_model_writes_the_config_and_the_next_run_uses_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    write_config(USER_CONFIG)
+    with http_server(ollama("llama3.1:8b")) as olla:
+        monkeypatch.setenv("OMOIDE_DISCOVER_SERVERS", f'["{address(olla)}"]')
+        result = runner.invoke(app, ["models", "use", "llama3.1:8b"])
+        assert result.exit_code == 0, result.output
+        settings = load_settings()
+        assert (settings.resolved_backend, settings.base_url, settings.model) == ("openai", address(olla) + "/v1", "llama3.1:8b")
+        assert settings.user_name == "Kai" and settings.personas == {"Ren": "A courier."}
+        listed = runner.invoke(app, ["models"], env={"COLUMNS": "200"})
+    row = next(line for line in listed.stdout.splitlines() if "llama3.1:8b" in line)
+    assert "●" in row
+
+
+def test_use_an_embedded_model_and_an_unknown_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    write_config('base_url = "http://127.0.0.1:11434/v1"\nmodel_path = "/x/y.gguf"\n')
+    result = runner.invoke(app, ["models", "use", "smollm2-135m"])
+    assert result.exit_code == 0, result.output
+    settings = load_settings()
+    assert (settings.resolved_backend, settings.local_model, settings.model_path) == ("local", "smollm2-135m", None)
+    assert settings.base_url == "http://127.0.0.1:11434/v1"  # kept, for switching back
+    bad = runner.invoke(app, ["models", "use", "gpt-17"])
+    assert bad.exit_code == 1 and "There is no model called 'gpt-17'" in bad.stderr and "smollm2-135m" in bad.stderr
+
+
+def test_use_a_model_on_a_server_named_by_address() -> None:
+    with http_server(openai_models("gemma-3-4b")) as server:
+        result = runner.invoke(app, ["models", "use", "gemma-3-4b", "--server", address(server)])
+    assert result.exit_code == 0, result.output
+    assert load_settings().base_url == address(server) + "/v1"
+
+
+def test_doctor_lists_running_servers(monkeypatch: pytest.MonkeyPatch) -> None:
+    with http_server(ollama("llama3.1:8b", "qwen2.5:7b")) as olla:
+        monkeypatch.setenv("OMOIDE_DISCOVER_SERVERS", f'["{address(olla)}"]')
+        monkeypatch.setenv("OMOIDE_BASE_URL", address(olla) + "/v1")  # keeps doctor off the embedded model
+        result = runner.invoke(app, ["doctor"], env={"COLUMNS": "200"})
+    assert f"server: Ollama at {address(olla)}/v1 (llama3.1:8b, qwen2.5:7b)" in result.stdout
