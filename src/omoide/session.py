@@ -145,6 +145,15 @@ class ChatSession:
         """The client has shown the head another window left: it is ours now."""
         self._own_head = head_id
 
+    def use_backend(self, backend: Backend) -> None:
+        """Answer with `backend` from the next turn on (the first-run screen's choice).
+        Memory work moves with it unless the settings name a summary backend of their own."""
+        if self.memory_worker.backend is self.backend:
+            self.memory_worker.backend = backend
+        self.backend = backend
+        self.counter = TokenCounter(backend)
+        self._previous_render = None
+
     async def refresh(self) -> Chat:
         self.chat = await self.store.chats.get(self.chat.id)
         return self.chat

@@ -126,6 +126,9 @@ class OmoideApp(App[None]):
         await self.show_chat()
         self.query_one("#input", Input).focus()
         self.set_interval(OTHER_WRITERS_INTERVAL, self.watch_other_writers)
+        from omoide.tui.screens.first_run import start_first_run
+
+        start_first_run(self)
 
     async def show_chat(self) -> None:
         chat = await self.session.refresh()
