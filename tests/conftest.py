@@ -37,6 +37,7 @@ def omoide_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     # No test probes the real well-known ports (a server someone runs there would
     # change what the TUI shows); discovery tests name their fake servers.
     monkeypatch.setenv("OMOIDE_DISCOVER_SERVERS", "[]")
+    monkeypatch.setenv("OMOIDE_DISCOVER_TIMEOUT", "30")  # a busy machine must not make a fake server look absent
     return home
 
 

@@ -45,6 +45,8 @@ class Settings(BaseSettings):
     """Addresses probed for model servers at first run, in `omoide models` and in
     `omoide doctor`. Default: the usual local ports of Ollama, llama.cpp, LM Studio,
     KoboldCpp, vLLM, SGLang and text-generation-webui; [] turns discovery off."""
+    discover_timeout: float = Field(0.5, gt=0)
+    """Seconds a server may take to list its models before discovery moves on."""
     tools: Literal["auto", "native", "inline"] = "auto"
     """How save_memory is offered: native tool calls, an inline tag, or auto-detect."""
 

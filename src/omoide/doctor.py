@@ -41,7 +41,7 @@ async def _servers(settings: Settings) -> None:
     if settings.discover_servers == []:
         console.print("  servers: discovery is off (discover_servers = [])")
         return
-    found = await discover(settings.discover_servers)
+    found = await discover(settings.discover_servers, timeout=settings.discover_timeout)
     if not found:
         console.print("  servers: none answered on this machine (Ollama, llama.cpp, LM Studio, KoboldCpp, vLLM, SGLang, text-generation-webui)")
         return

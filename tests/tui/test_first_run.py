@@ -38,7 +38,7 @@ def olla(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
 async def make_app(store: Store) -> OmoideApp:
     settings = load_settings(user_name="Kai")
     session = await ChatSession.open(store, MIKA, settings, ScriptedBackend(model="smollm2-135m"))
-    return OmoideApp(session, store=store, settings=settings)
+    return OmoideApp(session)
 
 
 def saved_config() -> dict[str, object]:

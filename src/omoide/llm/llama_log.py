@@ -35,9 +35,9 @@ class _Relay:
             self.pending += text.decode("utf-8", errors="replace")
             if not self.pending.endswith("\n"):
                 return
-            line, self.pending = self.pending.rstrip(), ""
+            line, self.pending, level = self.pending.rstrip(), "", self.level
         if line:
-            log.log(self.level, "%s", line)
+            log.log(level, "%s", line)
 
 
 _relay = _Relay()

@@ -48,7 +48,7 @@ def needs_first_run(settings: Settings) -> bool:
 
 
 async def find_servers(settings: Settings) -> list[FoundServer]:
-    return await discover(settings.discover_servers)
+    return await discover(settings.discover_servers, timeout=settings.discover_timeout)
 
 
 def local_choices() -> list[ModelChoice]:

@@ -11,9 +11,9 @@ decides nothing and the offer comes again next time.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Any, Literal, Protocol, cast
 
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
@@ -24,9 +24,7 @@ from textual.widgets.option_list import Option
 from omoide.errors import OmoideError
 from omoide.llm.base import Backend
 from omoide.models import choose
-
-if TYPE_CHECKING:
-    from omoide.tui.app import OmoideApp
+from omoide.session import ChatSession
 
 Decision = Literal["once", "default", "keep"]
 
@@ -104,20 +102,30 @@ class _BackendOwner(Widget):
             pass
 
 
-def start_first_run(app: OmoideApp) -> None:
-    if choose.needs_first_run(app.settings) and app.settings.discover_servers != []:
+class _WithSession(Protocol):
+    session: ChatSession
+
+
+def _session(app: App[Any]) -> ChatSession:
+    """The app's current session (it changes when another chat is opened)."""
+    return cast(_WithSession, app).session
+
+
+def start_first_run(app: App[Any]) -> None:
+    settings = _session(app).settings
+    if choose.needs_first_run(settings) and settings.discover_servers != []:
         app.run_worker(_offer(app), group="first-run", exit_on_error=False)
 
 
-async def _offer(app: OmoideApp) -> None:
-    servers = await choose.find_servers(app.settings)
+async def _offer(app: App[Any]) -> None:
+    servers = await choose.find_servers(_session(app).settings)
     choices = choose.server_choices(servers)
     if not choices:
         return
-    app.push_screen(FirstRunScreen(choices, app.session.backend.model), lambda result: _apply(app, result))
+    app.push_screen(FirstRunScreen(choices, _session(app).backend.model), lambda result: _apply(app, result))
 
 
-def _apply(app: OmoideApp, result: FirstRunResult | None) -> None:
+def _apply(app: App[Any], result: FirstRunResult | None) -> None:
     if result is None:
         return
     try:
@@ -133,11 +141,12 @@ def _apply(app: OmoideApp, result: FirstRunResult | None) -> None:
         app.notify(f"{exc.message} {exc.hint}".strip(), severity="error", timeout=10)
 
 
-def _switch(app: OmoideApp, choice: choose.ModelChoice) -> None:
+def _switch(app: App[Any], choice: choose.ModelChoice) -> None:
     from omoide.llm.factory import make_backend
     from omoide.tui.widgets.status import StatusBar
 
-    backend = make_backend(choice.settings(app.settings))
+    session = _session(app)
+    backend = make_backend(choice.settings(session.settings))
     app.screen_stack[0].mount(_BackendOwner(backend))
-    app.session.use_backend(backend)
+    session.use_backend(backend)
     app.query_one(StatusBar).backend = f"{backend.name} · {backend.model}"
