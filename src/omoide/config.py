@@ -53,7 +53,19 @@ class Settings(BaseSettings):
     temperature: float = Field(0.8, ge=0.0, le=2.0)
     top_p: float = Field(0.95, gt=0.0, le=1.0)
     max_tokens: int = Field(400, ge=1)
-    """Longest reply, in tokens."""
+    """Longest reply, in tokens. The embedded models stop at 200 unless this is set."""
+    min_p: float = Field(0.1, ge=0.0, lt=1.0)
+    """Embedded model: drop tokens less likely than this share of the likeliest."""
+    top_k: int = Field(40, ge=0)
+    """Embedded model: sample among this many likeliest tokens (0: all)."""
+    repeat_penalty: float = Field(1.1, ge=1.0, le=2.0)
+    """Embedded model: penalty on tokens seen in the last 64 (1.0: none)."""
+    frequency_penalty: float = Field(0.3, ge=0.0, le=2.0)
+    """Embedded model: penalty growing with how often a token already appears in the reply."""
+    presence_penalty: float = Field(0.2, ge=0.0, le=2.0)
+    """Embedded model: penalty on any token already in the reply."""
+    seed: int | None = None
+    """Embedded model: a fixed seed makes its replies repeatable (benchmarks use it)."""
     context_size: int = Field(8192, ge=512)
     """The model's context window; the prompt is trimmed to fit with room for the reply."""
     threads: int | None = None

@@ -213,7 +213,7 @@ def assemble(
     tail = tail_text(ctx, state)
     stable = "\n\n".join(part for part in (card, profile) if part)
     system = "\n\n".join(part for part in (stable, memory, memos) if part)
-    head: ChatMessage = {"role": "system", "content": system}
+    head: ChatMessage = {"role": "system", "content": system, "speakers": [ctx.user_name, ctx.character.display_name]}
     if memory or memos:
         head["cache_split"] = len(stable)  # where card and profile end: a second cache breakpoint for Anthropic
     messages: list[ChatMessage] = [head, *window]

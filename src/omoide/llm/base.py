@@ -20,6 +20,10 @@ class ChatMessage(TypedDict, total=False):
     cache_split: int
     """On the leading system message: where the card ends and the memory begins,
     so backends with explicit prompt caching can put a breakpoint there."""
+    speakers: list[str]
+    """On the leading system message: the user's name, then the character's. The
+    embedded model ends its turn where it starts a line as either; never sent
+    to a server."""
     cache_breakpoint: bool
     """True at the end of a stable layer: backends with explicit prompt caching
     (Anthropic) put a cache breakpoint after this message. Never sent to

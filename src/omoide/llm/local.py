@@ -7,35 +7,49 @@ prompt is being evaluated. One model instance per file is shared by the
 process, and a lock keeps it to one generation at a time (llama.cpp contexts
 are not thread-safe). Whatever reaches past llama-cpp-python's high-level API
 goes through llama_adapter.
+
+The prompt is rendered here (the model's chat template, or Gemma's turn format
+for a GGUF without one) and completed as text, with the sampling, stop strings
+and loop guard of `tiny.py`, so that a 135M model ends its turn instead of
+writing the user's.
 """
 
 from __future__ import annotations
 
 import asyncio
 import atexit
+import logging
 import os
 import threading
-from collections.abc import AsyncIterator, Generator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from omoide.config import Settings
 from omoide.errors import BackendError, BadRequest, LocalModelMissing, ServerFailed
-from omoide.llm import llama_adapter
+from omoide.llm import llama_adapter, tiny
 from omoide.llm.base import ChatMessage, Done, Event, TextDelta, TokenCount, ToolSpec, Usage
 from omoide.llm.llama_log import route_llama_logs
 from omoide.llm.model_file import INSTALL_HINT
 from omoide.models.catalog import local_model_file
 
+@dataclass(frozen=True, slots=True)
+class _Finished:
+    reason: str
+    """'stop' (the model ended its turn, or the guard ended it) or 'length'."""
+    tokens: int
+
+
 if TYPE_CHECKING:
     from llama_cpp import Llama
-    from llama_cpp.llama_types import ChatCompletionRequestMessage, CreateChatCompletionStreamResponse
+    from llama_cpp.llama_types import ChatCompletionRequestMessage, CreateCompletionStreamResponse
 
-    _Item = Usage | CreateChatCompletionStreamResponse | Exception | None
-    """What the worker thread hands over: None marks the end."""
+    _Item = Usage | str | _Finished | Exception | None
+    """What the worker thread hands over: text to show, then how it finished; None marks the end."""
 
 _THREAD_NAME = "omoide-local-llm"
+log = logging.getLogger(__name__)
 
 
 class _Interrupt:
@@ -135,11 +149,14 @@ class _Generation:
 
     def run(self) -> None:
         backend, llama, interrupt = self._backend, self._model.llama, self._model.interrupt
+        speakers = self._messages[0].get("speakers") if self._messages else None
+        user = speakers[0] if speakers else backend.settings.user_name
         with self._model.lock:
             try:
                 if self._stop.is_set():  # cancelled while another reply held the model
                     return
-                prompt_tokens = backend.prompt_tokens(self._messages)
+                prompt = backend.tokenize(backend.render_prompt(self._messages))
+                prompt_tokens = len(prompt)
                 if prompt_tokens >= backend.n_ctx:
                     self._put(BadRequest(
                         f"The prompt takes {prompt_tokens} tokens, more than the embedded model's context of {backend.n_ctx}.",
@@ -148,21 +165,17 @@ class _Generation:
                     return
                 self._put(Usage(prompt_tokens=prompt_tokens))
                 interrupt.arm(self._stop)
-                chunks = llama.create_chat_completion(
-                    messages=_plain(self._messages), stream=True,
+                chunks = llama.create_completion(
+                    prompt=prompt, stream=True,
                     max_tokens=min(self._max_tokens, backend.n_ctx - prompt_tokens),
-                    temperature=backend.settings.temperature, top_p=backend.settings.top_p,
+                    **tiny.sampling(backend.settings, user).kwargs(),
                 )
-                if not isinstance(chunks, Generator):
-                    raise TypeError(f"llama-cpp-python streamed a {type(chunks).__name__}, not a generator")
+                if not isinstance(chunks, Iterator):
+                    raise TypeError(f"llama-cpp-python streamed a {type(chunks).__name__}, not an iterator")
                 try:
-                    for chunk in chunks:
-                        interrupt.disarm()
-                        if self._stop.is_set():
-                            break
-                        self._put(chunk)
+                    self._relay(chunks)
                 finally:
-                    chunks.close()  # inside the lock: closing still touches the context
+                    chunks.close()  # type: ignore[attr-defined]  # inside the lock: closing still touches the context
             except Exception as exc:
                 if self._stop.is_set():
                     # Aborted mid-prompt: start the next prompt from a clean cache.
@@ -173,10 +186,34 @@ class _Generation:
                 interrupt.disarm()
                 self._put(None)
 
+    def _relay(self, chunks: Iterator[CreateCompletionStreamResponse]) -> None:
+        speakers = self._messages[0].get("speakers") if self._messages else None
+        user, character = (speakers[0], speakers[1]) if speakers and len(speakers) == 2 else (self._backend.settings.user_name, "")
+        guard = tiny.ReplyGuard(user, character)
+        finish, tokens = "stop", 0
+        for chunk in chunks:
+            self._model.interrupt.disarm()
+            if self._stop.is_set():
+                return
+            choice = chunk["choices"][0]
+            text = choice["text"] or ""
+            tokens += 1 if text else 0  # the closing chunk carries only the finish reason
+            shown = guard.feed(text)
+            if shown:
+                self._put(shown)
+            if guard.stopped:
+                log.info("embedded model: reply ended by the guard (%s)", guard.reason)
+                break
+            finish = choice["finish_reason"] or finish
+        rest = guard.finish()
+        if rest:
+            self._put(rest)
+        self._put(_Finished("stop" if guard.stopped else finish, tokens))
+
     def __aiter__(self) -> _Generation:
         return self
 
-    async def __anext__(self) -> Usage | CreateChatCompletionStreamResponse:
+    async def __anext__(self) -> Usage | str | _Finished:
         item = await self._queue.get()
         if item is None:
             raise StopAsyncIteration
@@ -196,6 +233,8 @@ class LocalBackend:
         self.path, trained_context = local_model_file(settings.local_model, settings.model_path)
         self.model = self.path.stem
         self.n_ctx = min(settings.context_size, trained_context) if trained_context else settings.context_size
+        self.embedded = trained_context is not None
+        """One of the tiny models omoide ships (not a GGUF of the user's own)."""
         self._loaded: _Model | None = None
 
     def _model(self) -> _Model:
@@ -219,7 +258,7 @@ class LocalBackend:
         max_tokens: int | None = None,
     ) -> AsyncIterator[Event]:
         await self.load()
-        generation = _Generation(self, self._model(), messages, max_tokens or self.settings.max_tokens)
+        generation = _Generation(self, self._model(), messages, self.reply_limit(max_tokens))
         generation.start()
         finish: str | None = None
         prompt: int | None = None
@@ -228,31 +267,40 @@ class LocalBackend:
             async for item in generation:
                 if isinstance(item, Usage):
                     prompt = item.prompt_tokens
-                    continue
-                for choice in item["choices"]:
-                    text = choice["delta"].get("content")
-                    if isinstance(text, str) and text:
-                        completion += 1
-                        yield TextDelta(text)
-                    if choice["finish_reason"]:
-                        finish = choice["finish_reason"]
+                elif isinstance(item, _Finished):
+                    finish, completion = item.reason, item.tokens
+                elif item:
+                    yield TextDelta(item)
         finally:
             generation.cancel()
         yield Usage(prompt_tokens=prompt, completion_tokens=completion)
         yield Done(finish or "stop")
 
+    def reply_limit(self, asked: int | None) -> int:
+        """Tokens for this completion: a chat reply on an embedded model is kept
+        short (tiny.REPLY_TOKENS) unless max_tokens is set; memory work asks for its own."""
+        limit = asked or self.settings.max_tokens
+        if self.embedded and limit == self.settings.max_tokens and "max_tokens" not in self.settings.model_fields_set:
+            return min(limit, tiny.REPLY_TOKENS)
+        return limit
+
     def render_prompt(self, messages: list[ChatMessage]) -> str:
-        """The prompt text exactly as the model's chat template lays it out."""
+        """The prompt text exactly as the model reads it: its chat template (or
+        Gemma's turn format, or ChatML, for a file without one), with the
+        embedded models' headings turned into labels (tiny.shape)."""
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
         llama = self._ensure()
+        plain = _plain(tiny.shape(messages) if self.embedded else messages)
         template = llama.metadata.get("tokenizer.chat_template")
         if not template:
-            return "".join(f"<|im_start|>{m['role']}\n{m.get('content') or ''}<|im_end|>\n" for m in messages) + "<|im_start|>assistant\n"
+            if llama.metadata.get("general.architecture", "").startswith("gemma"):
+                return tiny.gemma_prompt(plain)
+            return "".join(f"<|im_start|>{m['role']}\n{m.get('content') or ''}<|im_end|>\n" for m in plain) + "<|im_start|>assistant\n"
         formatter = Jinja2ChatFormatter(
             template=template, eos_token=_special_text(llama, llama.token_eos()), bos_token=_special_text(llama, llama.token_bos()),
         )
-        return formatter(messages=_plain(messages)).prompt
+        return formatter(messages=plain).prompt
 
     def tokenize(self, text: str) -> list[int]:
         """Token ids as llama-cpp-python's chat handler makes them: special tokens

@@ -1,0 +1,226 @@
+"""Keeping a tiny embedded model (135M-270M parameters) in character.
+
+Three things, none of which needs llama.cpp, so each is tested on its own:
+
+- `sampling(settings)`: penalties against repetition and min_p/top_p cut-offs
+  tuned for tiny models, and the stop strings that end a turn when the model
+  starts writing the user's next line, or another character's.
+- `shape(messages)`: the prompt as a tiny model reads it best: markdown
+  headings ("## Scenario"), which it otherwise continues with headings of its
+  own ("## Chapter 1" … "## Chapter 50"), become plain labels ("Scenario:").
+- `ReplyGuard`: watches the reply as it streams and ends it at the first sign
+  of a loop: a line or sentence said again, a short phrase said three times
+  running ("no Kagami no Kagami no Kagami"), a markdown heading, or the user's
+  name at the start of a line. It holds back the last few characters (and a
+  sentence that so far repeats an earlier one) so that the loop is cut before
+  the user sees it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from omoide.config import Settings
+from omoide.llm.base import ChatMessage
+
+REPLY_TOKENS = 200
+"""The embedded model's reply length unless max_tokens is set: tiny models
+lose the thread in long replies, and a short one comes back sooner."""
+HOLD = 48
+"""Characters held back while streaming, so a loop can be cut before it shows."""
+_HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t]*#*[ \t]*$", re.M)
+_SEGMENT_END = re.compile(r"(?<=[.!?…])[\"'”’)*_]*\s+|\n+")
+_PHRASE_LOOP = re.compile(r"\b(\w+(?:\W+\w+){0,3}?)(?:\W+\1\b){2,}", re.I)
+_TAIL = 240
+"""How far back the phrase-loop check looks (it runs on every streamed piece)."""
+_MIN_SEGMENT = 12
+
+
+@dataclass(frozen=True, slots=True)
+class Sampling:
+    temperature: float
+    top_p: float
+    min_p: float
+    top_k: int
+    repeat_penalty: float
+    frequency_penalty: float
+    presence_penalty: float
+    stop: list[str]
+    seed: int | None
+
+    def kwargs(self) -> dict[str, Any]:
+        return {
+            "temperature": self.temperature, "top_p": self.top_p, "min_p": self.min_p, "top_k": self.top_k,
+            "repeat_penalty": self.repeat_penalty, "frequency_penalty": self.frequency_penalty,
+            "presence_penalty": self.presence_penalty, "stop": self.stop, "seed": self.seed,
+        }
+
+
+def speaker_names(user_name: str) -> list[str]:
+    """Names that start the user's line in a transcript the model might continue."""
+    names = [user_name, "You", "User", "{{user}}"]
+    return list(dict.fromkeys(n for n in names if n.strip()))
+
+
+def stop_strings(user_name: str) -> list[str]:
+    stops = [f"\n{name}:" for name in speaker_names(user_name)]
+    stops += [f"\n**{user_name}:**", f"\n*{user_name}:*", "\n#", "<|im_end|>", "<end_of_turn>", "<|im_start|>"]
+    return list(dict.fromkeys(stops))
+
+
+def sampling(settings: Settings, user_name: str) -> Sampling:
+    return Sampling(
+        temperature=settings.temperature, top_p=settings.top_p, min_p=settings.min_p, top_k=settings.top_k,
+        repeat_penalty=settings.repeat_penalty, frequency_penalty=settings.frequency_penalty,
+        presence_penalty=settings.presence_penalty, stop=stop_strings(user_name), seed=settings.seed,
+    )
+
+
+def shape(messages: list[ChatMessage]) -> list[ChatMessage]:
+    """Headings become labels; everything else is left as it is, in place, so
+    the prompt stays append-only between turns (the prefix cache still hits)."""
+    out: list[ChatMessage] = []
+    for message in messages:
+        content = message.get("content") or ""
+        if message["role"] == "system" and "#" in content:
+            message = {**message, "content": _HEADING.sub(lambda m: f"{m.group(1)}:", content)}
+        out.append(message)
+    return out
+
+
+def gemma_prompt(messages: Sequence[Mapping[str, Any]]) -> str:
+    """Gemma's turn format, for a Gemma GGUF that carries no chat template. Gemma
+    has no system role: system text is a user turn, as Google's template has it,
+    and turns by the same speaker in a row are joined."""
+    turns: list[list[str]] = []
+    for message in messages:
+        role = "model" if message["role"] == "assistant" else "user"
+        content = (message.get("content") or "").strip()
+        if turns and turns[-1][0] == role:
+            turns[-1][1] += "\n\n" + content
+        else:
+            turns.append([role, content])
+    body = "".join(f"<start_of_turn>{role}\n{content}<end_of_turn>\n" for role, content in turns)
+    return f"<bos>{body}<start_of_turn>model\n"
+
+
+def _norm(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.lower()))
+
+
+class ReplyGuard:
+    """Feed it the streamed text; it says what may be shown and when to stop."""
+
+    def __init__(self, user_name: str, character_name: str = "") -> None:
+        names = [re.escape(n) for n in speaker_names(user_name)]
+        if character_name.strip():
+            names.append(re.escape(character_name))
+        # A speaker's label at the start of any line but the first: the model is writing the next turn.
+        self._speaker = re.compile(rf"\n[ \t]*[*_]*(?:{'|'.join(names)})[*_]*[ \t]*:", re.I)
+        self._own_label = re.compile(rf"^\s*[*_]*{re.escape(character_name)}[*_]*\s*:\s*", re.I) if character_name.strip() else None
+        self.text = ""
+        self.shown = 0
+        self.stopped = False
+        self.reason = ""
+
+    def feed(self, piece: str) -> str:
+        """Add `piece`; returns the text that may be shown now ("" when stopped)."""
+        if self.stopped:
+            return ""
+        self.text += piece
+        if self._check():
+            return self._release(len(self.text))
+        return self._release(self._safe_end())
+
+    def finish(self) -> str:
+        """The end of the reply: whatever was held back, loops already cut."""
+        if not self.stopped:
+            self._check(final=True)
+        return self._release(len(self.text))
+
+    # -- rules --------------------------------------------------------------------------
+
+    def _cut(self, at: int, reason: str) -> None:
+        at = max(at, self.shown)
+        self.text = self.text[:at].rstrip() if at > self.shown else self.text[:at]
+        self.stopped, self.reason = True, reason
+
+    def _check(self, final: bool = False) -> bool:
+        """Apply the rules; True when the reply must end here."""
+        self._apply_rules(final)
+        return self.stopped
+
+    def _apply_rules(self, final: bool) -> None:
+        if self._own_label is not None and self.shown == 0:
+            label = self._own_label.match(self.text)
+            if label and label.end() < len(self.text):
+                self.text = self.text[label.end():]
+        heading = re.search(r"(?:^|\n)[ \t]*#{1,6}[ \t]", self.text)
+        if heading:
+            if heading.start() == 0:
+                line_end = self.text.find("\n")
+                if line_end != -1:  # a title line first: drop it, keep what follows
+                    self.text = self.text[line_end + 1:]
+                    self._apply_rules(final)
+                elif final:
+                    self._cut(0, "heading")
+                return
+            self._cut(heading.start(), "heading")
+            return
+        speaker = self._speaker.search(self.text)
+        if speaker:
+            self._cut(speaker.start(), "speaker")
+            return
+        tail_start = max(0, len(self.text) - _TAIL)
+        for loop in _PHRASE_LOOP.finditer(self.text, tail_start):
+            phrase = loop.group(1)
+            if " " in phrase.strip() or len(phrase) >= 4:  # "no, no, no" and "ha ha ha" are speech
+                self._cut(loop.start() + len(phrase), "phrase loop")
+                return
+        repeat = self._repeated_segment(final)
+        if repeat is not None:
+            self._cut(repeat, "repeated line")
+
+    def _segments(self, final: bool) -> list[tuple[int, str]]:
+        """(start, text) of each finished sentence or line; the last too when `final`."""
+        out, start = [], 0
+        for end in _SEGMENT_END.finditer(self.text):
+            out.append((start, self.text[start:end.start()]))
+            start = end.end()
+        if final and start < len(self.text):
+            out.append((start, self.text[start:]))
+        return out
+
+    def _repeated_segment(self, final: bool) -> int | None:
+        seen: set[str] = set()
+        for start, segment in self._segments(final):
+            key = _norm(segment)
+            if len(key) < _MIN_SEGMENT:
+                continue
+            if key in seen:
+                return start
+            seen.add(key)
+        return None
+
+    # -- what may be shown ----------------------------------------------------------
+
+    def _safe_end(self) -> int:
+        end = max(self.shown, len(self.text) - HOLD)
+        # A sentence under way that so far matches an earlier one is held whole.
+        last_break = max((m.end() for m in _SEGMENT_END.finditer(self.text)), default=0)
+        partial = _norm(self.text[last_break:])
+        if len(partial) >= 3:
+            earlier = {_norm(s) for _, s in self._segments(final=False)}
+            if any(e.startswith(partial) and len(e) >= _MIN_SEGMENT for e in earlier):
+                end = min(end, last_break)
+        return max(end, self.shown)
+
+    def _release(self, end: int) -> str:
+        end = min(end, len(self.text))
+        if end <= self.shown:
+            return ""
+        out, self.shown = self.text[self.shown:end], end
+        return out

@@ -1,0 +1,79 @@
+"""The embedded model's sampling, stop strings, reply length and prompt shape
+reach llama-cpp-python (a spy around the real `Llama.create_completion`, on the
+real SmolLM2)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from omoide.config import Settings
+from omoide.llm.base import ChatMessage, Done, TextDelta, Usage
+
+pytestmark = pytest.mark.model
+
+CHAT: list[ChatMessage] = [
+    {"role": "system", "content": "You are Suzune.\n\n## Scenario\nA café at night.", "speakers": ["Kai", "Suzune"]},
+    {"role": "user", "content": "Hello?"},
+]
+
+
+@pytest.fixture
+def calls(smollm2_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    import llama_cpp
+
+    seen: list[dict[str, Any]] = []
+    real = llama_cpp.Llama.create_completion
+
+    def spy(self: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append(kwargs)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(llama_cpp.Llama, "create_completion", spy)
+    return seen
+
+
+async def run(settings: Settings, messages: list[ChatMessage] = CHAT, max_tokens: int | None = None) -> list[Any]:
+    from omoide.llm.local import LocalBackend
+
+    backend = LocalBackend(settings)
+    return [e async for e in backend.stream(messages, max_tokens=max_tokens)]
+
+
+async def test_sampling_and_the_user_s_stop_strings_reach_llama_cpp(calls: list[dict[str, Any]]) -> None:
+    events = await run(Settings(context_size=2048, repeat_penalty=1.25, frequency_penalty=0.4, presence_penalty=0.3,
+                                min_p=0.12, top_k=30, temperature=0.6, seed=11, max_tokens=6))
+    sent = calls[-1]
+    assert {k: sent[k] for k in ("repeat_penalty", "frequency_penalty", "presence_penalty", "min_p", "top_k", "temperature", "seed")} == {
+        "repeat_penalty": 1.25, "frequency_penalty": 0.4, "presence_penalty": 0.3, "min_p": 0.12, "top_k": 30, "temperature": 0.6, "seed": 11,
+    }
+    assert {"\nKai:", "\nYou:", "\n#"} <= set(sent["stop"]) and sent["max_tokens"] == 6
+    assert any(isinstance(e, TextDelta) for e in events) and isinstance(events[-1], Done)
+    usage = [e for e in events if isinstance(e, Usage)][-1]
+    assert usage.completion_tokens is not None and 0 < usage.completion_tokens <= 6
+
+
+async def test_the_embedded_model_keeps_chat_replies_short_unless_told_otherwise(calls: list[dict[str, Any]]) -> None:
+    from omoide.llm.tiny import REPLY_TOKENS
+
+    await run(Settings(context_size=2048, seed=1))
+    assert calls[-1]["max_tokens"] == REPLY_TOKENS
+    await run(Settings(context_size=2048, seed=1), max_tokens=700)  # memory work asks for its own length
+    assert calls[-1]["max_tokens"] == 700
+
+
+async def test_a_max_tokens_the_user_set_is_kept(calls: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OMOIDE_MAX_TOKENS", "300")
+    await run(Settings(context_size=2048, seed=1))
+    assert calls[-1]["max_tokens"] == 300
+
+
+async def test_the_embedded_prompt_has_labels_not_headings_and_names_come_from_the_prompt(smollm2_path: Path) -> None:
+    from omoide.llm.local import LocalBackend
+
+    embedded = LocalBackend(Settings(context_size=2048))
+    assert "Scenario:\nA café" in embedded.render_prompt(CHAT) and "## Scenario" not in embedded.render_prompt(CHAT)
+    own_file = LocalBackend(Settings(context_size=2048, model_path=smollm2_path))
+    assert "## Scenario" in own_file.render_prompt(CHAT)  # a GGUF of the user's own gets the prompt as it is

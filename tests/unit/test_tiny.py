@@ -1,0 +1,84 @@
+"""The tiny-model guard, shaping and sampling, on text the small models really wrote."""
+
+from __future__ import annotations
+
+from omoide.config import Settings
+from omoide.llm.tiny import ReplyGuard, gemma_prompt, sampling, shape, stop_strings
+
+
+def stream(text: str, user: str = "Kai", character: str = "Suzune", piece: int = 3) -> tuple[str, ReplyGuard]:
+    """What the user sees when `text` arrives a few characters at a time."""
+    guard = ReplyGuard(user, character)
+    shown = "".join(guard.feed(text[i:i + piece]) for i in range(0, len(text), piece))
+    return shown + guard.finish(), guard
+
+
+def test_a_normal_reply_passes_whole() -> None:
+    text = "*She pours the coffee.* Black, as always. Don't read into it.\n\nThe rain keeps tapping on the glass."
+    shown, guard = stream(text)
+    assert shown == text and not guard.stopped
+
+
+def test_a_phrase_loop_is_cut_after_its_first_time() -> None:
+    shown, guard = stream("Kagami looks away. no Kagami no Kagami no Kagami no Kagami no Kagami no Kagami")
+    assert shown == "Kagami looks away. no Kagami" and guard.reason == "phrase loop"
+
+
+def test_a_repeated_sentence_never_shows_twice() -> None:
+    shown, guard = stream("She's already staring at you. She smiles. She's already staring at you. She's already staring at you.")
+    assert shown.count("already staring") == 1 and guard.reason == "repeated line"
+
+
+def test_a_repeated_line_never_shows_twice() -> None:
+    shown, _ = stream("The café is quiet tonight\nMochi sleeps on the sill\nThe café is quiet tonight\nThe café is quiet tonight")
+    assert shown == "The café is quiet tonight\nMochi sleeps on the sill"
+
+
+def test_the_user_s_next_line_ends_the_reply() -> None:
+    shown, guard = stream("*She slides the cup over.* Drink it before it gets cold.\nKai: Thanks, Suzune!\nSuzune: You're welcome.")
+    assert shown == "*She slides the cup over.* Drink it before it gets cold." and guard.reason == "speaker"
+    shown, _ = stream("Fine.\n**You:** I will.", user="Ren")
+    assert shown == "Fine."
+
+
+def test_headings_end_the_reply_and_a_leading_title_is_dropped() -> None:
+    shown, guard = stream("## Chapter 1\nHi Kai. My name is Suzune.\n## Chapter 2\n## Chapter 3")
+    assert shown == "Hi Kai. My name is Suzune." and guard.reason == "heading"
+
+
+def test_the_character_s_own_label_at_the_start_is_dropped() -> None:
+    shown, _ = stream("Suzune: *She sighs.* We close in twenty minutes.")
+    assert shown == "*She sighs.* We close in twenty minutes."
+
+
+def test_speech_that_repeats_a_short_word_is_left_alone() -> None:
+    text = "No, no, no. You're not paying tonight. Ha ha ha, look at your face."
+    assert stream(text)[0] == text
+
+
+def test_shaping_turns_headings_into_labels_and_leaves_the_chat_alone() -> None:
+    messages = [
+        {"role": "system", "content": "Rules.\n\n## Suzune\nShort black hair.\n## Scenario\nRain."},
+        {"role": "user", "content": "## not a heading to touch"},
+    ]
+    shaped = shape(messages)  # type: ignore[arg-type]
+    assert shaped[0]["content"] == "Rules.\n\nSuzune:\nShort black hair.\nScenario:\nRain."
+    assert shaped[1] == messages[1]
+
+
+def test_gemma_turns_fold_the_system_text_into_a_user_turn() -> None:
+    prompt = gemma_prompt([
+        {"role": "system", "content": "You are Suzune."}, {"role": "assistant", "content": "We close soon."},
+        {"role": "user", "content": "Coffee?"}, {"role": "system", "content": "Time: 21:00."},
+    ])
+    assert prompt == (
+        "<bos><start_of_turn>user\nYou are Suzune.<end_of_turn>\n<start_of_turn>model\nWe close soon.<end_of_turn>\n"
+        "<start_of_turn>user\nCoffee?\n\nTime: 21:00.<end_of_turn>\n<start_of_turn>model\n"
+    )
+
+
+def test_sampling_carries_the_settings_and_the_user_s_stops() -> None:
+    params = sampling(Settings(repeat_penalty=1.3, min_p=0.2, seed=7), "Kai").kwargs()
+    assert (params["repeat_penalty"], params["min_p"], params["seed"]) == (1.3, 0.2, 7)
+    assert "\nKai:" in params["stop"] and "\nYou:" in params["stop"] and "\n#" in params["stop"]
+    assert "\nKai:" in stop_strings("Kai")
