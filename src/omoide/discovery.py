@@ -118,7 +118,9 @@ async def discover(addresses: list[str] | None = None, *, timeout: float = DEFAU
         return []
     limits = httpx.Limits(max_connections=2 * len(targets))
     # trust_env=False: a proxy from the environment must not see (or swallow) local probes.
-    async with httpx.AsyncClient(timeout=timeout, trust_env=False, limits=limits) as client:
+    # Loading the CA bundle takes longer than probing every port: only when an address needs TLS.
+    secure = any(t.lower().startswith("https:") for t in targets)
+    async with httpx.AsyncClient(timeout=timeout, trust_env=False, limits=limits, verify=secure) as client:
         results = await asyncio.gather(*(_bounded(client, a, timeout) for a in targets))
     found = [r for r in results if r is not None]
     log.info("discovery: %d server(s) answered: %s", len(found), ", ".join(f.base_url for f in found))
