@@ -6,9 +6,12 @@ from omoide.config import Settings
 from omoide.llm.tiny import ReplyGuard, gemma_prompt, sampling, shape, stop_strings
 
 
-def stream(text: str, user: str = "Kai", character: str = "Suzune", piece: int = 3) -> tuple[str, ReplyGuard]:
+CARD = "Mochi is a grey stray who sleeps on the café's windowsill. Suzune insists the cat is not hers, yet buys it fish every morning."
+
+
+def stream(text: str, user: str = "Kai", character: str = "Suzune", piece: int = 3, source: str = CARD) -> tuple[str, ReplyGuard]:
     """What the user sees when `text` arrives a few characters at a time."""
-    guard = ReplyGuard(user, character)
+    guard = ReplyGuard(user, character, source)
     shown = "".join(guard.feed(text[i:i + piece]) for i in range(0, len(text), piece))
     return shown + guard.finish(), guard
 
@@ -51,6 +54,13 @@ def test_the_character_s_own_label_at_the_start_is_dropped() -> None:
     assert shown == "*She sighs.* We close in twenty minutes."
 
 
+def test_reciting_the_card_or_the_lore_is_cut_where_the_recital_starts() -> None:
+    shown, guard = stream("*She glances at the sill.* That's Mochi, a grey stray who sleeps on the café's windowsill. Suzune insists the cat is not hers")
+    assert shown == "*She glances at the sill.* That's Mochi," and guard.reason == "copied the prompt"
+    text = "Mochi? She's not mine. I just buy her fish, that's all."
+    assert stream(text)[0] == text  # talking about the same things is fine
+
+
 def test_speech_that_repeats_a_short_word_is_left_alone() -> None:
     text = "No, no, no. You're not paying tonight. Ha ha ha, look at your face."
     assert stream(text)[0] == text
@@ -64,6 +74,14 @@ def test_shaping_turns_headings_into_labels_and_leaves_the_chat_alone() -> None:
     shaped = shape(messages)  # type: ignore[arg-type]
     assert shaped[0]["content"] == "Rules.\n\nSuzune:\nShort black hair.\nScenario:\nRain."
     assert shaped[1] == messages[1]
+
+
+def test_shaping_puts_the_volatile_tail_before_the_user_s_last_message() -> None:
+    messages = [
+        {"role": "system", "content": "Card."}, {"role": "assistant", "content": "Hello."},
+        {"role": "user", "content": "Coffee?"}, {"role": "system", "content": "Current date and time: Monday."},
+    ]
+    assert [m["content"] for m in shape(messages)] == ["Card.", "Hello.", "Current date and time: Monday.", "Coffee?"]  # type: ignore[arg-type]
 
 
 def test_gemma_turns_fold_the_system_text_into_a_user_turn() -> None:

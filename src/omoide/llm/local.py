@@ -49,6 +49,8 @@ if TYPE_CHECKING:
     """What the worker thread hands over: text to show, then how it finished; None marks the end."""
 
 _THREAD_NAME = "omoide-local-llm"
+ATTEMPTS = 2
+"""Completions tried when the loop guard leaves nothing of a reply (the next has another seed)."""
 log = logging.getLogger(__name__)
 
 
@@ -134,6 +136,10 @@ class _Generation:
         self._loop = asyncio.get_running_loop()
         self._queue: asyncio.Queue[_Item] = asyncio.Queue()
         self._stop = threading.Event()
+        speakers = messages[0].get("speakers") if messages else None
+        self._user, self._character = (speakers[0], speakers[1]) if speakers and len(speakers) == 2 else (backend.settings.user_name, "")
+        self._source = "\n".join(m.get("content") or "" for m in messages if m["role"] == "system")
+        """The prompt's own text, which a reply must not recite."""
 
     def start(self) -> None:
         threading.Thread(target=self.run, name=_THREAD_NAME, daemon=True).start()
@@ -149,8 +155,6 @@ class _Generation:
 
     def run(self) -> None:
         backend, llama, interrupt = self._backend, self._model.llama, self._model.interrupt
-        speakers = self._messages[0].get("speakers") if self._messages else None
-        user = speakers[0] if speakers else backend.settings.user_name
         with self._model.lock:
             try:
                 if self._stop.is_set():  # cancelled while another reply held the model
@@ -164,18 +168,21 @@ class _Generation:
                     ))
                     return
                 self._put(Usage(prompt_tokens=prompt_tokens))
-                interrupt.arm(self._stop)
-                chunks = llama.create_completion(
-                    prompt=prompt, stream=True,
-                    max_tokens=min(self._max_tokens, backend.n_ctx - prompt_tokens),
-                    **tiny.sampling(backend.settings, user).kwargs(),
-                )
-                if not isinstance(chunks, Iterator):
-                    raise TypeError(f"llama-cpp-python streamed a {type(chunks).__name__}, not an iterator")
-                try:
-                    self._relay(chunks)
-                finally:
-                    chunks.close()  # type: ignore[attr-defined]  # inside the lock: closing still touches the context
+                params = tiny.sampling(backend.settings, self._user).kwargs()
+                for attempt in range(1, ATTEMPTS + 1):
+                    interrupt.arm(self._stop)
+                    chunks = llama.create_completion(
+                        prompt=prompt, stream=True, max_tokens=min(self._max_tokens, backend.n_ctx - prompt_tokens), **params,
+                    )
+                    if not isinstance(chunks, Iterator):
+                        raise TypeError(f"llama-cpp-python streamed a {type(chunks).__name__}, not an iterator")
+                    try:
+                        if self._relay(chunks, last=attempt == ATTEMPTS):
+                            break
+                    finally:
+                        chunks.close()  # type: ignore[attr-defined]  # inside the lock: closing still touches the context
+                    if params["seed"] is not None:
+                        params["seed"] += 1
             except Exception as exc:
                 if self._stop.is_set():
                     # Aborted mid-prompt: start the next prompt from a clean cache.
@@ -186,15 +193,15 @@ class _Generation:
                 interrupt.disarm()
                 self._put(None)
 
-    def _relay(self, chunks: Iterator[CreateCompletionStreamResponse]) -> None:
-        speakers = self._messages[0].get("speakers") if self._messages else None
-        user, character = (speakers[0], speakers[1]) if speakers and len(speakers) == 2 else (self._backend.settings.user_name, "")
-        guard = tiny.ReplyGuard(user, character)
+    def _relay(self, chunks: Iterator[CreateCompletionStreamResponse], *, last: bool) -> bool:
+        """Hand the guarded text over; False (and nothing handed over) when the
+        guard cut the reply to nothing and another attempt may follow."""
+        guard = tiny.ReplyGuard(self._user, self._character, self._source)
         finish, tokens = "stop", 0
         for chunk in chunks:
             self._model.interrupt.disarm()
             if self._stop.is_set():
-                return
+                return True
             choice = chunk["choices"][0]
             text = choice["text"] or ""
             tokens += 1 if text else 0  # the closing chunk carries only the finish reason
@@ -206,9 +213,13 @@ class _Generation:
                 break
             finish = choice["finish_reason"] or finish
         rest = guard.finish()
+        if guard.stopped and not guard.shown and not last:
+            log.info("embedded model: nothing left after the guard; trying again")
+            return False
         if rest:
             self._put(rest)
         self._put(_Finished("stop" if guard.stopped else finish, tokens))
+        return True
 
     def __aiter__(self) -> _Generation:
         return self

@@ -37,6 +37,8 @@ _PHRASE_LOOP = re.compile(r"\b(\w+(?:\W+\w+){0,3}?)(?:\W+\1\b){2,}", re.I)
 _TAIL = 240
 """How far back the phrase-loop check looks (it runs on every streamed piece)."""
 _MIN_SEGMENT = 12
+COPY_WORDS = 8
+"""Words in a row taken from the prompt that make a reply a recital of the card or the lore."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,14 +82,19 @@ def sampling(settings: Settings, user_name: str) -> Sampling:
 
 
 def shape(messages: list[ChatMessage]) -> list[ChatMessage]:
-    """Headings become labels; everything else is left as it is, in place, so
-    the prompt stays append-only between turns (the prefix cache still hits)."""
+    """Headings become labels, and the volatile tail (date, fresh diary lines,
+    lore) comes just before the user's last message instead of after it: a tiny
+    model answers whatever it read last ("The user has asked about the current
+    date and time…"). Everything before the last message stays as it was, so
+    the prompt cache still reuses the prefix."""
     out: list[ChatMessage] = []
     for message in messages:
         content = message.get("content") or ""
         if message["role"] == "system" and "#" in content:
             message = {**message, "content": _HEADING.sub(lambda m: f"{m.group(1)}:", content)}
         out.append(message)
+    if len(out) >= 3 and out[-1]["role"] == "system" and out[-2]["role"] == "user":
+        out[-2], out[-1] = out[-1], out[-2]
     return out
 
 
@@ -114,13 +121,15 @@ def _norm(text: str) -> str:
 class ReplyGuard:
     """Feed it the streamed text; it says what may be shown and when to stop."""
 
-    def __init__(self, user_name: str, character_name: str = "") -> None:
+    def __init__(self, user_name: str, character_name: str = "", source: str = "") -> None:
         names = [re.escape(n) for n in speaker_names(user_name)]
         if character_name.strip():
             names.append(re.escape(character_name))
         # A speaker's label at the start of any line but the first: the model is writing the next turn.
         self._speaker = re.compile(rf"\n[ \t]*[*_]*(?:{'|'.join(names)})[*_]*[ \t]*:", re.I)
         self._own_label = re.compile(rf"^\s*[*_]*{re.escape(character_name)}[*_]*\s*:\s*", re.I) if character_name.strip() else None
+        self._source = " " + _norm(source) + " " if source.strip() else ""
+        """The prompt's own text (card, lore, rules): a reply copying it is reciting, not talking."""
         self.text = ""
         self.shown = 0
         self.stopped = False
@@ -183,6 +192,30 @@ class ReplyGuard:
         repeat = self._repeated_segment(final)
         if repeat is not None:
             self._cut(repeat, "repeated line")
+            return
+        copied = self._copied_run()
+        if copied is not None:
+            self._cut(copied, "copied the prompt")
+
+    def _copied_run(self) -> int | None:
+        """Where the reply began reciting the prompt, if its newest COPY_WORDS words come from it.
+        (Checked on every piece, so only the newest words can be new.)"""
+        if not self._source:
+            return None
+        offset = max(0, len(self.text) - _TAIL * 2)
+        words = list(re.finditer(r"\w+", self.text[offset:]))
+        if len(words) < COPY_WORDS:
+            return None
+        i = len(words) - COPY_WORDS
+
+        def copied(first: int) -> bool:
+            return f" {' '.join(w.group().lower() for w in words[first:first + COPY_WORDS])} " in self._source
+
+        if not copied(i):
+            return None
+        while i > 0 and copied(i - 1):
+            i -= 1  # back to where the recital began
+        return offset + words[i].start()
 
     def _segments(self, final: bool) -> list[tuple[int, str]]:
         """(start, text) of each finished sentence or line; the last too when `final`."""
