@@ -44,6 +44,11 @@ def test_the_user_s_next_line_ends_the_reply() -> None:
     assert shown == "Fine."
 
 
+def test_a_message_stamp_at_the_start_of_a_line_ends_the_reply() -> None:
+    shown, guard = stream("*She looks up.* Mochi? She's a stray.\n\n[11/22 18:30] *looks at the grey cat on the windowsill.*")
+    assert shown == "*She looks up.* Mochi? She's a stray." and guard.reason == "a new message"
+
+
 def test_headings_end_the_reply_and_a_leading_title_is_dropped() -> None:
     shown, guard = stream("## Chapter 1\nHi Kai. My name is Suzune.\n## Chapter 2\n## Chapter 3")
     assert shown == "Hi Kai. My name is Suzune." and guard.reason == "heading"

@@ -15,6 +15,9 @@ import threading
 from omoide.llm import llama_adapter
 
 log = logging.getLogger("llama_cpp")
+# Where no log file is set up (a library user, a script), logging's last resort
+# would print warnings to stderr: exactly what this module is here to prevent.
+log.addHandler(logging.NullHandler())
 
 # ggml_log_level: NONE 0, DEBUG 1, INFO 2, WARN 3, ERROR 4, CONT 5 (continues the previous line).
 # llama.cpp's INFO is a hundred lines per model load: kept out of the file at the default level.

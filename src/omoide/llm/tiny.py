@@ -10,8 +10,9 @@ Three things, none of which needs llama.cpp, so each is tested on its own:
   own ("## Chapter 1" … "## Chapter 50"), become plain labels ("Scenario:").
 - `ReplyGuard`: watches the reply as it streams and ends it at the first sign
   of a loop: a line or sentence said again, a short phrase said three times
-  running ("no Kagami no Kagami no Kagami"), a markdown heading, or the user's
-  name at the start of a line. It holds back the last few characters (and a
+  running ("no Kagami no Kagami no Kagami"), a markdown heading, the user's
+  name or a message stamp at the start of a line, or a run of words recited
+  from the prompt. It holds back the last few characters (and a
   sentence that so far repeats an earlier one) so that the loop is cut before
   the user sees it.
 """
@@ -32,6 +33,8 @@ lose the thread in long replies, and a short one comes back sooner."""
 HOLD = 48
 """Characters held back while streaming, so a loop can be cut before it shows."""
 _HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t]*#*[ \t]*$", re.M)
+_NEW_MESSAGE = re.compile(r"\n[ \t]*\[\d{1,2}/\d{1,2} \d{1,2}:\d{2}\]")
+"""A line opening with the prompt's message stamp ([MM/DD HH:MM]): the model is writing the next message."""
 _SEGMENT_END = re.compile(r"(?<=[.!?…])[\"'”’)*_]*\s+|\n+")
 _PHRASE_LOOP = re.compile(r"\b(\w+(?:\W+\w+){0,3}?)(?:\W+\1\b){2,}", re.I)
 _TAIL = 240
@@ -182,6 +185,10 @@ class ReplyGuard:
         speaker = self._speaker.search(self.text)
         if speaker:
             self._cut(speaker.start(), "speaker")
+            return
+        stamp = _NEW_MESSAGE.search(self.text)
+        if stamp:
+            self._cut(stamp.start(), "a new message")
             return
         tail_start = max(0, len(self.text) - _TAIL)
         for loop in _PHRASE_LOOP.finditer(self.text, tail_start):
