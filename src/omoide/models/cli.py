@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Coroutine
-from typing import Annotated, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
@@ -12,6 +12,9 @@ from rich.table import Table
 from rich.text import Text
 
 from omoide.errors import OmoideError
+
+if TYPE_CHECKING:
+    from omoide.config import Settings
 
 T = TypeVar("T")
 
@@ -74,7 +77,7 @@ def models(ctx: typer.Context) -> None:
     out.print(Text("● marks the default. `omoide models use NAME` changes it.", style="dim"))
 
 
-def _settings():  # type: ignore[no-untyped-def]
+def _settings() -> Settings:
     from omoide.config import load_settings
 
     try:
