@@ -27,6 +27,13 @@ def test_a_phrase_loop_is_cut_after_its_first_time() -> None:
     assert shown == "Kagami looks away. no Kagami" and guard.reason == "phrase loop"
 
 
+def test_a_four_word_phrase_said_a_third_time_ends_the_reply() -> None:
+    text = ("*She sits.* Tea?\ncurrent date and time: Sunday 20 November, 19:45.\n"
+            "current date and time: Monday 18 November, 19:40.\ncurrent date and time: Saturday 23 September, 19:45.")
+    shown, guard = stream(text)
+    assert shown.count("current date and time") == 2 and guard.reason == "phrase loop"
+
+
 def test_a_repeated_sentence_never_shows_twice() -> None:
     shown, guard = stream("She's already staring at you. She smiles. She's already staring at you. She's already staring at you.")
     assert shown.count("already staring") == 1 and guard.reason == "repeated line"

@@ -40,6 +40,7 @@ _PHRASE_LOOP = re.compile(r"\b(\w+(?:\W+\w+){0,3}?)(?:\W+\1\b){2,}", re.I)
 _TAIL = 240
 """How far back the phrase-loop check looks (it runs on every streamed piece)."""
 _MIN_SEGMENT = 12
+_PHRASE_WORDS = 4
 COPY_WORDS = 8
 """Words in a row taken from the prompt that make a reply a recital of the card or the lore."""
 
@@ -191,6 +192,10 @@ class ReplyGuard:
             self._cut(stamp.start(), "a new message")
             return
         tail_start = max(0, len(self.text) - _TAIL)
+        thrice = self._phrase_said_thrice()
+        if thrice is not None:
+            self._cut(thrice, "phrase loop")
+            return
         for loop in _PHRASE_LOOP.finditer(self.text, tail_start):
             phrase = loop.group(1)
             if " " in phrase.strip() or len(phrase) >= 4:  # "no, no, no" and "ha ha ha" are speech
@@ -223,6 +228,19 @@ class ReplyGuard:
         while i > 0 and copied(i - 1):
             i -= 1  # back to where the recital began
         return offset + words[i].start()
+
+    def _phrase_said_thrice(self) -> int | None:
+        """Where the newest four words start, if the reply has said them twice before
+        ("current date and time: …" on line after line, each with another date)."""
+        words = list(re.finditer(r"\w+", self.text))
+        if len(words) < 3 * _PHRASE_WORDS:
+            return None
+        newest = [w.group().lower() for w in words[-_PHRASE_WORDS:]]
+        seen = sum(
+            1 for i in range(len(words) - _PHRASE_WORDS)
+            if [w.group().lower() for w in words[i:i + _PHRASE_WORDS]] == newest
+        )
+        return words[-_PHRASE_WORDS].start() if seen >= 2 else None
 
     def _segments(self, final: bool) -> list[tuple[int, str]]:
         """(start, text) of each finished sentence or line; the last too when `final`."""
