@@ -126,6 +126,10 @@ class OmoideApp(App[None]):
         await self.show_chat()
         self.query_one("#input", Input).focus()
         self.set_interval(OTHER_WRITERS_INTERVAL, self.watch_other_writers)
+        self.call_after_refresh(self._offer_servers)
+
+    def _offer_servers(self) -> None:
+        """After the first paint: the first-run offer's imports and probes never delay it."""
         from omoide.tui.screens.first_run import start_first_run
 
         start_first_run(self)
