@@ -111,4 +111,4 @@ def test_sampling_carries_the_settings_and_the_user_s_stops() -> None:
     params = sampling(Settings(repeat_penalty=1.3, min_p=0.2, seed=7), "Kai").kwargs()
     assert (params["repeat_penalty"], params["min_p"], params["seed"]) == (1.3, 0.2, 7)
     assert "\nKai:" in params["stop"] and "\nYou:" in params["stop"] and "\n#" in params["stop"]
-    assert "\nKai:" in stop_strings("Kai")
+    assert "\nKai:" in stop_strings("Kai") and "<START>" in stop_strings("Kai")

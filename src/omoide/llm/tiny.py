@@ -73,7 +73,8 @@ def speaker_names(user_name: str) -> list[str]:
 
 def stop_strings(user_name: str) -> list[str]:
     stops = [f"\n{name}:" for name in speaker_names(user_name)]
-    stops += [f"\n**{user_name}:**", f"\n*{user_name}:*", "\n#", "<|im_end|>", "<end_of_turn>", "<|im_start|>"]
+    # <START> separates the card's example dialogues: writing it is starting another example.
+    stops += [f"\n**{user_name}:**", f"\n*{user_name}:*", "\n#", "<START>", "<|im_end|>", "<end_of_turn>", "<|im_start|>"]
     return list(dict.fromkeys(stops))
 
 
