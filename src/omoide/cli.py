@@ -233,7 +233,7 @@ def _memory_command(kind: str, character: str, chat_id: int | None) -> None:
         finally:
             await workspace.aclose()
         if kind == "diary":
-            text = render_diary(state.diary, 10_000) if state.diary else f"*{char.display_name} has not written anything yet.*"
+            text = render_diary(state.diary) if state.diary else f"*{char.display_name} has not written anything yet.*"
             out.print(Markdown(inert(f"# {char.display_name}'s diary\n\n{text}"), hyperlinks=False))
         else:
             text = state.summary.content if state.summary and state.summary.content else "*No summary yet: the chat is still short enough to be read whole.*"

@@ -23,7 +23,7 @@ from typing import Literal
 from omoide.characters.model import Character, substitute
 from omoide.domain import MemoryState, Message, MessageStatus, Role
 from omoide.llm.base import ChatMessage, Usage
-from omoide.memory.diary import INLINE_INSTRUCTIONS, NATIVE_INSTRUCTIONS, render_diary
+from omoide.memory.diary import INLINE_INSTRUCTIONS, NATIVE_INSTRUCTIONS, render_diary, select_diary
 from omoide.memory.memos import render_memos
 from omoide.memory.window import stamp
 
@@ -110,8 +110,9 @@ def card_text(ctx: PromptContext) -> str:
 
 def memory_text(ctx: PromptContext, state: MemoryState, *, drop_diary: bool = False, summary_chars: int | None = None) -> str:
     parts = []
-    if state.stable_diary and not drop_diary:
-        parts.append(f"## Diary\n{render_diary(state.stable_diary, ctx.diary_lines)}")
+    stable, _ = select_diary(state.stable_diary, state.new_diary, ctx.diary_lines)
+    if stable and not drop_diary:
+        parts.append(f"## Diary\n{render_diary(stable)}")
     if state.summary and state.summary.content.strip():
         summary = state.summary.content.strip()
         if summary_chars is not None:
@@ -143,8 +144,9 @@ def tail_text(ctx: PromptContext, state: MemoryState) -> str:
     parts = []
     if ctx.now is not None:
         parts.append(f"Current date and time: {ctx.now.astimezone(ctx.tz):%A %d %B %Y, %H:%M}.")
-    if state.new_diary:
-        parts.append(f"## Diary lines written since\n{render_diary(state.new_diary, ctx.diary_lines)}")
+    _, new = select_diary(state.stable_diary, state.new_diary, ctx.diary_lines)
+    if new:
+        parts.append(f"## Diary lines written since\n{render_diary(new)}")
     if ctx.triggered_lore:
         parts.append("## Relevant lore\n" + "\n".join(ctx.triggered_lore))
     if state.new_memos:

@@ -205,7 +205,7 @@ async def test_diary_compression_replaces_old_entries_in_the_characters_voice(st
     compressed = "I keep a seat for him now. He promised Friday, and I believe him."
     events: list = []
     summarizer = ScriptedBackend([[compressed]])
-    session = await open_session(store, ScriptedBackend(default=lambda m: ["ok"]), summarizer, events, diary_compress_lines=6)
+    session = await open_session(store, ScriptedBackend(default=lambda m: ["ok"]), summarizer, events, diary_compress_lines=3)
     for i in range(4):
         await session.remember(f"note {i}")
     await chat_turns(session, 1)
