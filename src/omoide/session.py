@@ -32,6 +32,7 @@ from omoide.prompt import AssembledPrompt, PromptContext, assemble, fit, shared_
 from omoide.reply import ReplyStream
 from omoide.store import Store
 from omoide.tokens import TokenCounter
+from omoide.toolform import ToolForm, resolve as resolve_tool_form
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +78,8 @@ class ChatSession:
         self._own_head = chat.head_id
         self._finishing: set[asyncio.Future[Message | None]] = set()
         self.book = MemoBook(store, chat.id, self.memory_worker.retry_memo)
+        self.tool_form: ToolForm | None = None
+        """The diary tool's form with this backend, and why; found out on the first reply."""
 
     # -- opening ----------------------------------------------------------------
 
@@ -138,9 +141,11 @@ class ChatSession:
 
     @property
     def tools_mode(self) -> Literal["native", "inline"]:
-        if self.settings.tools != "auto":
-            return self.settings.tools
-        return "native" if self.backend.supports_tools else "inline"
+        if not self.backend.supports_tools:
+            return "inline"  # never offered, or refused by the server mid-chat
+        if self.tool_form is not None:
+            return self.tool_form.form
+        return "inline" if self.settings.tools == "inline" else "native"
 
     @property
     def on_memory_event(self) -> Callable[[MemoryEvent], None] | None:
@@ -230,6 +235,8 @@ class ChatSession:
     async def _reply(self, parent: Message, head_id: int) -> AsyncGenerator[TurnEvent, None]:
         """Answer `parent`; `head_id` is the chat's head as this turn left it (the
         reply becomes the head only if nobody else moved it since)."""
+        if self.tool_form is None:
+            self.tool_form = await resolve_tool_form(self.settings, self.backend)
         prompt = await self.build_prompt(parent.id)
         stream = ReplyStream(
             self.store, self.backend, parent=parent, messages=prompt.messages, expected_head=head_id, finishing=self._finishing,

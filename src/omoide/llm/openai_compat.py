@@ -15,7 +15,7 @@ import httpx
 
 from omoide.config import Settings
 from omoide.errors import BadRequest, ConfigError, ModelNotFound
-from omoide.llm.base import WIRE_KEYS, ChatMessage, Done, Event, TextDelta, TokenCount, ToolSpec, Usage, estimate_tokens
+from omoide.llm.base import WIRE_KEYS, ChatMessage, Done, Event, TextDelta, TokenCount, ToolSpec, Usage, estimate_tokens, without_tools
 from omoide.llm.errors import connect_error, error_detail, http_error
 from omoide.llm.sse import SSEParser
 from omoide.llm.toolcalls import ToolCallAccumulator
@@ -55,6 +55,8 @@ class OpenAICompatBackend:
         return headers
 
     def _payload(self, messages: list[ChatMessage], tools: list[ToolSpec] | None, tool_choice: Any, max_tokens: int | None) -> dict[str, Any]:
+        if tools and not self.supports_tools:
+            messages = without_tools(messages, tools)  # the refusal fallback: tell the model the inline form
         payload: dict[str, Any] = {
             "model": self.model,
             "messages": [{k: v for k, v in m.items() if k in WIRE_KEYS} for m in messages],

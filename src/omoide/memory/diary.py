@@ -8,6 +8,18 @@ from dataclasses import dataclass, field, replace
 from omoide.domain import DiaryEntry
 from omoide.llm.base import ChatMessage, ToolSpec
 
+NATIVE_INSTRUCTIONS = (
+    "You keep a private diary. When something significant happens (an emotional moment, "
+    "a promise, a plan, a secret), call the save_memory tool with a short entry in your own "
+    "voice, then carry on with your reply. Never mention the diary to the user."
+)
+
+INLINE_INSTRUCTIONS = (
+    "You keep a private diary. When something significant happens (an emotional moment, "
+    "a promise, a plan, a secret), write a short entry in your own voice between "
+    "<save_memory> and </save_memory> anywhere in your reply. The user never sees it."
+)
+
 SAVE_MEMORY = ToolSpec(
     name="save_memory",
     description=(
@@ -20,18 +32,8 @@ SAVE_MEMORY = ToolSpec(
         "properties": {"content": {"type": "string", "description": "The diary entry, in your own words."}},
         "required": ["content"],
     },
-)
-
-NATIVE_INSTRUCTIONS = (
-    "You keep a private diary. When something significant happens (an emotional moment, "
-    "a promise, a plan, a secret), call the save_memory tool with a short entry in your own "
-    "voice, then carry on with your reply. Never mention the diary to the user."
-)
-
-INLINE_INSTRUCTIONS = (
-    "You keep a private diary. When something significant happens (an emotional moment, "
-    "a promise, a plan, a secret), write a short entry in your own voice between "
-    "<save_memory> and </save_memory> anywhere in your reply. The user never sees it."
+    native_instructions=NATIVE_INSTRUCTIONS,
+    inline_instructions=INLINE_INSTRUCTIONS,
 )
 
 OPEN_TAG = "<save_memory>"
