@@ -15,7 +15,7 @@ cache (llama.cpp, vLLM, OpenAI, Anthropic) reuses the prefix:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, tzinfo
 from typing import Literal
@@ -33,8 +33,8 @@ DEFAULT_SYSTEM_PROMPT = (
     "Never speak or act for {{user}}. Each message starts with the time it was sent; "
     "use it to sense how much time has passed, but never write timestamps yourself."
 )
-MESSAGE_OVERHEAD_TOKENS = 4
-"""Tokens a chat template spends framing each message (role markers, separators)."""
+CountPrompt = Callable[[list[ChatMessage]], Awaitable[int]]
+"""Tokens of a list of messages counted as one prompt (chat template included)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,39 +189,49 @@ def assemble(
     return AssembledPrompt(messages=messages, layers=layers)
 
 
-def count_prompt(prompt: AssembledPrompt, count: Callable[[str], int]) -> AssembledPrompt:
-    layers = []
-    for layer in prompt.layers:
-        if layer.name == "window":
-            tokens = sum(count(m["content"]) + MESSAGE_OVERHEAD_TOKENS for m in prompt.messages if m["role"] != "system")
-        else:
-            tokens = count(layer.text) if layer.text else 0
-        layers.append(replace(layer, tokens=tokens))
-    system_messages = sum(1 for m in prompt.messages if m["role"] == "system")
-    prompt.layers = layers
-    prompt.total_tokens = sum(layer.tokens for layer in layers) + MESSAGE_OVERHEAD_TOKENS * system_messages
+async def count_prompt(prompt: AssembledPrompt, count: CountPrompt) -> AssembledPrompt:
+    """Count the whole prompt once, as the backend renders it, and each layer as
+    the difference between the prompts that end before and after it, so the
+    layers add up to the total and no chat-template framing is counted twice."""
+    text = {layer.name: layer.text for layer in prompt.layers}
+    head, *rest = prompt.messages
+    tail = rest[-1:] if text.get("tail") else []
+    window = rest[: len(rest) - len(tail)]
+    with_head = await count([head])
+    memory_text_, memos_text_ = text.get("memory", ""), text.get("memos", "")
+    card = await count([{"role": "system", "content": text["card"]}]) if memory_text_ or memos_text_ else with_head
+    memory = 0
+    if memory_text_:
+        with_memory = await count([{"role": "system", "content": f"{text['card']}\n\n{memory_text_}"}]) if memos_text_ else with_head
+        memory = with_memory - card
+    with_window = await count([head, *window]) if window else with_head
+    total = await count(prompt.messages) if tail else with_window
+    figures = {"card": card, "memory": memory, "memos": with_head - card - memory,
+               "window": with_window - with_head, "tail": total - with_window}
+    prompt.layers = [replace(layer, tokens=figures[layer.name]) for layer in prompt.layers]
+    prompt.total_tokens = total
     return prompt
 
 
-def fit(
-    ctx: PromptContext, state: MemoryState, count: Callable[[str], int], budget: int, *, full: AssembledPrompt | None = None
+async def fit(
+    ctx: PromptContext, state: MemoryState, count: CountPrompt, budget: int, *, full: AssembledPrompt | None = None
 ) -> AssembledPrompt:
     """The fullest prompt that fits `budget` tokens. Drops, in order: the oldest
     window messages (never the last one), the stable diary, then the older part
     of the summary. What was dropped is listed for the inspector. `full` is
     `assemble(ctx, state)` when the caller has already built it."""
-    prompt = count_prompt(full or assemble(ctx, state), count)
+    prompt = full or assemble(ctx, state)
     window_size = next(layer.messages for layer in prompt.layers if layer.name == "window")
-    if prompt.total_tokens <= budget:
+    if await count(prompt.messages) <= budget:
         prompt.budget = budget
-        return prompt
+        return await count_prompt(prompt, count)
     # Drop whole window messages, fewest first, by bisection on how many to drop.
     low, high = 1, max(window_size - 1, 0)
     best: AssembledPrompt | None = None
     while low <= high:
         mid = (low + high) // 2
-        candidate = count_prompt(assemble(ctx, state, drop_oldest=mid), count)
-        if candidate.total_tokens <= budget:
+        candidate = assemble(ctx, state, drop_oldest=mid)
+        if await count(candidate.messages) <= budget:
             best, high = candidate, mid - 1
             best.dropped = [f"the {mid} oldest message(s) of the raw window"]
         else:
@@ -229,28 +239,27 @@ def fit(
     if best is None:
         dropped = [f"the {max(window_size - 1, 0)} oldest message(s) of the raw window"] if window_size > 1 else []
         drop = max(window_size - 1, 0)
-        best = count_prompt(assemble(ctx, state, drop_oldest=drop, drop_diary=True), count)
+        best = assemble(ctx, state, drop_oldest=drop, drop_diary=True)
         dropped.append("the diary block" + (" and the memo layer" if state.memos else ""))
         summary = state.summary.content if state.summary else ""
         chars = len(summary)
-        while best.total_tokens > budget and chars > 0:
+        while await count(best.messages) > budget and chars > 0:
             chars = chars // 2
-            best = count_prompt(assemble(ctx, state, drop_oldest=drop, drop_diary=True, summary_chars=chars), count)
+            best = assemble(ctx, state, drop_oldest=drop, drop_diary=True, summary_chars=chars)
         if summary and chars < len(summary):
             dropped.append(f"the oldest {len(summary) - chars} characters of the summary")
         card = len(card_text(ctx))
         card_chars = card
-        while best.total_tokens > budget and card_chars > 0:
+        while await count(best.messages) > budget and card_chars > 0:
             card_chars = card_chars * 3 // 4
-            best = count_prompt(
-                assemble(ctx, state, drop_oldest=drop, drop_diary=True, summary_chars=0 if summary else None, card_chars=card_chars),
-                count,
+            best = assemble(
+                ctx, state, drop_oldest=drop, drop_diary=True, summary_chars=0 if summary else None, card_chars=card_chars
             )
         if card_chars < card:
             dropped.append(f"the last {card - card_chars} characters of the character card (raise context_size)")
         best.dropped = dropped
     best.budget = budget
-    return best
+    return await count_prompt(best, count)
 
 
 def shared_prefix_chars(previous: str, current: str) -> int:

@@ -28,7 +28,7 @@ from omoide.memory.book import MemoBook, memory_state
 from omoide.memory.diary import cap_entry, clean_entry
 from omoide.memory.worker import MemoryWorker
 from omoide.navigator import Navigator
-from omoide.prompt import AssembledPrompt, PromptContext, assemble, fit, shared_prefix_chars
+from omoide.prompt import AssembledPrompt, PromptContext, fit, shared_prefix_chars
 from omoide.reply import ReplyStream
 from omoide.store import Store
 from omoide.tokens import TokenCounter
@@ -312,10 +312,8 @@ class ChatSession:
             memo_layer=self.settings.memory_style != "summary",
         )
         budget = max(self.settings.context_size - self.settings.max_tokens, 256)
-        draft = assemble(ctx, state)
-        await self.counter.prepare([layer.text for layer in draft.layers if layer.name != "window" and layer.text])
-        await self.counter.prepare([m["content"] for m in draft.messages if m["role"] != "system"])
-        prompt = fit(ctx, state, self.counter.count, budget, full=draft)
+        self.counter.reset()
+        prompt = await fit(ctx, state, self.counter.count, budget)
         prompt.exact, prompt.count_method = self.counter.exact, self.counter.method
         prompt.lore = [f"{_entry_label(f.entry)}: {f.reason}" for f in fired]
         prompt.lore += [f"{_entry_label(s.entry)} skipped: {s.reason}" for s in skipped]
