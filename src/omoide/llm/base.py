@@ -20,10 +20,6 @@ class ChatMessage(TypedDict, total=False):
     cache_split: int
     """On the leading system message: where the card ends and the memory begins,
     so backends with explicit prompt caching can put a breakpoint there."""
-    cache_breakpoint: bool
-    """True at the end of a stable layer: backends with explicit prompt caching
-    (Anthropic) put a cache breakpoint after this message. Never sent to
-    OpenAI-compatible servers."""
 
 
 WIRE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
