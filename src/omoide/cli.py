@@ -90,10 +90,8 @@ def _root(
 
 
 def _mount_characters() -> None:
-    try:
-        from omoide.characters.cli import app as characters_app
-    except ImportError:  # pragma: no cover - the sub-app ships with the package
-        return
+    from omoide.characters.cli import app as characters_app
+
     app.add_typer(characters_app, name="characters", help="List, show, import and export characters.")
 
 

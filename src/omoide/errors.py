@@ -29,7 +29,7 @@ from __future__ import annotations
 class OmoideError(Exception):
     """Base of every error omoide raises on purpose."""
 
-    def __init__(self, message: str, hint: str = "") -> None:
+    def __init__(self, message: str, hint: str) -> None:
         super().__init__(message)
         self.message = message
         self.hint = hint

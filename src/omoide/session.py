@@ -101,7 +101,10 @@ class ChatSession:
         if chat_id is not None:
             chat = await store.chats.get(chat_id)
             if chat.character != character.id:
-                raise NotFound(f"Chat #{chat_id} is with {chat.character}, not {character.id}.", "")
+                raise NotFound(
+                    f"Chat #{chat_id} is with {chat.character}, not {character.id}.",
+                    f"Open it with `omoide chat {chat.character} --chat {chat_id}`, or see `omoide chats`.",
+                )
         else:
             chat = None if new else await store.chats.latest(character.id)
         if chat is None:
@@ -224,7 +227,7 @@ class ChatSession:
         path = await self.transcript(limit=3)
         last_user = next((m for m in reversed(path) if m.role is Role.USER), None)
         if last_user is None:
-            raise CommandError("You have not written anything to edit yet.", "")
+            raise CommandError("You have not written anything to edit yet.", "Send a message first; /edit replaces your last one.")
         edited = await self.store.messages.add(self.chat.id, last_user.parent_id, Role.USER, text)
         self._own_head = edited.id
         yield UserMessageStored(edited)
@@ -387,7 +390,7 @@ class ChatSession:
         """Step the head back one exchange (to before your last message)."""
         head = await self.head()
         if head is None or head.parent_id is None:
-            raise CommandError("There is nothing to undo.", "")
+            raise CommandError("There is nothing to undo.", "/undo steps back one exchange; the chat is at its first message.")
         target = await self.store.messages.get(head.parent_id)
         if head.role is Role.ASSISTANT and target.role is Role.USER and target.parent_id is not None:
             target = await self.store.messages.get(target.parent_id)
@@ -409,7 +412,7 @@ class ChatSession:
         name = self.validate_branch_name(name)
         chat = await self.refresh()
         if chat.head_id is None:
-            raise CommandError("The chat is empty; there is nothing to save.", "")
+            raise CommandError("The chat is empty; there is nothing to save.", "Send a message first, then /branch save NAME.")
         try:
             return await self.store.branches.save(chat.id, name, chat.head_id, force=force)
         except StoreError as exc:
