@@ -111,10 +111,11 @@ class ChatSession:
             def fill(text: str) -> str:
                 return substitute(text, char=character.display_name, user=settings.user_name).strip()
 
-            greeting = fill(character.first_message)
+            greetings = [g for g in (fill(t) for t in [character.first_message, *character.alternate_greetings]) if g]
+            # An empty first message opens with the first alternate, as SillyTavern does.
             chat = await store.chats.create(
-                character.id, title=f"Chat with {character.display_name}", greeting=greeting or None,
-                alternate_greetings=[fill(g) for g in character.alternate_greetings if g.strip()] if greeting else (),
+                character.id, title=f"Chat with {character.display_name}",
+                greeting=greetings[0] if greetings else None, alternate_greetings=greetings[1:],
             )
         else:
             await store.messages.mark_streaming_interrupted(chat.id)

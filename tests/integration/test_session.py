@@ -341,6 +341,25 @@ async def test_alternate_greetings_are_swipes_of_the_first_message(store: Store)
     assert [m.content for m in await session.transcript()] == ["*winds a music box* Listen."]
 
 
+async def test_an_empty_first_message_opens_with_the_first_alternate_and_keeps_the_others_as_swipes(tmp_path: Path) -> None:
+    """A card imported from SillyTavern with only alternate greetings: the chat opens with the first."""
+    import json as _json
+
+    from omoide.characters.cards import import_card
+
+    card = {"spec": "chara_card_v2", "spec_version": "2.0", "data": {
+        "name": "Orin", "first_mes": "", "alternate_greetings": ["", "Closed! ...Oh, it's you, {{user}}.", "*winds a music box*"],
+    }}
+    path = tmp_path / "orin.json"
+    path.write_text(_json.dumps(card))
+    character = import_card(path)
+    store = await Store.open(tmp_path / "o.db")
+    session = await ChatSession.open(store, character, settings(), ScriptedBackend())
+    swipes, index = await session.swipes()
+    await store.close()
+    assert [m.content for m in swipes] == ["Closed! ...Oh, it's you, Kai.", "*winds a music box*"] and index == 0
+
+
 async def test_standalone_lorebooks_attached_to_a_character_or_every_chat_fire(store: Store, tmp_path: Path) -> None:
     import json as _json
 
