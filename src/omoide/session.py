@@ -301,7 +301,8 @@ class ChatSession:
         recent = [m.content for m in state.window]
         # In a thread: matching is linear-time, but long messages times many keys
         # still must not hold up the event loop (the TUI, a streaming reply).
-        scans = await asyncio.to_thread(lambda: [lorebook.scan(book, recent) for book in self.lorebooks])
+        lore_budget = self.settings.context_size * self.settings.lore_budget_percent // 100
+        scans = await asyncio.to_thread(lambda: [lorebook.scan(book, recent, budget=lore_budget) for book in self.lorebooks])
         fired = [hit for result in scans for hit in result]
         skipped = [skip for result in scans for skip in result.skipped]
         ctx = PromptContext(
@@ -321,9 +322,10 @@ class ChatSession:
         prompt.exact, prompt.count_method = self.counter.exact, self.counter.method
         prompt.lore = [f"{_entry_label(f.entry)}: {f.reason}" for f in fired]
         prompt.lore += [f"{_entry_label(s.entry)} skipped: {s.reason}" for s in skipped]
-        for skip in skipped:
-            if "regex" in skip.reason and skip.reason not in self._reported_lore:
-                self._reported_lore.add(skip.reason)
+        for skip in skipped:  # a broken key or the budget: logged once per entry and reason, not every turn
+            key = f"{_entry_label(skip.entry)}: {skip.reason}"
+            if key not in self._reported_lore:
+                self._reported_lore.add(key)
                 log.warning("lore entry '%s' skipped: %s", _entry_label(skip.entry), skip.reason)
         rendered = prompt.rendered()
         if self._previous_render is not None and rendered:
