@@ -2,8 +2,9 @@
 
 `Store` owns the connection and hands out one repository per concern, all over
 the same `Database`: `chats`, `messages` (the tree and its paths), `memory`
-(summaries and diary entries anchored to the tree), `branches` and `memos`
-(the memo book). Features
+(summaries and diary entries anchored to the tree), `branches`, `memos` (the
+memo book) and `exchange` (what imported chat files carry beyond omoide's
+columns). Features
 that add tables add a repository here.
 """
 
@@ -16,6 +17,7 @@ from omoide.store.branches import BranchRepository
 from omoide.store.chats import ChatRepository
 from omoide.store.connection import open_connection
 from omoide.store.db import Database
+from omoide.store.exchange import ExchangeRepository
 from omoide.store.memory import MemoryRepository
 from omoide.store.memos import MemoHit, MemoRepository
 from omoide.store.messages import ImportNode, MessageRepository, SearchHit
@@ -29,6 +31,7 @@ class Store:
         self.memory = MemoryRepository(db, self.messages)
         self.branches = BranchRepository(db)
         self.memos = MemoRepository(db)
+        self.exchange = ExchangeRepository(db)
 
     @classmethod
     async def open(cls, path: Path | None = None, *, synchronous: str = "NORMAL") -> Store:
