@@ -141,7 +141,8 @@ def read_chat(path: Path) -> ParsedChat:
             if not isinstance(chosen, int) or not 0 <= chosen < len(swipes):
                 raise _fail(path, number, f"'swipe_id' {chosen!r} does not point at one of the {len(swipes)} swipes")
             chosen_index = None
-            infos = record.get("swipe_info") if isinstance(record.get("swipe_info"), list) else []
+            raw_infos = record.get("swipe_info")
+            infos: list[Any] = raw_infos if isinstance(raw_infos, list) else []
             for i, text in enumerate(swipes):
                 content = mes if i == chosen else text
                 info = infos[i] if i < len(infos) and isinstance(infos[i], dict) else {}
@@ -195,7 +196,8 @@ def write_chat(path_messages: list[Message], swipes: dict[int, list[Message]], *
     siblings (itself included) to write as swipes. `chat_meta` and `meta` are what
     an import kept (the header; each message's other fields), given back as they were."""
     kept_header = dict(chat_meta or {})
-    metadata = kept_header.get("chat_metadata") if isinstance(kept_header.get("chat_metadata"), dict) else {}
+    raw_metadata = kept_header.get("chat_metadata")
+    metadata: dict[str, Any] = raw_metadata if isinstance(raw_metadata, dict) else {}
     header = {
         **kept_header,
         "user_name": user_name,
