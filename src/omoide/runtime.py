@@ -85,4 +85,6 @@ class Runtime(Workspace):
 
 
 def _tell(message: str) -> None:
-    print(message, file=sys.stderr)
+    from omoide.safe_text import inert
+
+    print(inert(message), file=sys.stderr)  # card names are untrusted text

@@ -63,7 +63,7 @@ def _remember(key: str, found: ToolForm) -> None:
         if not isinstance(data, dict):
             data = {}
         data[key] = {"form": found.form, "reason": found.reason}
-        path.parent.mkdir(parents=True, exist_ok=True)
+        locations.private_dir(path.parent)
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(data, indent=1, ensure_ascii=False), encoding="utf-8")
         tmp.replace(path)
