@@ -57,7 +57,7 @@ class DatabaseTooNew(StoreError):
 class HeadMoved(StoreError):
     """The chat's head is not where the writer expected: another window wrote."""
 
-    def __init__(self, message: str, hint: str = "", *, head_id: int | None = None) -> None:
+    def __init__(self, message: str, hint: str, *, head_id: int | None = None) -> None:
         super().__init__(message, hint)
         self.head_id = head_id
 
