@@ -32,6 +32,8 @@ PROBE: list[ChatMessage] = [
     {"role": "user", "content": "Something significant just happened: I told you my cat is called Mochi. Save it in your diary now."},
 ]
 PROBE_TOKENS = 64
+PROBE_TEXT_LIMIT = 1000
+"""Characters of text after which the model has plainly answered in text."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,12 +76,20 @@ def _remember(key: str, found: ToolForm) -> None:
 async def probe(backend: Backend, where: str) -> ToolForm:
     """Offer save_memory once and see whether the model calls it."""
     called = False
-    text: list[str] = []
-    async for event in backend.stream(list(PROBE), tools=[SAVE_MEMORY], max_tokens=PROBE_TOKENS):
-        if isinstance(event, ToolCall) and event.name == SAVE_MEMORY.name:
-            called = True
-        elif isinstance(event, TextDelta):
-            text.append(event.text)
+    text = 0
+    events = backend.stream(list(PROBE), tools=[SAVE_MEMORY], max_tokens=PROBE_TOKENS)
+    try:
+        async for event in events:
+            if isinstance(event, ToolCall) and event.name == SAVE_MEMORY.name:
+                called = True
+            elif isinstance(event, TextDelta):
+                text += len(event.text)
+                if text > PROBE_TEXT_LIMIT:
+                    break  # plainly answering in text (a server may ignore max_tokens)
+    finally:
+        close = getattr(events, "aclose", None)  # close the HTTP stream we stopped reading
+        if close is not None:
+            await close()
     day = f"{datetime.now(UTC):%Y-%m-%d}"
     if not backend.supports_tools:
         return ToolForm("inline", f"the server at {where} refused tool calls (checked {day})")
