@@ -18,6 +18,7 @@ from pathlib import Path
 
 SIZE = (160, 50)
 POLL = 0.01
+_launches = 0
 SOCKET = "omoide-bench"
 """A tmux server of its own, so no one else's sessions are touched."""
 
@@ -63,7 +64,9 @@ def _memory(pid: int) -> tuple[float, float]:
 def run_chat(home: str, *, last: str, first: str, args: tuple[str, ...] = ("chat", "suzune"), timeout: float = 120.0) -> TerminalFigures:
     """Launch `omoide chat` on the data in `home`; `last` and `first` are texts
     of the chat's last and first messages, as they appear on screen."""
-    session = f"bench{os.getpid()}"
+    global _launches
+    _launches += 1
+    session = f"bench{os.getpid()}-{_launches}"
     env = f"OMOIDE_HOME={shlex.quote(home)}"
     if os.environ.get("PYTHONPATH"):
         env += f" PYTHONPATH={shlex.quote(os.environ['PYTHONPATH'])}"
@@ -79,6 +82,9 @@ def run_chat(home: str, *, last: str, first: str, args: tuple[str, ...] = ("chat
         jumped = _wait_for(session, first, timeout) - t0
         _, rss_peak = _memory(pid)
         _tmux("send-keys", "-t", session, "C-q")
+        deadline = time.perf_counter() + timeout
+        while Path(f"/proc/{pid}").exists() and time.perf_counter() < deadline:
+            time.sleep(POLL)  # the next launch must not meet this one still closing
         return TerminalFigures(painted, jumped, rss_paint, rss_peak)
     finally:
         _tmux("kill-session", "-t", session)
