@@ -9,8 +9,11 @@ costs the client.
    model's chat template and tokenized with its tokenizer (what llama.cpp
    reuses), and compared with the previous turn's: the share of tokens that is
    a common prefix. The same is measured, in the same run and on the same
-   states, for a naive layout: summary and current time at the top, a sliding
-   window of the last 15 messages.
+   states, for two baselines: a fair one (omoide's own card, memory and tail,
+   the clock at the end, but a plain window sliding over the last 15
+   messages), and a naive one (the clock and the summary at the top, then the
+   sliding window). The share is also given for the turns between
+   compressions alone, and summary and diary compressions are counted apart.
 2. Client-side time per turn (prompt assembly and storage, the model being
    instant) in a fresh chat and in one with `--history` messages stored, in
    'summary' and in 'memos' (a memo for every 8 stored messages).
@@ -26,6 +29,7 @@ import statistics
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -39,9 +43,8 @@ from omoide.config import Settings  # noqa: E402
 from omoide.events import MemoryWorkDone  # noqa: E402
 from omoide.llm.base import ChatMessage  # noqa: E402
 from omoide.llm.local import LocalBackend  # noqa: E402
-from omoide.memory.diary import render_diary  # noqa: E402
 from omoide.memory.window import stamp  # noqa: E402
-from omoide.prompt import PromptContext, card_text  # noqa: E402
+from omoide.prompt import PromptContext, assemble, card_text, memory_text, window_messages  # noqa: E402
 from omoide.session import ChatSession  # noqa: E402
 from omoide.store import Store  # noqa: E402
 from tests.scripted import ScriptedBackend  # noqa: E402
@@ -69,18 +72,20 @@ def scripted_summary(rng: random.Random):  # type: ignore[no-untyped-def]
 
 
 def naive_prompt(ctx: PromptContext, memory, path) -> list[ChatMessage]:  # type: ignore[no-untyped-def]
-    """What most clients do: volatile facts at the top, a window that slides every turn."""
+    """What many clients do: volatile facts at the top, a window that slides every turn."""
     top = [f"Current date and time: {ctx.now:%A %d %B %Y, %H:%M}."]
-    if memory.summary:
-        top.append(f"## Recent Conversation Summary\n{memory.summary.content}")
-    if memory.diary:
-        top.append(f"## Diary\n{render_diary(memory.diary, ctx.diary_lines)}")
-    system = "\n\n".join([*top, card_text(ctx)])
-    window = [
-        {"role": "user" if m.role == "user" else "assistant", "content": f"{stamp(m.created_at)} {m.content}"}
-        for m in path[-15:]
-    ]
-    return [{"role": "system", "content": system}, *window]
+    stable = memory_text(ctx, memory)
+    system = "\n\n".join([*top, card_text(ctx), stable] if stable else [*top, card_text(ctx)])
+    return [{"role": "system", "content": system}, *window_messages(path[-15:], None)]
+
+
+def fair_prompt(ctx: PromptContext, memory, path) -> list[ChatMessage]:  # type: ignore[no-untyped-def]
+    """omoide's content and order (card, memory, window, then the clock and the
+    other volatile lines), but with a plain window sliding over the last 15
+    messages instead of one that grows between compressions."""
+    ours = assemble(ctx, memory).messages
+    tail = [ours[-1]] if len(ours) > 1 and ours[-1]["role"] == "system" else []
+    return [ours[0], *window_messages(path[-15:], None), *tail]
 
 
 def common_prefix(a: list[int], b: list[int]) -> int:
@@ -92,12 +97,24 @@ def common_prefix(a: list[int], b: list[int]) -> int:
     return n
 
 
-async def cache_reuse(turns: int, tokenizer: LocalBackend, **memory_settings: object) -> tuple[float, float, int]:
+@dataclass
+class Reuse:
+    ours: list[float] = field(default_factory=list)
+    ours_between: list[float] = field(default_factory=list)
+    """Turns with no compression since the previous turn."""
+    fair: list[float] = field(default_factory=list)
+    naive: list[float] = field(default_factory=list)
+    summaries: int = 0
+    diaries: int = 0
+    memos: int = 0
+
+
+async def cache_reuse(turns: int, tokenizer: LocalBackend, **memory_settings: object) -> Reuse:
     rng = random.Random(11)
     settings = Settings(user_name="Kai", **memory_settings)  # type: ignore[arg-type]
     store = await Store.open()
     character = find_character("suzune")
-    done: list[object] = []
+    done: list[MemoryWorkDone] = []
     session = await ChatSession.open(
         store, character, settings, ScriptedBackend(default=scripted_reply(rng)),
         summarizer=ScriptedBackend(default=scripted_summary(rng)),
@@ -105,10 +122,9 @@ async def cache_reuse(turns: int, tokenizer: LocalBackend, **memory_settings: ob
     )
     clock = [datetime(2026, 4, 1, 20, 0, tzinfo=UTC)]
     session.clock = lambda: clock[0]
-    ours: list[float] = []
-    naive: list[float] = []
-    prev_ours: list[int] | None = None
-    prev_naive: list[int] | None = None
+    result = Reuse()
+    previous: tuple[list[int], list[int], list[int]] | None = None
+    compressions_before = 0
     for turn in range(turns):
         clock[0] += timedelta(minutes=rng.randint(1, 30))
         async for _ in session.send(sentence(rng, rng.randint(5, 25))):
@@ -119,15 +135,25 @@ async def cache_reuse(turns: int, tokenizer: LocalBackend, **memory_settings: ob
         parent = (await store.messages.get(head)).parent_id
         memory = await store.memory.state(parent)
         path = await store.messages.path(parent, limit=15)
-        ctx = PromptContext(character=character, user_name="Kai", now=clock[0], tools=session.tools_mode)
+        ctx = PromptContext(character=character, user_name="Kai", now=clock[0], tools=session.tools_mode,
+                            diary_lines=settings.diary_prompt_lines)
+        fair_tokens = tokenizer.tokenize(tokenizer.render_prompt(fair_prompt(ctx, memory, path)))
         naive_tokens = tokenizer.tokenize(tokenizer.render_prompt(naive_prompt(ctx, memory, path)))
-        if prev_ours is not None and prev_naive is not None:
-            ours.append(common_prefix(prev_ours, tokens) / len(tokens))
-            naive.append(common_prefix(prev_naive, naive_tokens) / len(naive_tokens))
-        prev_ours, prev_naive = tokens, naive_tokens
+        if previous is not None:
+            share = common_prefix(previous[0], tokens) / len(tokens)
+            result.ours.append(share)
+            if len(done) == compressions_before:
+                result.ours_between.append(share)
+            result.fair.append(common_prefix(previous[1], fair_tokens) / len(fair_tokens))
+            result.naive.append(common_prefix(previous[2], naive_tokens) / len(naive_tokens))
+        previous = (tokens, fair_tokens, naive_tokens)
+        compressions_before = len(done)
         await session.wait_for_memory_work()
     await store.close()
-    return statistics.mean(ours), statistics.mean(naive), len(done)
+    result.summaries = sum(1 for e in done if e.kind == "summary")
+    result.diaries = sum(1 for e in done if e.kind == "diary")
+    result.memos = sum(1 for e in done if e.kind not in ("summary", "diary"))
+    return result
 
 
 async def per_turn_overhead(history: int, style: str = "summary", turns: int = 30) -> float:
@@ -165,7 +191,7 @@ def main() -> None:
 def print_reuse(turns: int, tokenizer: LocalBackend) -> None:
     print(f"prompt-cache reuse over {turns} turns: the share of each prompt that is a prefix of the previous one")
     print("(SmolLM2's chat template and tokenizer, as llama.cpp reuses them)")
-    print(f"  {'memory_style and settings':<52} | {'omoide':>7} | {'naive':>7} | memory work done")
+    print(f"  {'memory_style and settings':<52} | {'omoide':>7} | {'between':>7} | {'fair':>7} | {'naive':>7} | summary / diary / memo work")
     for label, memory in (
         ("summary: seed defaults (recent 15, threshold 20)", {}),
         ("summary: recent 15, threshold 40", {"summary_threshold": 40}),
@@ -175,9 +201,12 @@ def print_reuse(turns: int, tokenizer: LocalBackend) -> None:
     ):
         with tempfile.TemporaryDirectory() as home:
             os.environ["OMOIDE_HOME"] = home
-            ours, naive, compressions = asyncio.run(cache_reuse(turns, tokenizer, **memory))
-        print(f"  {label:<52} | {ours:7.1%} | {naive:7.1%} | {compressions}", flush=True)
-    print("  naive = summary and current time at the top, a window sliding by one exchange every turn")
+            r = asyncio.run(cache_reuse(turns, tokenizer, **memory))
+        print(f"  {label:<52} | {statistics.mean(r.ours):7.1%} | {statistics.mean(r.ours_between):7.1%} | "
+              f"{statistics.mean(r.fair):7.1%} | {statistics.mean(r.naive):7.1%} | {r.summaries} / {r.diaries} / {r.memos}", flush=True)
+    print("  between = omoide, only the turns with no memory work done since the previous turn")
+    print("  fair    = omoide's content and order (clock at the end), but a plain window sliding over the last 15 messages")
+    print("  naive   = clock and summary at the top, then the sliding window")
 
 
 def print_overhead(histories: list[int]) -> None:

@@ -66,9 +66,7 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture(scope="session")
-def llama_server(smollm2_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A real OpenAI-compatible server: llama-cpp-python's, with the shipped SmolLM2."""
+def _run_llama_server(smollm2_path: Path, tmp_path_factory: pytest.TempPathFactory, *extra: str) -> Iterator[str]:
     missing = [m for m in ("llama_cpp", "uvicorn", "sse_starlette", "starlette_context") if importlib.util.find_spec(m) is None]
     if missing:
         pytest.skip(f"llama-cpp-python[server] is not installed (missing {', '.join(missing)})")
@@ -76,8 +74,7 @@ def llama_server(smollm2_path: Path, tmp_path_factory: pytest.TempPathFactory) -
     log = tmp_path_factory.mktemp("llama") / "server.log"
     command = [
         sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_path), "--model_alias", "smollm2",
-        "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--n_threads", "2",
-        "--chat_format", "chatml-function-calling",
+        "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--n_threads", "2", *extra,
     ]
     with log.open("wb") as out:
         proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
@@ -103,3 +100,17 @@ def llama_server(smollm2_path: Path, tmp_path_factory: pytest.TempPathFactory) -
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+@pytest.fixture(scope="session")
+def llama_server(smollm2_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real OpenAI-compatible server: llama-cpp-python's, with the shipped SmolLM2,
+    in its tool-calling chat format (which HTML-escapes message text)."""
+    yield from _run_llama_server(smollm2_path, tmp_path_factory, "--chat_format", "chatml-function-calling")
+
+
+@pytest.fixture(scope="session")
+def llama_server_own_template(smollm2_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The same server laying prompts out with the model's own chat template, as
+    the embedded backend does: what it evaluates is what the embedded count says."""
+    yield from _run_llama_server(smollm2_path, tmp_path_factory)

@@ -90,10 +90,8 @@ def _root(
 
 
 def _mount_characters() -> None:
-    try:
-        from omoide.characters.cli import app as characters_app
-    except ImportError:  # pragma: no cover - the sub-app ships with the package
-        return
+    from omoide.characters.cli import app as characters_app
+
     app.add_typer(characters_app, name="characters", help="List, show, import and export characters.")
 
 
@@ -254,7 +252,7 @@ def _memory_command(kind: str, character: str, chat_id: int | None) -> None:
         finally:
             await workspace.aclose()
         if kind == "diary":
-            text = render_diary(state.diary, 10_000) if state.diary else f"*{char.display_name} has not written anything yet.*"
+            text = render_diary(state.diary) if state.diary else f"*{char.display_name} has not written anything yet.*"
             out.print(Markdown(inert(f"# {char.display_name}'s diary\n\n{text}"), hyperlinks=False))
         else:
             text = state.summary.content if state.summary and state.summary.content else "*No summary yet: the chat is still short enough to be read whole.*"
@@ -381,12 +379,14 @@ def export(
                 return st.write_tree(messages, head_id=chat.head_id, character=char.id, title=chat.title,
                                      extra={"branches": branches, "memos": memos})
             path = await workspace.store.messages.path(chat.head_id)
+            meta = await workspace.store.exchange.messages(chat.id)
             if format == "md":
-                text = st.write_markdown(path, user_name=user, character_name=char.display_name, title=chat.title)
+                text = st.write_markdown(path, user_name=user, character_name=char.display_name, title=chat.title, meta=meta)
                 pages = await workspace.store.memos.on_path(chat.head_id)
                 return text + ("\n" + book_markdown(pages, title="Memo book", empty="") if pages else "")
             swipes = {m.id: await workspace.store.messages.siblings(m) for m in path if m.role == "assistant"}
-            return st.write_chat(path, swipes, user_name=user, character_name=char.display_name, created=chat.created_at)
+            return st.write_chat(path, swipes, user_name=user, character_name=char.display_name, created=chat.created_at,
+                                 chat_meta=await workspace.store.exchange.chat(chat.id), meta=meta)
         finally:
             await workspace.aclose()
 
@@ -418,6 +418,11 @@ def import_chat(
         try:
             char = workspace.character(character)
             chat = await workspace.store.chats.import_tree(char.id, f"Imported from {Path(file).name}", parsed.nodes, parsed.head_index)
+            ids = await workspace.store.exchange.message_ids(chat.id)
+            kept = {"chat_metadata": parsed.header.get("chat_metadata"), "create_date": parsed.header.get("create_date")}
+            await workspace.store.exchange.save(
+                chat.id, {k: v for k, v in kept.items() if v is not None}, dict(zip(ids, parsed.meta, strict=True)),
+            )
             return f"Imported {len(parsed.nodes)} messages into chat #{chat.id} with {char.display_name}. Open it with `omoide chat {char.id} --chat {chat.id}`."
         finally:
             await workspace.aclose()

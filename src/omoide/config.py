@@ -94,6 +94,9 @@ class Settings(BaseSettings):
     """Diary lines injected into every prompt."""
     diary_compress_lines: int = Field(50, ge=2)
     """Diary length, in lines, past which the diary is compressed."""
+    lore_budget_percent: int = Field(25, ge=1, le=100)
+    """Share of the context that triggered lore may take, for lorebooks that set no
+    `token_budget` (SillyTavern's world info budget works the same way)."""
 
     memory_style: Literal["summary", "memos", "both"] = "summary"
     """'summary': the running summary (seed 002, the default). 'memos': the memo book

@@ -101,12 +101,17 @@ async def run_doctor() -> bool:
     try:
         from omoide.llm.factory import make_backend
 
+        from omoide.toolform import resolve
+
         backend = make_backend(settings)
         try:
             detail = await backend.check()
+            _ok("backend", detail)
+            found = await resolve(settings, backend)
+            form = "native tool calls" if found.form == "native" else "the inline <save_memory> form"
+            _ok("diary tool", f"{form}: {found.reason}")
         finally:
             await backend.aclose()
-        _ok("backend", detail)
     except OmoideError as exc:
         _bad("backend", exc)
         healthy = False

@@ -30,7 +30,7 @@ from __future__ import annotations
 class OmoideError(Exception):
     """Base of every error omoide raises on purpose."""
 
-    def __init__(self, message: str, hint: str = "") -> None:
+    def __init__(self, message: str, hint: str) -> None:
         super().__init__(message)
         self.message = message
         self.hint = hint
@@ -58,7 +58,7 @@ class DatabaseTooNew(StoreError):
 class HeadMoved(StoreError):
     """The chat's head is not where the writer expected: another window wrote."""
 
-    def __init__(self, message: str, hint: str = "", *, head_id: int | None = None) -> None:
+    def __init__(self, message: str, hint: str, *, head_id: int | None = None) -> None:
         super().__init__(message, hint)
         self.head_id = head_id
 

@@ -112,3 +112,8 @@ def loose_permissions() -> list[tuple[Path, int]]:
 
 def stat_mode(mode: int) -> int:
     return mode & 0o777
+
+
+def tool_forms_file() -> Path:
+    """Which servers' models call tools, as found out by asking once (toolform.py)."""
+    return data_dir() / "tool-forms.json"

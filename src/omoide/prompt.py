@@ -16,7 +16,7 @@ cache (llama.cpp, vLLM, OpenAI, Anthropic) reuses the prefix:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, tzinfo
 from typing import Literal
@@ -25,7 +25,7 @@ from omoide.characters.model import Character, substitute
 from omoide.domain import DiaryEntry, MemoryState, Message, MessageStatus, Role
 from omoide.llm.base import ChatMessage, Usage
 from omoide.memory import recall
-from omoide.memory.diary import INLINE_INSTRUCTIONS, NATIVE_INSTRUCTIONS, render_diary
+from omoide.memory.diary import INLINE_INSTRUCTIONS, NATIVE_INSTRUCTIONS, diary_lines, render_diary, select_diary
 from omoide.memory.memos import render_memos
 from omoide.memory.weights import memo_text, select_weighted
 from omoide.memory.window import stamp
@@ -36,8 +36,8 @@ DEFAULT_SYSTEM_PROMPT = (
     "Never speak or act for {{user}}. Each message starts with the time it was sent; "
     "use it to sense how much time has passed, but never write timestamps yourself."
 )
-MESSAGE_OVERHEAD_TOKENS = 4
-"""Tokens a chat template spends framing each message (role markers, separators)."""
+CountPrompt = Callable[[list[ChatMessage]], Awaitable[int]]
+"""Tokens of a list of messages counted as one prompt (chat template included)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,20 +133,29 @@ def profile_text(ctx: PromptContext) -> str:
     return "" if "profile" in ctx.hidden else _sub(ctx, ctx.profile)
 
 
-def selected_diary(ctx: PromptContext, entries: Sequence[DiaryEntry]) -> list[DiaryEntry]:
-    """The entries of one diary block that enter the prompt (all, when they fit)."""
+def selected_diary(ctx: PromptContext, state: MemoryState) -> tuple[list[DiaryEntry], list[DiaryEntry]]:
+    """The stable and the "written since" entries that enter the prompt, at most
+    `diary_lines` diary lines for the two blocks together. Weighted selection
+    fills the stable block first (so it changes only at a compression), then the
+    newer block with what is left."""
     if "diary" in ctx.hidden:
-        return []
-    if ctx.diary_selection == "weighted":
-        return select_weighted(entries, ctx.strengths, ctx.diary_lines)
-    return list(entries)
+        return [], []
+    if ctx.diary_selection != "weighted":
+        return select_diary(state.stable_diary, state.new_diary, ctx.diary_lines)
+
+    def cost(entry: DiaryEntry) -> int:
+        return diary_lines([entry])
+
+    stable = select_weighted(state.stable_diary, ctx.strengths, ctx.diary_lines, lines=cost)
+    left = max(ctx.diary_lines - sum(cost(e) for e in stable), 0)
+    return stable, select_weighted(state.new_diary, ctx.strengths, left, lines=cost)
 
 
 def memory_text(ctx: PromptContext, state: MemoryState, *, drop_diary: bool = False, summary_chars: int | None = None) -> str:
     parts = []
-    stable = selected_diary(ctx, state.stable_diary)
+    stable, _ = selected_diary(ctx, state)
     if stable and not drop_diary:
-        parts.append(f"## Diary\n{render_diary(stable, ctx.diary_lines)}")
+        parts.append(f"## Diary\n{render_diary(stable)}")
     if state.summary and state.summary.content.strip() and "summary" not in ctx.hidden:
         summary = state.summary.content.strip()
         if summary_chars is not None:
@@ -180,9 +189,9 @@ def tail_text(ctx: PromptContext, state: MemoryState) -> str:
     parts = []
     if ctx.now is not None:
         parts.append(f"Current date and time: {ctx.now.astimezone(ctx.tz):%A %d %B %Y, %H:%M}.")
-    new = selected_diary(ctx, state.new_diary)
+    _, new = selected_diary(ctx, state)
     if new:
-        parts.append(f"## Diary lines written since\n{render_diary(new, ctx.diary_lines)}")
+        parts.append(f"## Diary lines written since\n{render_diary(new)}")
     if ctx.recalled:
         parts.append("## A past moment comes back to you\n" + "\n".join(ctx.recalled))
     if ctx.triggered_lore:
@@ -227,7 +236,8 @@ def assemble(
         Layer("window", render(window), messages=len(window)),
         Layer("tail", tail),
     ]
-    shown = [*([] if drop_diary else selected_diary(ctx, state.stable_diary)), *selected_diary(ctx, state.new_diary)]
+    stable_shown, new_shown = selected_diary(ctx, state)
+    shown = [*([] if drop_diary else stable_shown), *new_shown]
     memories: list[tuple[datetime, str, float | None]] = [(e.created_at, f"diary: {e.content}", ctx.strengths.get(e.id)) for e in shown]
     if memos or (state.new_memos and "memos" not in ctx.hidden):
         shown_memos = [*(state.memos if memos else []), *([] if "memos" in ctx.hidden else state.new_memos)]
@@ -235,39 +245,49 @@ def assemble(
     return AssembledPrompt(messages=messages, layers=layers, memories=memories, recalled=list(ctx.recalled))
 
 
-def count_prompt(prompt: AssembledPrompt, count: Callable[[str], int]) -> AssembledPrompt:
-    layers = []
-    for layer in prompt.layers:
-        if layer.name == "window":
-            tokens = sum(count(m["content"]) + MESSAGE_OVERHEAD_TOKENS for m in prompt.messages if m["role"] != "system")
-        else:
-            tokens = count(layer.text) if layer.text else 0
-        layers.append(replace(layer, tokens=tokens))
-    system_messages = sum(1 for m in prompt.messages if m["role"] == "system")
-    prompt.layers = layers
-    prompt.total_tokens = sum(layer.tokens for layer in layers) + MESSAGE_OVERHEAD_TOKENS * system_messages
+async def count_prompt(prompt: AssembledPrompt, count: CountPrompt) -> AssembledPrompt:
+    """Count the whole prompt once, as the backend renders it, and each layer as
+    the difference between the prompts that end before and after it, so the
+    layers add up to the total and no chat-template framing is counted twice."""
+    text = {layer.name: layer.text for layer in prompt.layers}
+    head, *rest = prompt.messages
+    tail = rest[-1:] if text.get("tail") else []
+    window = rest[: len(rest) - len(tail)]
+    with_head = await count([head])
+    memory_text_, memos_text_ = text.get("memory", ""), text.get("memos", "")
+    card = await count([{"role": "system", "content": text["card"]}]) if memory_text_ or memos_text_ else with_head
+    memory = 0
+    if memory_text_:
+        with_memory = await count([{"role": "system", "content": f"{text['card']}\n\n{memory_text_}"}]) if memos_text_ else with_head
+        memory = with_memory - card
+    with_window = await count([head, *window]) if window else with_head
+    total = await count(prompt.messages) if tail else with_window
+    figures = {"card": card, "memory": memory, "memos": with_head - card - memory,
+               "window": with_window - with_head, "tail": total - with_window}
+    prompt.layers = [replace(layer, tokens=figures[layer.name]) for layer in prompt.layers]
+    prompt.total_tokens = total
     return prompt
 
 
-def fit(
-    ctx: PromptContext, state: MemoryState, count: Callable[[str], int], budget: int, *, full: AssembledPrompt | None = None
+async def fit(
+    ctx: PromptContext, state: MemoryState, count: CountPrompt, budget: int, *, full: AssembledPrompt | None = None
 ) -> AssembledPrompt:
     """The fullest prompt that fits `budget` tokens. Drops, in order: the oldest
     window messages (never the last one), the stable diary, then the older part
     of the summary. What was dropped is listed for the inspector. `full` is
     `assemble(ctx, state)` when the caller has already built it."""
-    prompt = count_prompt(full or assemble(ctx, state), count)
+    prompt = full or assemble(ctx, state)
     window_size = next(layer.messages for layer in prompt.layers if layer.name == "window")
-    if prompt.total_tokens <= budget:
+    if await count(prompt.messages) <= budget:
         prompt.budget = budget
-        return prompt
+        return await count_prompt(prompt, count)
     # Drop whole window messages, fewest first, by bisection on how many to drop.
     low, high = 1, max(window_size - 1, 0)
     best: AssembledPrompt | None = None
     while low <= high:
         mid = (low + high) // 2
-        candidate = count_prompt(assemble(ctx, state, drop_oldest=mid), count)
-        if candidate.total_tokens <= budget:
+        candidate = assemble(ctx, state, drop_oldest=mid)
+        if await count(candidate.messages) <= budget:
             best, high = candidate, mid - 1
             best.dropped = [f"the {mid} oldest message(s) of the raw window"]
         else:
@@ -275,28 +295,27 @@ def fit(
     if best is None:
         dropped = [f"the {max(window_size - 1, 0)} oldest message(s) of the raw window"] if window_size > 1 else []
         drop = max(window_size - 1, 0)
-        best = count_prompt(assemble(ctx, state, drop_oldest=drop, drop_diary=True), count)
+        best = assemble(ctx, state, drop_oldest=drop, drop_diary=True)
         dropped.append("the diary block" + (" and the memo layer" if state.memos else ""))
         summary = state.summary.content if state.summary else ""
         chars = len(summary)
-        while best.total_tokens > budget and chars > 0:
+        while await count(best.messages) > budget and chars > 0:
             chars = chars // 2
-            best = count_prompt(assemble(ctx, state, drop_oldest=drop, drop_diary=True, summary_chars=chars), count)
+            best = assemble(ctx, state, drop_oldest=drop, drop_diary=True, summary_chars=chars)
         if summary and chars < len(summary):
             dropped.append(f"the oldest {len(summary) - chars} characters of the summary")
         card = len(card_text(ctx))
         card_chars = card
-        while best.total_tokens > budget and card_chars > 0:
+        while await count(best.messages) > budget and card_chars > 0:
             card_chars = card_chars * 3 // 4
-            best = count_prompt(
-                assemble(ctx, state, drop_oldest=drop, drop_diary=True, summary_chars=0 if summary else None, card_chars=card_chars),
-                count,
+            best = assemble(
+                ctx, state, drop_oldest=drop, drop_diary=True, summary_chars=0 if summary else None, card_chars=card_chars
             )
         if card_chars < card:
             dropped.append(f"the last {card - card_chars} characters of the character card (raise context_size)")
         best.dropped = dropped
     best.budget = budget
-    return best
+    return await count_prompt(best, count)
 
 
 def shared_prefix_chars(previous: str, current: str) -> int:

@@ -6,6 +6,8 @@ the session a runtime opens."""
 
 from __future__ import annotations
 
+import sys
+
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -37,7 +39,8 @@ class Workspace:
         return cls(settings, await Store.open(synchronous=settings.synchronous))
 
     def character(self, name: str | None) -> Character:
-        return find_character(name) if name else default_character()
+        """The character a command names (an ambiguous name is explained on stderr)."""
+        return find_character(name, notice=_tell) if name else default_character()
 
     async def aclose(self) -> None:
         await self.store.close()
@@ -79,3 +82,9 @@ class Runtime(Workspace):
             except Exception:  # closing must never mask the real outcome
                 pass
         await super().aclose()
+
+
+def _tell(message: str) -> None:
+    from omoide.safe_text import inert
+
+    print(inert(message), file=sys.stderr)  # card names are untrusted text

@@ -33,10 +33,11 @@ from omoide.memory.weights import DEFAULT_IMPORTANCE
 from omoide.memory.worker import MemoryWorker
 from omoide.profile import ProfileBook, prompt_section
 from omoide.navigator import Navigator
-from omoide.prompt import AssembledPrompt, PromptContext, assemble, fit, shared_prefix_chars
+from omoide.prompt import AssembledPrompt, PromptContext, fit, shared_prefix_chars
 from omoide.reply import ReplyStream
 from omoide.store import Store
 from omoide.tokens import TokenCounter
+from omoide.toolform import ToolForm, resolve as resolve_tool_form
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +86,8 @@ class ChatSession:
         self.weights = ChatMemory(store, chat, settings, character_id=character.id)
         self.pending_recall: list[str] = []
         """Moments brought back with /recall, for the next prompt's tail."""
+        self.tool_form: ToolForm | None = None
+        """The diary tool's form with this backend, and why; found out on the first reply."""
 
     @property
     def profile(self) -> ProfileBook:
@@ -111,17 +114,21 @@ class ChatSession:
         if chat_id is not None:
             chat = await store.chats.get(chat_id)
             if chat.character != character.id:
-                raise NotFound(f"Chat #{chat_id} is with {chat.character}, not {character.id}.", "")
+                raise NotFound(
+                    f"Chat #{chat_id} is with {chat.character}, not {character.id}.",
+                    f"Open it with `omoide chat {chat.character} --chat {chat_id}`, or see `omoide chats`.",
+                )
         else:
             chat = None if new else await store.chats.latest(character.id)
         if chat is None:
             def fill(text: str) -> str:
                 return substitute(text, char=character.display_name, user=settings.user_name).strip()
 
-            greeting = fill(character.first_message)
+            greetings = [g for g in (fill(t) for t in [character.first_message, *character.alternate_greetings]) if g]
+            # An empty first message opens with the first alternate, as SillyTavern does.
             chat = await store.chats.create(
-                character.id, title=f"Chat with {character.display_name}", greeting=greeting or None,
-                alternate_greetings=[fill(g) for g in character.alternate_greetings if g.strip()] if greeting else (),
+                character.id, title=f"Chat with {character.display_name}",
+                greeting=greetings[0] if greetings else None, alternate_greetings=greetings[1:],
             )
         else:
             await store.messages.mark_streaming_interrupted(chat.id)
@@ -160,9 +167,11 @@ class ChatSession:
 
     @property
     def tools_mode(self) -> Literal["native", "inline"]:
-        if self.settings.tools != "auto":
-            return self.settings.tools
-        return "native" if self.backend.supports_tools else "inline"
+        if not self.backend.supports_tools:
+            return "inline"  # never offered, or refused by the server mid-chat
+        if self.tool_form is not None:
+            return self.tool_form.form
+        return "inline" if self.settings.tools == "inline" else "native"
 
     @property
     def on_memory_event(self) -> Callable[[MemoryEvent], None] | None:
@@ -241,7 +250,7 @@ class ChatSession:
         path = await self.transcript(limit=3)
         last_user = next((m for m in reversed(path) if m.role is Role.USER), None)
         if last_user is None:
-            raise CommandError("You have not written anything to edit yet.", "")
+            raise CommandError("You have not written anything to edit yet.", "Send a message first; /edit replaces your last one.")
         edited = await self.store.messages.add(self.chat.id, last_user.parent_id, Role.USER, text)
         self._own_head = edited.id
         yield UserMessageStored(edited)
@@ -252,6 +261,8 @@ class ChatSession:
     async def _reply(self, parent: Message, head_id: int) -> AsyncGenerator[TurnEvent, None]:
         """Answer `parent`; `head_id` is the chat's head as this turn left it (the
         reply becomes the head only if nobody else moved it since)."""
+        if self.tool_form is None:
+            self.tool_form = await resolve_tool_form(self.settings, self.backend)
         state = await memory_state(self.store, self.settings, parent.id)
         names = (self.character.display_name, self.user_name)
         if parent.role is Role.USER:
@@ -319,7 +330,8 @@ class ChatSession:
         recent = [m.content for m in state.window]
         # In a thread: matching is linear-time, but long messages times many keys
         # still must not hold up the event loop (the TUI, a streaming reply).
-        scans = await asyncio.to_thread(lambda: [lorebook.scan(book, recent) for book in self.lorebooks])
+        lore_budget = self.settings.context_size * self.settings.lore_budget_percent // 100
+        scans = await asyncio.to_thread(lambda: [lorebook.scan(book, recent, budget=lore_budget) for book in self.lorebooks])
         fired = [hit for result in scans for hit in result]
         skipped = [skip for result in scans for skip in result.skipped]
         ctx = PromptContext(
@@ -335,16 +347,15 @@ class ChatSession:
         )
         ctx = await self.weights.weigh(ctx, head_id, state, hidden=self.chat.amnesia, recalled=self.pending_recall)
         budget = max(self.settings.context_size - self.settings.max_tokens, 256)
-        draft = assemble(ctx, state)
-        await self.counter.prepare([layer.text for layer in draft.layers if layer.name != "window" and layer.text])
-        await self.counter.prepare([m["content"] for m in draft.messages if m["role"] != "system"])
-        prompt = fit(ctx, state, self.counter.count, budget, full=draft)
+        self.counter.reset()
+        prompt = await fit(ctx, state, self.counter.count, budget)
         prompt.exact, prompt.count_method = self.counter.exact, self.counter.method
         prompt.lore = [f"{_entry_label(f.entry)}: {f.reason}" for f in fired]
         prompt.lore += [f"{_entry_label(s.entry)} skipped: {s.reason}" for s in skipped]
-        for skip in skipped:
-            if "regex" in skip.reason and skip.reason not in self._reported_lore:
-                self._reported_lore.add(skip.reason)
+        for skip in skipped:  # a broken key or the budget: logged once per entry and reason, not every turn
+            key = f"{_entry_label(skip.entry)}: {skip.reason}"
+            if key not in self._reported_lore:
+                self._reported_lore.add(key)
                 log.warning("lore entry '%s' skipped: %s", _entry_label(skip.entry), skip.reason)
         rendered = prompt.rendered()
         if self._previous_render is not None and rendered:
@@ -430,7 +441,7 @@ class ChatSession:
         """Step the head back one exchange (to before your last message)."""
         head = await self.head()
         if head is None or head.parent_id is None:
-            raise CommandError("There is nothing to undo.", "")
+            raise CommandError("There is nothing to undo.", "/undo steps back one exchange; the chat is at its first message.")
         target = await self.store.messages.get(head.parent_id)
         if head.role is Role.ASSISTANT and target.role is Role.USER and target.parent_id is not None:
             target = await self.store.messages.get(target.parent_id)
@@ -452,7 +463,7 @@ class ChatSession:
         name = self.validate_branch_name(name)
         chat = await self.refresh()
         if chat.head_id is None:
-            raise CommandError("The chat is empty; there is nothing to save.", "")
+            raise CommandError("The chat is empty; there is nothing to save.", "Send a message first, then /branch save NAME.")
         try:
             return await self.store.branches.save(chat.id, name, chat.head_id, force=force)
         except StoreError as exc:

@@ -1,47 +1,51 @@
-"""Token counting for the budget: the backend's tokenizer where it has one,
-remembered per text so a long window is tokenized once, an estimate otherwise."""
+"""Token counting for the budget: the whole rendered prompt counted at once by
+the backend (through the model's chat template where the backend can apply
+it), remembered per prompt so the inspector's per-layer figures and the budget
+fitting do not count the same prompt twice."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 from collections import OrderedDict
-from collections.abc import Iterable
 
 from omoide.errors import BackendError
-from omoide.llm.base import Backend, estimate_tokens
+from omoide.llm.base import Backend, ChatMessage, estimate_tokens
 
-CACHE_SIZE = 4096
+CACHE_SIZE = 64
 
 
 class TokenCounter:
     def __init__(self, backend: Backend) -> None:
         self.backend = backend
-        self.exact = False
-        self.method = "estimate (4 characters a token)"
+        self.exact = True
+        """Whether every count since `reset()` was exact."""
+        self.method = ""
         self._cache: OrderedDict[str, int] = OrderedDict()
 
+    def reset(self) -> None:
+        self.exact, self.method = True, ""
+
     @staticmethod
-    def _key(text: str) -> str:
-        return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+    def _key(messages: list[ChatMessage]) -> str:
+        plain = [(m["role"], m.get("content") or "") for m in messages]
+        return hashlib.blake2b(json.dumps(plain).encode(), digest_size=16).hexdigest()
 
-    async def prepare(self, texts: Iterable[str]) -> None:
-        """Count every text not yet counted, with the backend's tokenizer."""
-        for text in texts:
-            key = self._key(text)
-            if key in self._cache:
-                self._cache.move_to_end(key)
-                continue
-            try:
-                result = await self.backend.count_tokens([{"role": "user", "content": text}])
-            except BackendError:
-                result = estimate_tokens([{"role": "user", "content": text}])
-            self.exact, self.method = result.exact, result.method
-            self._cache[key] = result.tokens
-            if len(self._cache) > CACHE_SIZE:
-                self._cache.popitem(last=False)
-
-    def count(self, text: str) -> int:
-        cached = self._cache.get(self._key(text))
+    async def count(self, messages: list[ChatMessage]) -> int:
+        """Tokens of `messages` as one prompt."""
+        key = self._key(messages)
+        cached = self._cache.get(key)
         if cached is not None:
+            self._cache.move_to_end(key)
             return cached
-        return len(text) // 4 + 1
+        try:
+            result = await self.backend.count_tokens(messages)
+        except BackendError:
+            result = estimate_tokens(messages)
+        self.exact = self.exact and result.exact
+        if not self.method or not result.exact:
+            self.method = result.method
+        self._cache[key] = result.tokens
+        if len(self._cache) > CACHE_SIZE:
+            self._cache.popitem(last=False)
+        return result.tokens

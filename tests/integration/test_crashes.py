@@ -1,7 +1,10 @@
-"""kill -9 at random moments: while a reply streams, while compression runs,
-while branches are saved and restored. After every kill the database passes
-SQLite's integrity check, every message stored before is still there, and the
-next run resumes (a reply cut off by the kill is kept and marked interrupted)."""
+"""kill -9 at chosen moments: once the user's message is stored, once the reply
+row holds text, once compression has asked for a summary, while branches are
+saved and restored. Each kill waits for the moment it wants to be seen (in the
+database, or at the server), never for a fixed time, so the test means the same
+on a slow, busy machine. After every kill the database passes SQLite's
+integrity check, every message stored before is still there, and the next run
+resumes (a reply cut off by the kill is kept and marked interrupted)."""
 
 from __future__ import annotations
 
@@ -20,18 +23,58 @@ from tests.faultserver import FaultServer, Reply, Request, sse, text_chunk
 KILLS = 50
 
 
-def slow_reply(request: Request) -> Reply:
-    if "tokenize" in request.path:
-        return Reply(status=404, body=b'{"error": "no tokenizer here"}')
-    system = request.json()["messages"][0]["content"]
-    if system.startswith("Summarize the following conversation"):
-        summary = "They spoke about the lighthouse and the maps, and she seemed glad he had come back again."
-        return Reply(chunks=[0.2, sse(text_chunk(summary), text_chunk("", "stop"), "[DONE]")])
-    chunks: list[bytes | float] = []
-    for i in range(40):
-        chunks += [sse(text_chunk(f"word{i} ")), 0.04]
-    chunks.append(sse(text_chunk("", "stop"), "[DONE]"))
-    return Reply(chunks=chunks)
+class SlowServer:
+    """Replies word by word; counts the summary requests it has seen."""
+
+    def __init__(self) -> None:
+        self.summaries = 0
+
+    def __call__(self, request: Request) -> Reply:
+        if "tokenize" in request.path or "apply-template" in request.path:
+            return Reply(status=404, body=b'{"error": "no tokenizer here"}')
+        system = request.json()["messages"][0]["content"]
+        if system.startswith("Summarize the following conversation"):
+            self.summaries += 1
+            summary = "They spoke about the lighthouse and the maps, and she seemed glad he had come back again."
+            return Reply(chunks=[0.2, sse(text_chunk(summary), text_chunk("", "stop"), "[DONE]")])
+        chunks: list[bytes | float] = []
+        for i in range(40):
+            chunks += [sse(text_chunk(f"word{i} ")), 0.04]
+        chunks.append(sse(text_chunk("", "stop"), "[DONE]"))
+        return Reply(chunks=chunks)
+
+
+def observed(db: Path, moment: str, after_id: int, text: str) -> bool:
+    """Whether `moment` has happened in the database (read-only, so the writer is untouched)."""
+    if not db.exists():
+        return False
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+    except sqlite3.Error:
+        return False
+    try:
+        if moment == "stored":
+            query, args = "SELECT 1 FROM messages WHERE id > ? AND role = 'user' AND content = ?", (after_id, text)
+        else:  # "streaming": the reply row exists and has text
+            query, args = "SELECT 1 FROM messages WHERE id > ? AND role = 'assistant' AND status = 'streaming' AND content != ''", (after_id,)
+        return conn.execute(query, args).fetchone() is not None
+    except sqlite3.Error:
+        return False  # the schema is still being created
+    finally:
+        conn.close()
+
+
+async def kill_when(proc: asyncio.subprocess.Process, happened) -> bool:  # type: ignore[no-untyped-def]
+    """SIGKILL `proc` as soon as `happened()` is true; False if it exited first."""
+    while proc.returncode is None:
+        if happened():
+            proc.send_signal(signal.SIGKILL)
+            return True
+        try:
+            await asyncio.wait_for(proc.wait(), 0.01)
+        except TimeoutError:
+            pass
+    return False
 
 
 def snapshot(db: Path) -> dict[int, tuple[str, str]]:
@@ -46,32 +89,41 @@ def snapshot(db: Path) -> dict[int, tuple[str, str]]:
 
 
 async def test_kill_9_during_replies_and_compression_loses_nothing(tmp_path: Path, fault_server: FaultServer) -> None:
+    server = SlowServer()
     for _ in range(KILLS * 8):
-        fault_server.queue(slow_reply)
+        fault_server.queue(server)
     env = {
         **os.environ, "OMOIDE_HOME": str(tmp_path / "home"), "OMOIDE_BASE_URL": fault_server.base_url,
-        "OMOIDE_MODEL": "m", "OMOIDE_SUMMARY_THRESHOLD": "3", "OMOIDE_RECENT_MESSAGES": "2",
+        "OMOIDE_MODEL": "m", "OMOIDE_SUMMARY_THRESHOLD": "3", "OMOIDE_RECENT_MESSAGES": "2", "OMOIDE_TOOLS": "inline",
     }
     db = tmp_path / "home" / "data" / "omoide.db"
     rng = random.Random(1234)
-    interrupted_seen = False
+    kills = {"stored": 0, "streaming": 0, "summarizing": 0}
     for i in range(KILLS):
         before = snapshot(db)
+        newest = max(before, default=0)
+        moment = rng.choice(list(kills))
+        summaries = server.summaries
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "omoide.cli", "say", "wren", f"message {i}",
             env=env, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
         )
-        await asyncio.sleep(rng.uniform(0.3, 2.8))
-        if proc.returncode is None:
-            proc.send_signal(signal.SIGKILL)
+        if moment == "summarizing":
+            killed = await kill_when(proc, lambda: server.summaries > summaries)
+        else:
+            killed = await kill_when(proc, lambda: observed(db, moment, newest, f"message {i}"))
+        kills[moment] += killed
         await proc.wait()
         after = snapshot(db)
         for message_id, (content, status) in before.items():
             assert message_id in after, f"message {message_id} vanished after kill {i}"
             if status == "complete":
                 assert after[message_id] == (content, status), f"message {message_id} changed after kill {i}"
-        interrupted_seen |= any(status in ("streaming", "interrupted") and content for content, status in after.values())
-    assert interrupted_seen, "no kill landed mid-reply; the timing needs adjusting"
+        if killed and moment == "streaming":
+            assert any(m > newest and status == "streaming" and content for m, (content, status) in after.items()), (
+                "the text that had arrived before the kill must be kept"
+            )
+    assert kills["stored"] and kills["streaming"] and kills["summarizing"], kills
 
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "omoide.cli", "say", "wren", "are you still there?",
@@ -104,6 +156,7 @@ BRANCHER = textwrap.dedent(
             i += 1
             await store.branches.save(chat.id, f"b{i % 7}", [1, 3, 5][i % 3], force=True)
             await store.branches.restore(chat.id, f"b{(i * 3) % 7}" if i > 7 else f"b{i % 7}", autosave_name=f"auto-{i % 5}")
+            print(i, flush=True)
 
     asyncio.run(main(sys.argv[1]))
     """
@@ -124,8 +177,14 @@ async def test_kill_9_during_branch_save_and_restore_leaves_the_old_or_new_head(
     valid_heads = {1, 3, 5, 6}
     rng = random.Random(99)
     for _ in range(20):
-        proc = await asyncio.create_subprocess_exec(sys.executable, "-c", BRANCHER, str(db))
-        await asyncio.sleep(rng.uniform(0.3, 0.8))
+        proc = await asyncio.create_subprocess_exec(sys.executable, "-c", BRANCHER, str(db), stdout=asyncio.subprocess.PIPE)
+        assert proc.stdout is not None
+        rounds = rng.randint(1, 60)
+        while True:  # kill after that many save/restore rounds, in the middle of the next
+            line = await proc.stdout.readline()
+            assert line, "the brancher stopped by itself"
+            if int(line) >= rounds:
+                break
         proc.send_signal(signal.SIGKILL)
         await proc.wait()
         conn = sqlite3.connect(db)

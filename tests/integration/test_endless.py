@@ -18,7 +18,8 @@ from omoide.domain import Role
 from omoide.store import Store
 from tests.faultserver import Reply, text_chunk
 
-MEMORY_ENV = {"OMOIDE_SUMMARY_THRESHOLD": "3", "OMOIDE_RECENT_MESSAGES": "2", "OMOIDE_MODEL": "m"}
+MEMORY_ENV = {"OMOIDE_SUMMARY_THRESHOLD": "3", "OMOIDE_RECENT_MESSAGES": "2", "OMOIDE_MODEL": "m", "OMOIDE_TOOLS": "inline"}
+"""`tools = "inline"`: the replies are scripted in order, with no request to find out the tool form."""
 
 
 def endless(text: str) -> Reply:

@@ -61,7 +61,7 @@ async def test_a_backtracking_lorebook_key_cannot_freeze_a_turn(omoide_home: Pat
         return Reply(status=404, body=b"{}") if "tokenize" in request.path else stream_reply("Fine.")
 
     fault_server.queue(*[reply] * 6)
-    env = {"OMOIDE_BASE_URL": fault_server.base_url, "OMOIDE_MODEL": "m"}
+    env = {"OMOIDE_BASE_URL": fault_server.base_url, "OMOIDE_MODEL": "m", "OMOIDE_TOOLS": "inline"}
     # 2^60 steps for a backtracking engine: this would never finish.
     result = await asyncio.to_thread(omoide, "say", "lena", "a" * 60 + "A!", env=env)
     assert result.returncode == 0, result.stderr.decode()

@@ -205,7 +205,7 @@ async def test_diary_compression_replaces_old_entries_in_the_characters_voice(st
     compressed = "I keep a seat for him now. He promised Friday, and I believe him."
     events: list = []
     summarizer = ScriptedBackend([[compressed]])
-    session = await open_session(store, ScriptedBackend(default=lambda m: ["ok"]), summarizer, events, diary_compress_lines=6)
+    session = await open_session(store, ScriptedBackend(default=lambda m: ["ok"]), summarizer, events, diary_compress_lines=3)
     for i in range(4):
         await session.remember(f"note {i}")
     await chat_turns(session, 1)
@@ -341,6 +341,25 @@ async def test_alternate_greetings_are_swipes_of_the_first_message(store: Store)
     assert [m.content for m in await session.transcript()] == ["*winds a music box* Listen."]
 
 
+async def test_an_empty_first_message_opens_with_the_first_alternate_and_keeps_the_others_as_swipes(tmp_path: Path) -> None:
+    """A card imported from SillyTavern with only alternate greetings: the chat opens with the first."""
+    import json as _json
+
+    from omoide.characters.cards import import_card
+
+    card = {"spec": "chara_card_v2", "spec_version": "2.0", "data": {
+        "name": "Orin", "first_mes": "", "alternate_greetings": ["", "Closed! ...Oh, it's you, {{user}}.", "*winds a music box*"],
+    }}
+    path = tmp_path / "orin.json"
+    path.write_text(_json.dumps(card))
+    character = import_card(path)
+    store = await Store.open(tmp_path / "o.db")
+    session = await ChatSession.open(store, character, settings(), ScriptedBackend())
+    swipes, index = await session.swipes()
+    await store.close()
+    assert [m.content for m in swipes] == ["Closed! ...Oh, it's you, Kai.", "*winds a music box*"] and index == 0
+
+
 async def test_standalone_lorebooks_attached_to_a_character_or_every_chat_fire(store: Store, tmp_path: Path) -> None:
     import json as _json
 
@@ -365,3 +384,27 @@ async def test_standalone_lorebooks_attached_to_a_character_or_every_chat_fire(s
     assert "It is the rainy season." in system["content"]
     assert "dark since 1998" in tail["content"]
     assert any("Lighthouse" in line and "lighthouse" in line for line in session.last_prompt.lore)
+
+
+async def test_lore_left_out_by_the_budget_is_reported_in_the_prompt_and_the_log(store: Store, caplog: pytest.LogCaptureFixture) -> None:
+    from omoide.characters.model import LoreEntry, Lorebook
+    from omoide.tui.screens.inspector import inspector_text
+
+    book = Lorebook(entries=[  # no token_budget: a share of the context (25% of 1,024 = 256 tokens)
+        LoreEntry(keys=[], content="The harbour town of Kesh. " * 20, constant=True, name="Kesh"),
+        LoreEntry(keys=["lighthouse"], content="The lighthouse keeper is gone. " * 20, name="Lighthouse", priority=1),
+        LoreEntry(keys=["ferry"], content="The ferry runs at dawn.", name="Ferry"),
+    ])
+    character = Character(id="mika", name="Mika", first_message="Hi!", character_book=book)
+    session = await ChatSession.open(store, character, settings(context_size=1024, max_tokens=100), ScriptedBackend())
+    caplog.set_level("WARNING")
+    await run_turn(session, "Is the lighthouse lit? And the ferry?")
+    prompt = session.last_prompt
+    assert prompt is not None
+    system = prompt.messages[0]["content"]
+    assert "The harbour town of Kesh." in system  # the constant entry stays
+    assert "The ferry runs at dawn." in prompt.messages[-1]["content"]
+    assert "lighthouse keeper" not in "".join(m["content"] for m in prompt.messages)
+    assert "Lighthouse skipped: over the token budget (256)" in prompt.lore
+    assert "Lighthouse skipped: over the token budget (256)" in inspector_text(prompt)
+    assert "lore entry 'Lighthouse' skipped: over the token budget (256)" in caplog.text

@@ -92,16 +92,17 @@ def test_cache_breakpoints_sit_at_the_stable_layers_and_never_exceed_four() -> N
     assert 1 <= len(marked) <= 4
     assert system[0]["text"].startswith("You are Suzune") and "cache_control" in system[0]
     assert system[1]["text"].startswith("## Recent Conversation Summary") and "cache_control" in system[1]
-    assert "cache_control" not in system[-1]  # the volatile tail
-    assert system[-1]["text"].startswith("Current date and time")
-    assert turns[-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert not any("Current date and time" in b["text"] for b in system), "the volatile tail is not in system"
+    tail = turns[-1]["content"][-1]
+    assert turns[-1]["role"] == "user" and tail["text"].startswith("Current date and time") and "cache_control" not in tail
+    assert turns[-1]["content"][-2] == {"type": "text", "text": "[04/01 00:00] m5", "cache_control": {"type": "ephemeral"}}
     roles = [t["role"] for t in turns]
     assert all(a != b for a, b in zip(roles, roles[1:]))
 
 
 def test_many_system_blocks_still_get_at_most_four_breakpoints() -> None:
     messages = [{"role": "system", "content": f"layer {i}"} for i in range(7)] + [{"role": "user", "content": "hi"}]
-    system, turns = to_anthropic(messages)
+    system, turns = to_anthropic(messages)  # type: ignore[arg-type]
     marked = [b for b in system if "cache_control" in b] + [b for t in turns for b in t["content"] if "cache_control" in b]
     assert len(marked) == 4 and "cache_control" in turns[-1]["content"][-1]
 
@@ -176,7 +177,7 @@ def test_marked_messages_get_breakpoints_and_tool_results_share_a_turn() -> None
     messages = [
         {"role": "system", "content": "card"},
         {"role": "user", "content": "old"},
-        {"role": "assistant", "content": "older reply", "cache_breakpoint": True},
+        {"role": "assistant", "content": "older reply"},
         {"role": "user", "content": "remember two things"},
         {"role": "assistant", "content": "", "tool_calls": [
             {"id": "a", "type": "function", "function": {"name": "save_memory", "arguments": '{"content": "one"}'}},
@@ -188,10 +189,12 @@ def test_marked_messages_get_breakpoints_and_tool_results_share_a_turn() -> None
     ]
     system, turns = to_anthropic(messages)  # type: ignore[arg-type]
     assert [t["role"] for t in turns] == ["user", "assistant", "user", "assistant", "user"]
-    assert turns[1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
-    assert [b["tool_use_id"] for b in turns[4]["content"]] == ["a", "b"]
+    assert [b["tool_use_id"] for b in turns[4]["content"][:2]] == ["a", "b"]
     assert [b["input"] for b in turns[3]["content"]] == [{"content": "one"}, {"content": "two"}]
-    assert [b["text"] for b in system] == ["card", "Current date and time: now"] and "cache_control" not in system[-1]
+    assert [b["text"] for b in system] == ["card"]
+    assert turns[4]["content"][-1] == {"type": "text", "text": "Current date and time: now"}
+    # the window ends with the tool results: the breakpoint sits there, before the tail
+    assert turns[4]["content"][1]["cache_control"] == {"type": "ephemeral"}
 
 
 async def test_count_tokens_asks_the_api_and_stops_where_it_is_missing(fault_server: FaultServer) -> None:
@@ -210,3 +213,50 @@ def test_a_chat_that_opens_with_the_greeting_still_starts_with_a_user_turn() -> 
                              {"role": "user", "content": "Hello"}])
     assert [t["role"] for t in turns] == ["user", "assistant", "user"]
     assert turns[1]["content"][0]["text"] == "*waves* Hi!"
+
+
+async def test_two_consecutive_turns_share_the_whole_window_prefix_byte_for_byte(fault_server: FaultServer, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The second request starts with exactly the bytes the first cached (system,
+    then every message up to the first request's window breakpoint), although
+    the clock moved, a diary line was written and a lore entry fired in between."""
+    import json
+    from datetime import UTC, datetime, timedelta
+
+    from omoide.characters.model import LoreEntry, Lorebook
+    from omoide.session import ChatSession
+    from omoide.store import Store
+
+    def reply(request):  # type: ignore[no-untyped-def]
+        return Reply(status=404, body=b"{}") if "count_tokens" in request.path else recorded("anthropic_text.sse")
+
+    fault_server.queue(*[reply] * 12)
+    store = await Store.open(tmp_path / "omoide.db")
+    b = backend(fault_server)
+    settings = Settings(backend="anthropic", api_key=SecretStr(KEY), tools="native")
+    lore = Lorebook(entries=[LoreEntry(keys=["lighthouse"], content="The lighthouse has been dark since the storm.")])
+    suzune = Character(id="s", name="Suzune", first_message="Hi.", character_book=lore)
+    session = await ChatSession.open(store, suzune, settings, b)
+    session.clock = lambda: datetime(2026, 4, 1, 20, 15, tzinfo=UTC)
+    _ = [e async for e in session.send("Coffee?")]
+    await session.remember("He takes it black.")
+    session.clock = lambda: datetime(2026, 4, 1, 20, 15, tzinfo=UTC) + timedelta(hours=1, minutes=7)
+    _ = [e async for e in session.send("Is the lighthouse lit tonight?")]
+    await store.close()
+    await b.aclose()
+    first, second = [r.json() for r in fault_server.requests if r.path == "/v1/messages"]
+
+    def blocks(body):  # type: ignore[no-untyped-def]
+        """The request's content in the order a prompt cache reads it."""
+        out = [("system", block) for block in body["system"]]
+        return out + [(turn["role"], block) for turn in body["messages"] for block in turn["content"]]
+
+    def plain(items):  # type: ignore[no-untyped-def]
+        return json.dumps([(role, {k: v for k, v in block.items() if k != "cache_control"}) for role, block in items], ensure_ascii=False).encode()
+
+    one, two = blocks(first), blocks(second)
+    end = max(i for i, (_, block) in enumerate(one) if "cache_control" in block)  # the first request's window breakpoint
+    assert one[end][1]["text"].endswith("Coffee?") and one[end + 1][1]["text"].startswith("Current date and time")
+    assert plain(two[: end + 1]) == plain(one[: end + 1]), "the window prefix changed between turns"
+    assert not any("Current date and time" in block["text"] for _, block in blocks(second)[: end + 1])
+    tail = second["messages"][-1]["content"][-1]["text"]
+    assert "21:22" in tail and "He takes it black." in tail and "lighthouse has been dark" in tail

@@ -343,26 +343,41 @@ async def test_check_against_nothing_is_unreachable() -> None:
 
 
 async def test_count_tokens_falls_back_to_an_estimate_and_stops_asking(fault_server: FaultServer) -> None:
-    fault_server.queue(Reply(status=404, body=b"no"), Reply(status=404, body=b"no"))
+    fault_server.queue(Reply(status=404, body=b"no"), Reply(status=404, body=b"no"), Reply(status=404, body=b"no"))
     b = backend(fault_server)
     messages = [{"role": "user", "content": "x" * 400}]
     first = await b.count_tokens(messages)  # type: ignore[arg-type]
     second = await b.count_tokens(messages)  # type: ignore[arg-type]
     await b.aclose()
     assert not first.exact and first == second and first.tokens >= 100
-    assert [r.path for r in fault_server.requests] == ["/tokenize", "/extras/tokenize"]
+    assert [r.path for r in fault_server.requests] == ["/apply-template", "/tokenize", "/extras/tokenize"]
 
 
-async def test_count_tokens_uses_the_server_tokenizer_it_found(fault_server: FaultServer) -> None:
-    fault_server.queue(Reply(status=404, body=b"no"), reply_json({"tokens": list(range(30))}), reply_json({"tokens": list(range(31))}))
+async def test_count_tokens_without_the_template_is_an_estimate_from_the_server_tokenizer(fault_server: FaultServer) -> None:
+    fault_server.queue(
+        Reply(status=404, body=b"no"), Reply(status=404, body=b"no"),
+        reply_json({"tokens": list(range(30))}), reply_json({"tokens": list(range(31))}),
+    )
     b = backend(fault_server)
     messages = [{"role": "user", "content": "hello"}]
     first = await b.count_tokens(messages)  # type: ignore[arg-type]
     second = await b.count_tokens(messages)  # type: ignore[arg-type]
     await b.aclose()
-    assert first.exact and first.tokens == 30 + 4 and second.tokens == 31 + 4
-    assert [r.path for r in fault_server.requests] == ["/tokenize", "/extras/tokenize", "/extras/tokenize"]
-    assert fault_server.requests[1].json()["input"].count("hello") == 1
+    assert not first.exact and "estimated" in first.method
+    assert first.tokens == 30 + 2 + 3 and second.tokens == 31 + 2 + 3
+    assert [r.path for r in fault_server.requests] == ["/apply-template", "/tokenize", "/extras/tokenize", "/extras/tokenize"]
+    assert fault_server.requests[2].json()["input"].count("hello") == 1
+
+
+async def test_count_tokens_is_exact_through_the_servers_own_template(fault_server: FaultServer) -> None:
+    rendered = "<|im_start|>user\nhello<|im_end|>\n<|im_start|>assistant\n"
+    fault_server.queue(reply_json({"prompt": rendered}), reply_json({"tokens": list(range(9))}))
+    b = backend(fault_server)
+    count = await b.count_tokens([{"role": "user", "content": "hello"}])  # type: ignore[typeddict-item]
+    await b.aclose()
+    assert count.exact and count.tokens == 9
+    assert fault_server.requests[0].json() == {"messages": [{"role": "user", "content": "hello"}]}
+    assert fault_server.requests[1].json() == {"content": rendered, "add_special": True}
 
 
 async def test_the_key_never_reaches_the_log(fault_server: FaultServer, caplog: pytest.LogCaptureFixture) -> None:

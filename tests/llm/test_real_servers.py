@@ -45,13 +45,16 @@ async def test_a_forced_tool_call_arrives_whole(llama_server: str) -> None:
     assert isinstance(calls[0].arguments.get("content"), str) and calls[0].arguments["content"].strip()
 
 
-async def test_the_server_tokenizer_counts_exactly(llama_server: str) -> None:
+async def test_the_server_tokenizer_counts_and_says_the_framing_is_estimated(llama_server: str) -> None:
+    """llama-cpp-python's server tokenizes but does not say how its template frames
+    messages, so its counts are never marked exact."""
     backend = OpenAICompatBackend(Settings(base_url=llama_server, model="smollm2"))
     short = await backend.count_tokens([{"role": "user", "content": "hi"}])
     long = await backend.count_tokens([{"role": "user", "content": "hi " * 50}])
     check = await backend.check()
     await backend.aclose()
-    assert short.exact and long.exact and long.tokens > short.tokens + 40
+    assert not short.exact and not long.exact and long.tokens > short.tokens + 40
+    assert "estimated" in long.method
     assert "answers" in check
 
 
@@ -266,3 +269,41 @@ async def test_the_session_answers_a_real_native_recall_call_and_the_reply_conti
     assert result["role"] == "tool" and isinstance(result["content"], str)
     if any("lighthouse" in w or "cape" in w for w in recalled[0].query.lower().split()):
         assert "grandmother kept the lighthouse" in result["content"]
+
+
+async def test_a_60_message_prompt_counts_what_the_real_server_evaluates(llama_server_own_template: str, local_backend: LocalBackend, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The whole prompt is counted once through the chat template: the embedded
+    count (exact) is what llama_cpp.server evaluates for the same prompt; the
+    OpenAI-compatible backend cannot see that server's template, so its count is
+    marked an estimate, and it is close."""
+    import httpx
+
+    llama_server = llama_server_own_template
+
+    from omoide.characters.model import Character
+    from omoide.domain import Role
+    from omoide.llm.base import WIRE_KEYS
+    from omoide.session import ChatSession
+    from omoide.store import Store
+
+    settings = Settings(user_name="Kai", context_size=2048, max_tokens=32, recent_messages=60, summary_threshold=200)
+    store = await Store.open(tmp_path / "o.db")
+    mika = Character(id="mika", name="Mika", first_message="Hi!", description="Mika keeps a small bakery by the station.")
+    session = await ChatSession.open(store, mika, settings, local_backend)
+    head = session.chat.head_id
+    for i in range(60):
+        role = Role.USER if i % 2 == 0 else Role.ASSISTANT
+        head = (await store.messages.add(session.chat.id, head, role, f"Warm bread {i}.")).id
+    assert head is not None
+    prompt = await session.build_prompt(head)
+    remote = OpenAICompatBackend(Settings(base_url=llama_server, model="smollm2", user_name="Kai", context_size=2048, max_tokens=32))
+    estimated = await ChatSession(store, mika, settings, remote, session.chat).build_prompt(head)
+    async with httpx.AsyncClient(timeout=300) as client:
+        body = {"model": "smollm2", "max_tokens": 1, "messages": [{k: v for k, v in m.items() if k in WIRE_KEYS} for m in prompt.messages]}
+        evaluated = (await client.post(f"{llama_server}/chat/completions", json=body)).json()["usage"]["prompt_tokens"]
+    await remote.aclose()
+    await store.close()
+    assert len([m for m in prompt.messages if m["role"] != "system"]) == 61 and not prompt.dropped
+    assert prompt.exact and prompt.total_tokens == evaluated
+    assert sum(layer.tokens for layer in prompt.layers) == prompt.total_tokens
+    assert not estimated.exact and abs(estimated.total_tokens - evaluated) <= evaluated * 0.02

@@ -274,3 +274,17 @@ async def test_keys_can_be_remapped_from_the_config(store: Store) -> None:
         await pilot.press("f2")
         await pilot.pause()
         assert app.query_one(DiaryPane).has_class("visible")
+
+
+async def test_remember_shows_the_hidden_diary_pane_with_the_new_line_and_one_diary_hides_it(store: Store) -> None:
+    app = await make_app(store, ScriptedBackend())
+    async with app.run_test(size=SIZE) as pilot:
+        pane = app.query_one(DiaryPane)
+        assert not pane.display
+        await type_and_send(pilot, "/remember He works night shifts.")
+        await wait_for(pilot, lambda: "He works night shifts." in _pane_text(app))
+        await pilot.pause()
+        assert pane.display and pane.region.width > 0, "the pane must be on screen, not just marked visible"
+        await type_and_send(pilot, "/diary")
+        await wait_for(pilot, lambda: not pane.display)
+        assert pane.region.width == 0

@@ -103,3 +103,28 @@ def test_export_errors_are_clear(tmp_path: Path) -> None:
     assert bad_format.exit_code == 2 and "gif" in bad_format.stderr
     nowhere = run("export", "wren", "--output", str(tmp_path / "no" / "such" / "dir.png"))
     assert nowhere.exit_code == 1 and "Cannot write" in nowhere.stderr
+
+
+def _card(tmp_path: Path, file: str, name: str, description: str = "") -> Path:
+    path = tmp_path / file
+    path.write_text(json.dumps({"spec": "chara_card_v2", "spec_version": "2.0", "data": {"name": name, "description": description}}, ensure_ascii=False))
+    return path
+
+
+def test_japanese_chinese_and_cyrillic_names_keep_readable_ids(tmp_path: Path) -> None:
+    for i, name in enumerate(["鈴音", "小龙", "Алиса", "Élise"]):
+        assert run("import", str(_card(tmp_path, f"{i}.json", name))).exit_code == 0
+    ids = sorted(p.name for p in locations.user_characters_dir().iterdir())
+    assert ids == sorted(["鈴音", "小龙", "алиса", "elise"])
+    shown = run("show", "鈴音")
+    assert shown.exit_code == 0 and "鈴音" in shown.stdout
+
+
+def test_an_ambiguous_name_says_which_character_it_resolved_to(tmp_path: Path) -> None:
+    assert run("import", str(_card(tmp_path, "a.json", "Orin Vale", "the clockmaker"))).exit_code == 0
+    assert run("import", str(_card(tmp_path, "b.json", "Orin Vale", "the ferry pilot"))).exit_code == 0
+    result = run("show", "orin-vale-2")
+    assert result.exit_code == 0 and "ferry pilot" in result.stdout and "is the name of" not in result.stderr
+    result = run("show", "orin vale")
+    assert result.exit_code == 0 and "clockmaker" in result.stdout
+    assert "'orin vale' is the name of 2 characters (orin-vale, orin-vale-2); using orin-vale" in " ".join(result.stderr.split())

@@ -200,3 +200,30 @@ def test_bad_lorebook_files_get_a_clear_error(tmp_path: Path, content: str, prob
 def test_a_missing_lorebook_file_is_a_character_error(tmp_path: Path) -> None:
     with pytest.raises(CharacterError, match="Cannot read the lorebook"):
         load_lorebook_file(tmp_path / "nope.json")
+
+
+def test_a_book_without_a_budget_follows_the_given_share_of_the_context() -> None:
+    book = Lorebook([entry("harbour", content="x" * 4000)])  # about 1,000 tokens; no token_budget, as most cards
+    assert book.token_budget is None
+    assert fired_with(book, budget=2048) == ["x" * 4000]  # 25% of an 8k context
+    result = scan(book, ["the harbour"], budget=500)
+    assert list(result) == [] and "over the token budget (500)" in result.skipped[0].reason
+
+
+def test_keyed_entries_are_dropped_before_constant_ones_and_a_dropped_constant_says_so() -> None:
+    one_token = lambda text: 1  # noqa: E731
+    book = Lorebook([
+        entry(content="always A", constant=True, insertion_order=1, priority=1),
+        entry("b", insertion_order=2, priority=50),
+        entry(content="always C", constant=True, insertion_order=3, priority=1),
+    ])
+    result = scan(book, ["b"], count_tokens=one_token, budget=2)
+    assert [f.entry.content for f in result] == ["always A", "always C"]
+    assert [s.entry.keys for s in result.skipped] == [["b"]]
+    result = scan(book, ["b"], count_tokens=one_token, budget=1)
+    assert [f.entry.content for f in result] == ["always A"]
+    assert "a constant entry, dropped only after every keyed one" in result.skipped[-1].reason
+
+
+def fired_with(book: Lorebook, *, budget: int) -> list[str]:
+    return [f.entry.content for f in scan(book, ["the harbour"], budget=budget)]

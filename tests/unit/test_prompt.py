@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import os
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -87,8 +89,13 @@ def test_between_compressions_each_turn_only_appends() -> None:
         assert render(after).startswith(previous_without_tail)
 
 
-def words(text: str) -> int:
-    return len(text.split()) + 1
+async def words(messages: list) -> int:  # type: ignore[type-arg]
+    """A stand-in tokenizer over a whole prompt: a word a token, two a message of framing."""
+    return sum(len((m.get("content") or "").split()) + 2 for m in messages) + 1
+
+
+def run(awaitable):  # type: ignore[no-untyped-def]
+    return asyncio.run(awaitable)
 
 
 @settings(max_examples=60, deadline=None)
@@ -99,10 +106,11 @@ def test_the_budget_is_never_exceeded(n: int, budget: int, size: int) -> None:
         summary=state.summary, stable_diary=state.stable_diary, new_diary=state.new_diary,
         window=[msg(m.id, m.role, " ".join(["word"] * size), m.id) for m in state.window],
     )
-    prompt = fit(ctx(), state, words, budget)
-    full = count_prompt(assemble(ctx(), state), words)
+    prompt = run(fit(ctx(), state, words, budget))
+    full = run(count_prompt(assemble(ctx(), state), words))
     assert prompt.total_tokens <= budget
-    assert prompt.total_tokens == count_prompt(prompt, words).total_tokens
+    assert prompt.total_tokens == run(words(prompt.messages))
+    assert sum(layer.tokens for layer in prompt.layers) == prompt.total_tokens
     if full.total_tokens <= budget:
         assert prompt.dropped == [] and prompt.messages == full.messages
     else:
@@ -113,8 +121,8 @@ def test_the_budget_is_never_exceeded(n: int, budget: int, size: int) -> None:
 
 def test_fit_drops_oldest_messages_first_and_says_so() -> None:
     state = fixed_state(30)
-    full = count_prompt(assemble(ctx(), state), words).total_tokens
-    prompt = fit(ctx(), state, words, full - 10)
+    full = run(count_prompt(assemble(ctx(), state), words)).total_tokens
+    prompt = run(fit(ctx(), state, words, full - 10))
     assert prompt.total_tokens <= full - 10
     assert prompt.dropped and "oldest" in prompt.dropped[0]
     assert prompt.messages[1]["content"] != "[04/01 22:16] message 1"

@@ -79,7 +79,7 @@ def lorebook_from_card(book: Any) -> Lorebook | None:
     result = Lorebook(
         name=text(book, "name", "character_book: "),
         scan_depth=whole_number(book, "scan_depth", _DEFAULT.scan_depth, "character_book: "),
-        token_budget=whole_number(book, "token_budget", _DEFAULT.token_budget, "character_book: "),
+        token_budget=whole_number(book, "token_budget", 0, "character_book: ") if book.get("token_budget") is not None else None,
         recursive_scanning=flag(book, "recursive_scanning", False, "character_book: "),
         extensions=mapping(book, "extensions", "character_book: "),
     )
@@ -110,8 +110,12 @@ def lorebook_to_card(book: Lorebook, original: Any = None) -> dict[str, Any]:
     """The `character_book` object, built over the original one so the fields
     omoide does not know (position, comment, ...) stay where they were."""
     out = copy.deepcopy(original) if isinstance(original, dict) else {}
-    out.update({"name": book.name, "scan_depth": book.scan_depth, "token_budget": book.token_budget,
+    out.update({"name": book.name, "scan_depth": book.scan_depth,
                 "recursive_scanning": book.recursive_scanning, "extensions": copy.deepcopy(book.extensions)})
+    if book.token_budget is not None:
+        out["token_budget"] = book.token_budget
+    else:
+        out.pop("token_budget", None)
     old = [e for e in out.get("entries", []) if isinstance(e, dict)] if isinstance(out.get("entries"), list) else []
     by_id = {e["id"]: e for e in old if isinstance(e.get("id"), int)}
     entries = []

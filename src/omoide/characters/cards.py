@@ -335,10 +335,25 @@ def _visible(book: Lorebook) -> tuple[object, ...]:
 
 
 def slugify(name: str) -> str:
-    """A lowercase ascii id: letters, digits and dashes, never '.' or '/'."""
-    ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode("ascii")
-    slug = re.sub(r"[^a-z0-9]+", "-", ascii_name.lower()).strip("-")[:48].strip("-")
+    """A lowercase id made of letters, digits and dashes, never '.' or '/'.
+    Latin letters lose their accents (Élise -> elise); letters of other scripts
+    stay as they are (鈴音 -> 鈴音, Алиса -> алиса), so no name becomes a bare
+    `character`."""
+    out: list[str] = []
+    for ch in unicodedata.normalize("NFKC", name).lower():
+        ascii_form = unicodedata.normalize("NFKD", ch).encode("ascii", "ignore").decode("ascii")
+        if ascii_form and ascii_form.isalnum():
+            out.append(ascii_form)
+        elif ch.isalnum() and ch.isprintable():
+            out.append(ch)
+        else:
+            out.append("-")
+    slug = re.sub(r"-+", "-", "".join(out)).strip("-")[:48].strip("-")
     return slug or "character"
+
+
+ID_PATTERN = re.compile(r"[^\W_][\w-]*")
+"""What an id may be: letters (any script), digits and dashes, starting with a letter or digit."""
 
 
 def _free_id(dest_dir: Path, base: str) -> str:
@@ -359,7 +374,7 @@ def import_card(path: Path, dest_dir: Path | None = None) -> Character:
     character = character_from_card(card, path=path)
     character.id = _free_id(dest_dir, slugify(character.name))
     folder = dest_dir / character.id
-    if not re.fullmatch(r"[a-z0-9][a-z0-9-]*", character.id) or folder.resolve().parent != dest_dir.resolve():
+    if not ID_PATTERN.fullmatch(character.id) or folder.resolve().parent != dest_dir.resolve():
         raise _bad(path, f"its id '{character.id}' would place it outside {dest_dir}")
     try:
         save_character_folder(character, folder, extra_files={"card.png": png} if png is not None else None)

@@ -63,7 +63,7 @@ def _lore_label(entry: LoreEntry) -> str:
 def show(name: Annotated[str, typer.Argument(help="Character id or name.")]) -> None:
     """Everything a character says about itself, and where its files are."""
     try:
-        c = find_character(name)
+        c = find_character(name, notice=_tell)
     except OmoideError as exc:
         _fail(exc)
     out = _out()
@@ -124,7 +124,7 @@ def export(
 ) -> None:
     """Export a character as a Character Card: V3, with a V2 copy inside PNGs."""
     try:
-        character = find_character(name)
+        character = find_character(name, notice=_tell)
         if format is CardFormat.json:
             data = export_card_json(character)
         else:
@@ -155,10 +155,14 @@ def lore(
     from omoide.characters.lorebook import load_lorebook_file
 
     try:
-        character = find_character(name) if name else None
+        character = find_character(name, notice=_tell) if name else None
         target = attach_lorebook(file, character)
         entries = len(load_lorebook_file(target).entries)
     except OmoideError as exc:
         _fail(exc)
     who = character.display_name if character else "every chat"
     _out().print(safe(f"Attached {file} ({entries} entries) to {who}: {target}"), soft_wrap=True)
+
+
+def _tell(message: str) -> None:
+    _err().print(safe(message, style="yellow"), soft_wrap=True)

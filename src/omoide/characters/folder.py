@@ -155,8 +155,9 @@ def lorebook_toml(book: Lorebook) -> str:
         "# Lore is added to the prompt when one of its keys appears in the recent messages.",
         tomlwrite.assignment("name", tidy(book.name)),
         tomlwrite.assignment("scan_depth", book.scan_depth),
-        tomlwrite.assignment("token_budget", book.token_budget),
     ]
+    if book.token_budget is not None:
+        lines.append(tomlwrite.assignment("token_budget", book.token_budget))
     for entry in book.entries:
         lines.append("\n[[entries]]")
         if tidy(entry.name):

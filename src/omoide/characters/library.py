@@ -4,6 +4,8 @@ they share an id)."""
 from __future__ import annotations
 
 import difflib
+import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -14,6 +16,8 @@ from omoide.characters.model import Character
 from omoide.errors import CharacterError
 
 DEFAULT_ID = "suzune"
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -64,16 +68,26 @@ def source_kind(character: Character) -> str:
     return "imported" if character.raw_card is not None else "user"
 
 
-def find_character(name_or_id: str) -> Character:
-    """By id, name or nickname, ignoring letter case."""
+def find_character(name_or_id: str, *, notice: Callable[[str], None] | None = None) -> Character:
+    """By id, then by name or nickname, ignoring letter case. When a name
+    belongs to several characters the first by id is used, and `notice` (and
+    the log) says which, and how to choose another."""
     listing = scan_characters()
     wanted = name_or_id.strip().casefold()
     for character in listing.characters:
         if wanted == character.id.casefold():
             return character
-    for character in listing.characters:
-        if wanted in (character.name.casefold(), character.nickname.casefold()):
-            return character
+    named = [c for c in listing.characters if wanted in (c.name.casefold(), c.nickname.casefold())]
+    if len(named) > 1:
+        message = (
+            f"'{name_or_id}' is the name of {len(named)} characters ({', '.join(c.id for c in named)}); "
+            f"using {named[0].id}. Give the id to choose another."
+        )
+        log.warning("%s", message)
+        if notice is not None:
+            notice(message)
+    if named:
+        return named[0]
     ids = [c.id for c in listing.characters]
     names = {c.name.casefold(): c.id for c in listing.characters}
     close = difflib.get_close_matches(wanted, ids + list(names), n=1, cutoff=0.5)

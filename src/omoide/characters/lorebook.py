@@ -18,8 +18,10 @@ Matching rules, in the order they apply:
 - a `selective` entry also needs one of its `secondary_keys` (with none
   listed, the primary key is enough, as SillyTavern does);
 - the fired entries are ordered by `insertion_order`; when their content is
-  over `token_budget`, the lowest `priority` is dropped first, and among
-  equals the latest in insertion order.
+  over the budget (`token_budget`, or, where the book sets none, the share of
+  the context the caller gives), keyed entries are dropped before constant
+  ones, the lowest `priority` first, and among equals the latest in insertion
+  order. Every dropped entry is listed in `skipped` with the reason.
 """
 
 from __future__ import annotations
@@ -140,8 +142,13 @@ def _default_count(text: str) -> int:
     return len(text) // 4 + 1
 
 
+DEFAULT_BUDGET = 2048
+"""The budget where neither the book nor the caller sets one: 25% of an 8k context."""
+
+
 def scan(
-    book: Lorebook | None, recent_texts: Sequence[str], *, count_tokens: Callable[[str], int] = _default_count
+    book: Lorebook | None, recent_texts: Sequence[str], *, count_tokens: Callable[[str], int] = _default_count,
+    budget: int = DEFAULT_BUDGET,
 ) -> LoreScanResult:
     """Entries that fire for the recent messages (oldest first), in insertion
     order, within the token budget."""
@@ -170,7 +177,8 @@ def scan(
         if second is not None:
             reason += f", with secondary key {second[0]!r} in {_where(second[1])}"
         fired.append(FiredEntry(entry, reason, hit[0], hit[1]))
-    kept = _fit(fired, max(book.token_budget, 0), count_tokens, skipped)
+    limit = book.token_budget if book.token_budget is not None else budget
+    kept = _fit(fired, max(limit, 0), count_tokens, skipped)
     return LoreScanResult(sorted(kept, key=lambda f: f.entry.insertion_order), skipped)
 
 
@@ -178,12 +186,15 @@ def _fit(fired: list[FiredEntry], budget: int, count_tokens: Callable[[str], int
     cost = {id(f): count_tokens(f.entry.content) for f in fired}
     total = sum(cost.values())
     dropped: set[int] = set()
-    for candidate in sorted(fired, key=lambda f: (f.entry.priority, -f.entry.insertion_order)):
+    for candidate in sorted(fired, key=lambda f: (f.entry.constant, f.entry.priority, -f.entry.insertion_order)):
         if total <= budget:
             break
         dropped.add(id(candidate))
         total -= cost[id(candidate)]
-        skipped.append(SkippedEntry(candidate.entry, f"over the token budget ({budget})"))
+        why = f"over the token budget ({budget})"
+        if candidate.entry.constant:
+            why += "; a constant entry, dropped only after every keyed one"
+        skipped.append(SkippedEntry(candidate.entry, why))
     return [f for f in fired if id(f) not in dropped]
 
 

@@ -33,7 +33,9 @@ class Lorebook:
     name: str = ""
     scan_depth: int = 4
     """How many recent messages are scanned for keys."""
-    token_budget: int = 512
+    token_budget: int | None = None
+    """Tokens the fired entries may take; None follows the context size
+    (`lore_budget_percent` of it, as SillyTavern's world info budget does)."""
     recursive_scanning: bool = False
     extensions: dict[str, Any] = field(default_factory=dict)
 

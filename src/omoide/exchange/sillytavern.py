@@ -4,12 +4,21 @@ A message line carries `mes` (the text shown), and optionally `swipes` (the
 alternatives) with `swipe_id` (the one chosen). Importing turns swipes into
 siblings in the message tree, the chosen one on the path; exporting the current
 path gives each reply its siblings back as swipes, so SillyTavern opens it.
+
+Dates are read in every form SillyTavern writes or accepts (its own
+`2024-6-5 @14h 56m 50s 682ms`, the older `June 5, 2024 2:56pm`, ISO 8601,
+epoch milliseconds) and written in its own form, to the millisecond. System and
+narrator messages (`is_system`, an `extra.type` of `narrator`, the name
+`System`) stay system messages. What omoide has no column for (the header's
+`chat_metadata` and `create_date`, each message's `name`, `extra` and other
+fields) is kept beside the chat and given back on export.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -19,7 +28,11 @@ from omoide.errors import OmoideError
 from omoide.store import ImportNode
 
 MAX_CHAT_BYTES = 200 * 1024 * 1024
-_DATE_FORMATS = ("%B %d, %Y %I:%M%p", "%B %d, %Y %I:%M %p", "%Y-%m-%d@%Hh%Mm%Ss", "%Y-%m-%d %H:%M:%S")
+_DATE_FORMATS = ("%B %d, %Y %I:%M%p", "%B %d, %Y %I:%M %p", "%b %d, %Y %I:%M%p", "%b %d, %Y %I:%M %p", "%Y-%m-%d %H:%M:%S")
+# SillyTavern's own: messages `2024-6-5 @14h 56m 50s 682ms`, chat files `2024-6-5@14h56m50s`.
+_ST_DATE = re.compile(r"^(\d{4})-(\d{1,2})-(\d{1,2})\s*@\s*(\d{1,2})h\s*(\d{1,2})m\s*(\d{1,2})s(?:\s*(\d{1,3})\s*ms)?$")
+_OWN_KEYS = ("mes", "swipes", "swipe_id", "swipe_info", "is_user", "send_date")
+"""Message fields omoide stores in its own columns; every other field is kept as is."""
 
 
 class ChatFileError(OmoideError):
@@ -33,6 +46,8 @@ class ParsedChat:
     nodes: list[ImportNode]
     head_index: int | None
     header: dict[str, Any]
+    meta: list[dict[str, Any]] = field(default_factory=list)
+    """Per node, the fields of its line omoide has no column for (name, is_system, extra ...)."""
 
 
 def _fail(path: Path, line: int | None, problem: str) -> ChatFileError:
@@ -48,6 +63,16 @@ def parse_date(value: Any) -> str | None:
     if not isinstance(value, str) or not value.strip():
         return None
     text = value.strip()
+    own = _ST_DATE.match(text)
+    if own:
+        y, mo, d, h, mi, sec, ms = own.groups()
+        try:
+            local = datetime(int(y), int(mo), int(d), int(h), int(mi), int(sec), int((ms or "0").ljust(3, "0")) * 1000)
+        except ValueError:
+            return None
+        return local.astimezone().astimezone(UTC).isoformat(timespec="microseconds")  # SillyTavern writes local time
+    if text.isdigit():
+        return parse_date(int(text))
     try:
         parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
@@ -93,33 +118,43 @@ def read_chat(path: Path) -> ParsedChat:
     if "mes" not in records[0][1]:
         header = records.pop(0)[1]
     nodes: list[ImportNode] = []
+    meta: list[dict[str, Any]] = []
     parent: int | None = None
     character_name = str(header.get("character_name") or "")
     for number, record in records:
         mes = record.get("mes")
         if not isinstance(mes, str):
             raise _fail(path, number, "'mes' is missing or not text")
-        if record.get("is_system"):
+        if _is_system(record):
             role = Role.SYSTEM
         else:
             role = Role.USER if record.get("is_user") else Role.ASSISTANT
         if role is Role.ASSISTANT and not character_name and isinstance(record.get("name"), str):
             character_name = record["name"]
         created = parse_date(record.get("send_date"))
+        kept = {k: v for k, v in record.items() if k not in _OWN_KEYS}
+        if isinstance(record.get("send_date"), str | int | float):
+            kept["send_date"] = record["send_date"]  # written back as it was
         swipes = record.get("swipes")
         if isinstance(swipes, list) and len(swipes) > 1 and all(isinstance(s, str) for s in swipes):
             chosen = record.get("swipe_id", 0)
             if not isinstance(chosen, int) or not 0 <= chosen < len(swipes):
                 raise _fail(path, number, f"'swipe_id' {chosen!r} does not point at one of the {len(swipes)} swipes")
             chosen_index = None
+            raw_infos = record.get("swipe_info")
+            infos: list[Any] = raw_infos if isinstance(raw_infos, list) else []
             for i, text in enumerate(swipes):
                 content = mes if i == chosen else text
-                nodes.append(ImportNode(parent, role, content, created, MessageStatus.COMPLETE))
+                info = infos[i] if i < len(infos) and isinstance(infos[i], dict) else {}
+                when = created if i == chosen else parse_date(info.get("send_date")) or created
+                nodes.append(ImportNode(parent, role, content, when, MessageStatus.COMPLETE))
+                meta.append({**kept, "swipe_info": info} if info else kept)
                 if i == chosen:
                     chosen_index = len(nodes) - 1
             parent = chosen_index
         else:
             nodes.append(ImportNode(parent, role, mes, created, MessageStatus.COMPLETE))
+            meta.append(kept)
             parent = len(nodes) - 1
     return ParsedChat(
         user_name=str(header.get("user_name") or "You"),
@@ -127,53 +162,96 @@ def read_chat(path: Path) -> ParsedChat:
         nodes=nodes,
         head_index=parent,
         header=header,
+        meta=meta,
     )
 
 
-def _st_date(moment: datetime) -> str:
-    local = moment.astimezone()
-    return f"{local:%B} {local.day}, {local:%Y} {local:%I}:{local:%M}{local:%p}".replace(" 0", " ").lower().capitalize()
+def _is_system(record: dict[str, Any]) -> bool:
+    """SillyTavern's system and narrator messages: `is_system`, a narrator or
+    comment `extra.type`, or a message from `System` that is not the user's."""
+    if record.get("is_system") is True:
+        return True
+    extra = record.get("extra")
+    if isinstance(extra, dict) and extra.get("type") in ("narrator", "comment", "assistant_note"):
+        return True
+    name = record.get("name")
+    return not record.get("is_user") and isinstance(name, str) and name.strip().casefold() == "system"
+
+
+def st_date(moment: datetime) -> str:
+    """SillyTavern's message date, in local time, to the millisecond: `2024-6-5 @14h 56m 50s 682ms`."""
+    t = moment.astimezone()
+    return f"{t.year}-{t.month}-{t.day} @{t.hour}h {t.minute}m {t.second}s {t.microsecond // 1000}ms"
+
+
+def st_file_date(moment: datetime) -> str:
+    """SillyTavern's chat `create_date`: `2024-6-5@14h56m50s`."""
+    t = moment.astimezone()
+    return f"{t.year}-{t.month}-{t.day}@{t.hour}h{t.minute}m{t.second}s"
 
 
 def write_chat(path_messages: list[Message], swipes: dict[int, list[Message]], *, user_name: str, character_name: str,
-               created: datetime) -> str:
+               created: datetime, chat_meta: dict[str, Any] | None = None, meta: dict[int, dict[str, Any]] | None = None) -> str:
     """The current path as SillyTavern JSONL; `swipes` maps a message id to its
-    siblings (itself included) to write as swipes."""
+    siblings (itself included) to write as swipes. `chat_meta` and `meta` are what
+    an import kept (the header; each message's other fields), given back as they were."""
+    kept_header = dict(chat_meta or {})
+    raw_metadata = kept_header.get("chat_metadata")
+    metadata: dict[str, Any] = raw_metadata if isinstance(raw_metadata, dict) else {}
     header = {
+        **kept_header,
         "user_name": user_name,
         "character_name": character_name,
-        "create_date": f"{created.astimezone():%Y-%m-%d@%Hh%Mm%Ss}",
-        "chat_metadata": {"omoide": {"exported_at": datetime.now(UTC).isoformat()}},
+        "create_date": kept_header.get("create_date") or st_file_date(created),
+        "chat_metadata": {**metadata, "omoide": {"exported_at": datetime.now(UTC).isoformat()}},
     }
+    meta = meta or {}
     lines = [json.dumps(header, ensure_ascii=False)]
     for message in path_messages:
         if message.role is Role.TOOL:
             continue
+        kept = meta.get(message.id, {})
+        system = message.role is Role.SYSTEM
         record: dict[str, Any] = {
             "name": user_name if message.role is Role.USER else character_name,
             "is_user": message.role is Role.USER,
-            "is_system": message.role is Role.SYSTEM,
-            "send_date": _st_date(message.created_at),
+            "is_system": bool(kept.get("is_system")) if system else False,
+            "send_date": kept.get("send_date") or st_date(message.created_at),
             "mes": message.content,
             "extra": {},
         }
+        record.update({k: v for k, v in kept.items() if k not in _OWN_KEYS})
+        if system and not kept:
+            record.update(name="System", is_system=True)
+        record["mes"] = message.content
         group = swipes.get(message.id)
         if message.role is Role.ASSISTANT and group and len(group) > 1:
             record["swipes"] = [m.content for m in group]
             record["swipe_id"] = next(i for i, m in enumerate(group) if m.id == message.id)
-            record["swipe_info"] = [{"send_date": _st_date(m.created_at), "extra": {}} for m in group]
+            record["swipe_info"] = [
+                {"send_date": st_date(m.created_at), "extra": {}, **meta.get(m.id, {}).get("swipe_info", {})} for m in group
+            ]
         lines.append(json.dumps(record, ensure_ascii=False))
     return "\n".join(lines) + "\n"
 
 
-def write_markdown(path_messages: list[Message], *, user_name: str, character_name: str, title: str) -> str:
+def write_markdown(path_messages: list[Message], *, user_name: str, character_name: str, title: str,
+                   meta: dict[int, dict[str, Any]] | None = None) -> str:
+    """The current path as Markdown, to the second; system and narrator messages
+    appear under their own name, in italics."""
     parts = [f"# {title}\n"]
     for message in path_messages:
-        if message.role not in (Role.USER, Role.ASSISTANT):
+        if message.role not in (Role.USER, Role.ASSISTANT, Role.SYSTEM):
             continue
-        who = user_name if message.role is Role.USER else character_name
+        when = f"{message.created_at.astimezone():%Y-%m-%d %H:%M:%S}"
+        name = (meta or {}).get(message.id, {}).get("name")
+        kept = name.strip() if isinstance(name, str) and name.strip() else ""  # as the chat file named the speaker
+        if message.role is Role.SYSTEM:
+            parts.append(f"**{kept or 'System'}** · {when}\n\n*{message.content.strip()}*\n")
+            continue
+        who = kept or (user_name if message.role is Role.USER else character_name)
         mark = " *(interrupted)*" if message.status in (MessageStatus.INTERRUPTED, MessageStatus.STREAMING) else ""
-        parts.append(f"**{who}** · {message.created_at.astimezone():%Y-%m-%d %H:%M}{mark}\n\n{message.content.strip()}\n")
+        parts.append(f"**{who}** · {when}{mark}\n\n{message.content.strip()}\n")
     return "\n".join(parts)
 
 

@@ -1,9 +1,9 @@
 """Anthropic's Messages API, streamed over httpx, with prompt caching.
 
-System-role messages (the card and memory at the top, the volatile tail at the
-end) become the `system` blocks; `cache_control` breakpoints go at the end of
-the stable layers (never more than four), so a long chat pays for its stable
-prefix once. Errors that arrive inside the stream (`overloaded_error` and
+The leading system message (card and memory) becomes the `system` blocks and
+the volatile tail goes at the end of the last user turn, after the window;
+`cache_control` breakpoints go at the end of the card, the memory and the
+window (never more than four), so a long chat pays for its prefix once. Errors that arrive inside the stream (`overloaded_error` and
 friends) end the reply like any other failure.
 """
 
@@ -30,30 +30,46 @@ CACHE = {"type": "ephemeral"}
 
 
 def to_anthropic(messages: list[ChatMessage]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """OpenAI-style messages -> (system blocks, messages), with cache breakpoints
-    on the leading system block and on the last message before the tail."""
+    """OpenAI-style messages -> (system blocks, messages).
+
+    The leading system message (card, then memory) becomes the `system` blocks,
+    each with a cache breakpoint. A later system message is the volatile tail
+    (clock, new diary lines, triggered lore): Anthropic caches `system` before
+    the messages, so a tail there would change the prefix every turn; it goes
+    after the window instead, as the last text of the last user turn. The third
+    breakpoint marks the end of the window, just before the tail, so the next
+    turn, whose window only grows, reads the whole window from the cache."""
     system: list[dict[str, Any]] = []
     turns: list[dict[str, Any]] = []
+    window_end: dict[str, Any] | None = None
+    tail_seen = False
     leading = True
     for message in messages:
         role, content = message["role"], message.get("content") or ""
-        if role == "system":
+        if role == "system" and leading:
             split = message.get("cache_split")
-            if leading and isinstance(split, int) and 0 < split < len(content):
+            if isinstance(split, int) and 0 < split < len(content):
                 # The card outlives every compression: cache it on its own.
                 system.append({"type": "text", "text": content[:split], "cache_control": CACHE})
                 content = content[split:].lstrip("\n")
-            block: dict[str, Any] = {"type": "text", "text": content}
-            if leading or message.get("cache_breakpoint"):
-                block["cache_control"] = CACHE
-            system.append(block)
+            system.append({"type": "text", "text": content, "cache_control": CACHE})
             continue
         leading = False
+        if role == "system":
+            block = {"type": "text", "text": content}
+            if not tail_seen and turns and turns[-1]["content"]:
+                window_end = turns[-1]["content"][-1]
+            tail_seen = True
+            if turns and turns[-1]["role"] == "user":
+                turns[-1]["content"].append(block)
+            else:
+                turns.append({"role": "user", "content": [block]})
+            continue
         if role == "tool":
             blocks: list[dict[str, Any]] = [
                 {"type": "tool_result", "tool_use_id": message.get("tool_call_id", ""), "content": content},
             ]
-            _append(turns, "user", blocks, message)
+            _append(turns, "user", blocks)
             continue
         blocks = [{"type": "text", "text": content}] if content else []
         for call in message.get("tool_calls") or []:
@@ -63,22 +79,21 @@ def to_anthropic(messages: list[ChatMessage]) -> tuple[list[dict[str, Any]], lis
             except json.JSONDecodeError:
                 arguments = {}
             blocks.append({"type": "tool_use", "id": call.get("id", ""), "name": function.get("name", ""), "input": arguments})
-        _append(turns, role, blocks or [{"type": "text", "text": "…"}], message)
+        _append(turns, role, blocks or [{"type": "text", "text": "…"}])
     if turns and turns[0]["role"] == "assistant":
         # The Messages API wants a user turn first; a chat opens with the character's greeting.
         turns.insert(0, {"role": "user", "content": [{"type": "text", "text": OPENING}]})
-    # The end of the raw window is the end of the stable prefix for the next turn.
-    if turns:
-        last_blocks = turns[-1]["content"]
-        if last_blocks:
-            last_blocks[-1]["cache_control"] = CACHE
+    # The end of the raw window (the last block before the tail) is the end of
+    # the stable prefix for the next turn.
+    if not tail_seen and turns and turns[-1]["content"]:
+        window_end = turns[-1]["content"][-1]
+    if window_end is not None:
+        window_end["cache_control"] = CACHE
     _limit_breakpoints(system, turns)
     return system, turns
 
 
-def _append(turns: list[dict[str, Any]], role: str, blocks: list[dict[str, Any]], message: ChatMessage) -> None:
-    if message.get("cache_breakpoint"):
-        blocks[-1]["cache_control"] = CACHE
+def _append(turns: list[dict[str, Any]], role: str, blocks: list[dict[str, Any]]) -> None:
     if turns and turns[-1]["role"] == role:  # the API wants alternating roles
         turns[-1]["content"].extend(blocks)
     else:

@@ -24,10 +24,6 @@ class ChatMessage(TypedDict, total=False):
     """On the leading system message: the user's name, then the character's. The
     embedded model ends its turn where it starts a line as either; never sent
     to a server."""
-    cache_breakpoint: bool
-    """True at the end of a stable layer: backends with explicit prompt caching
-    (Anthropic) put a cache breakpoint after this message. Never sent to
-    OpenAI-compatible servers."""
 
 
 WIRE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
@@ -38,6 +34,10 @@ class ToolSpec:
     name: str
     description: str
     parameters: dict[str, Any]
+    native_instructions: str = ""
+    """The prompt's text telling the model to call this tool, if any."""
+    inline_instructions: str = ""
+    """What replaces it when the server refuses tools (the inline form)."""
 
     def openai(self) -> dict[str, Any]:
         return {
@@ -128,6 +128,24 @@ class Backend(Protocol):
         ...
 
     async def aclose(self) -> None: ...
+
+
+def without_tools(messages: list[ChatMessage], tools: list[ToolSpec] | None) -> list[ChatMessage]:
+    """The messages for a request sent without the tools: each tool's native
+    instructions are replaced by its inline ones, so the model is never told to
+    call a tool it was not given."""
+    swaps = [(t.native_instructions, t.inline_instructions) for t in tools or () if t.native_instructions]
+    if not swaps:
+        return messages
+    out: list[ChatMessage] = []
+    for message in messages:
+        content = message.get("content")
+        if message["role"] == "system" and content:
+            for native, inline in swaps:
+                content = content.replace(native, inline)
+            message = {**message, "content": content}
+        out.append(message)
+    return out
 
 
 def estimate_tokens(messages: list[ChatMessage]) -> TokenCount:

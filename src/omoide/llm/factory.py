@@ -18,9 +18,7 @@ def make_backend(settings: Settings) -> Backend:
 
         return OpenAICompatBackend(settings)
     if kind == "anthropic":
-        try:
-            from omoide.llm.anthropic import AnthropicBackend
-        except ImportError as exc:
-            raise ConfigError("The anthropic backend is not available in this version.", "Use backend = \"openai\" or \"local\".") from exc
+        from omoide.llm.anthropic import AnthropicBackend
+
         return AnthropicBackend(settings)
     raise ConfigError(f"Unknown backend '{kind}'.", "Use local, openai or anthropic.")

@@ -15,14 +15,18 @@ import httpx
 
 from omoide.config import Settings
 from omoide.errors import BadRequest, ConfigError, ModelNotFound
-from omoide.llm.base import WIRE_KEYS, ChatMessage, Done, Event, TextDelta, TokenCount, ToolSpec, Usage, estimate_tokens
+from omoide.llm.base import WIRE_KEYS, ChatMessage, Done, Event, TextDelta, TokenCount, ToolSpec, Usage, estimate_tokens, without_tools
 from omoide.llm.errors import connect_error, error_detail, http_error
 from omoide.llm.sse import SSEParser
 from omoide.llm.toolcalls import ToolCallAccumulator
 from omoide.llm.transport import Failed, Transport
 
-FRAMING_TOKENS = 4
-"""Tokens a chat template adds around each message, roughly."""
+FRAMING_TOKENS = 2
+"""Tokens a chat template adds around each message besides its role and line
+breaks (which the counted text holds): a start and an end marker, as ChatML-like
+templates write them. An estimate: the server's real template is not known."""
+GENERATION_PROMPT_TOKENS = 3
+"""The opening of the reply a template appends (`<|im_start|>assistant\n`)."""
 TOKENIZERS = (
     ("tokenize", "content", "llama.cpp server tokenizer"),
     ("extras/tokenize", "input", "llama-cpp-python server tokenizer"),
@@ -44,6 +48,7 @@ class OpenAICompatBackend:
         self.transport = Transport(settings, self.base_url, client)
         self.client = self.transport.client
         self._tokenizers = list(TOKENIZERS)  # narrowed to the one that works, or none
+        self._applies_template = True  # until the server shows it has no /apply-template
 
     def _secret(self) -> str | None:
         return self.settings.api_key.get_secret_value() if self.settings.api_key else None
@@ -55,6 +60,8 @@ class OpenAICompatBackend:
         return headers
 
     def _payload(self, messages: list[ChatMessage], tools: list[ToolSpec] | None, tool_choice: Any, max_tokens: int | None) -> dict[str, Any]:
+        if tools and not self.supports_tools:
+            messages = without_tools(messages, tools)  # the refusal fallback: tell the model the inline form
         payload: dict[str, Any] = {
             "model": self.model,
             "messages": [{k: v for k, v in m.items() if k in WIRE_KEYS} for m in messages],
@@ -163,22 +170,49 @@ class OpenAICompatBackend:
         return events
 
     async def count_tokens(self, messages: list[ChatMessage]) -> TokenCount:
-        """The server's own tokenizer on the messages as text, plus a few tokens
-        of chat framing each; an estimate when the server has no tokenizer."""
-        text = "".join(f"{m.get('role', '')}\n{m.get('content') or ''}\n" for m in messages)
+        """Exact where the server can apply its own chat template (llama.cpp's
+        `/apply-template`, then its tokenizer). Otherwise the server's tokenizer
+        on the messages' text plus a few tokens of framing each (the template is
+        not known here), or a character estimate: both marked as estimates."""
         root = self.base_url.removesuffix("/v1")
-        for tokenizer in list(self._tokenizers):
-            path, field, label = tokenizer
+        if self._applies_template:
+            wire = [{"role": m["role"], "content": m.get("content") or ""} for m in messages]
             try:
-                response = await self.client.post(f"{root}/{path}", json={field: text}, headers=self._headers(), timeout=5.0)
+                response = await self.client.post(f"{root}/apply-template", json={"messages": wire}, headers=self._headers(), timeout=5.0)
             except httpx.HTTPError:
                 return estimate_tokens(messages)  # the server is away; ask it again next time
+            try:
+                prompt = response.json().get("prompt") if response.status_code == 200 else None
+            except (ValueError, AttributeError):
+                prompt = None
+            if isinstance(prompt, str):
+                tokens = await self._tokenize(root, prompt, special=True)
+                if tokens is not None:
+                    return TokenCount(tokens, exact=True, method="llama.cpp server: its chat template and tokenizer")
+            self._applies_template = False
+        text = "".join(f"{m.get('role', '')}\n{m.get('content') or ''}\n" for m in messages)
+        tokens = await self._tokenize(root, text, special=False)
+        if tokens is not None:
+            label = self._tokenizers[0][2] if self._tokenizers else "server tokenizer"
+            return TokenCount(tokens + FRAMING_TOKENS * len(messages) + GENERATION_PROMPT_TOKENS, exact=False, method=f"{label}, chat template framing estimated")
+        return estimate_tokens(messages)
+
+    async def _tokenize(self, root: str, text: str, *, special: bool) -> int | None:
+        for tokenizer in list(self._tokenizers):
+            path, field, _label = tokenizer
+            body: dict[str, Any] = {field: text}
+            if special and path == "tokenize":
+                body["add_special"] = True  # the BOS the server adds when it evaluates a chat prompt
+            try:
+                response = await self.client.post(f"{root}/{path}", json=body, headers=self._headers(), timeout=5.0)
+            except httpx.HTTPError:
+                return None  # the server is away; ask it again next time
             tokens = _token_list(response)
             if tokens is not None:
                 self._tokenizers = [tokenizer]
-                return TokenCount(len(tokens) + FRAMING_TOKENS * len(messages), exact=True, method=label)
+                return len(tokens)
             self._tokenizers.remove(tokenizer)
-        return estimate_tokens(messages)
+        return None
 
     async def check(self) -> str:
         url = f"{self.base_url}/models"

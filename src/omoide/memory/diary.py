@@ -4,11 +4,25 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from omoide.domain import DiaryEntry
 from omoide.llm.base import ChatMessage, ToolSpec
 from omoide.memory.inline import InlineTag, InlineTagFilter
+
+NATIVE_INSTRUCTIONS = (
+    "You keep a private diary. When something significant happens (an emotional moment, "
+    "a promise, a plan, a secret), call the save_memory tool with a short entry in your own "
+    "voice, then carry on with your reply. Never mention the diary to the user."
+)
+
+INLINE_INSTRUCTIONS = (
+    "You keep a private diary. When something significant happens (an emotional moment, "
+    "a promise, a plan, a secret), write a short entry in your own voice between "
+    "<save_memory> and </save_memory> anywhere in your reply. The user never sees it. "
+    'You may open it as <save_memory importance="1-5" emotion="word" about_user="true"> '
+    "to say how much it matters, how it felt, and that it is a lasting fact about the user."
+)
 
 SAVE_MEMORY = ToolSpec(
     name="save_memory",
@@ -28,20 +42,8 @@ SAVE_MEMORY = ToolSpec(
         },
         "required": ["content"],
     },
-)
-
-NATIVE_INSTRUCTIONS = (
-    "You keep a private diary. When something significant happens (an emotional moment, "
-    "a promise, a plan, a secret), call the save_memory tool with a short entry in your own "
-    "voice, then carry on with your reply. Never mention the diary to the user."
-)
-
-INLINE_INSTRUCTIONS = (
-    "You keep a private diary. When something significant happens (an emotional moment, "
-    "a promise, a plan, a secret), write a short entry in your own voice between "
-    "<save_memory> and </save_memory> anywhere in your reply. The user never sees it. "
-    'You may open it as <save_memory importance="1-5" emotion="word" about_user="true"> '
-    "to say how much it matters, how it felt, and that it is a lasting fact about the user."
+    native_instructions=NATIVE_INSTRUCTIONS,
+    inline_instructions=INLINE_INSTRUCTIONS,
 )
 
 OPEN_TAG = "<save_memory>"
@@ -118,15 +120,74 @@ def strip_inline_tags(text: str) -> tuple[str, list[str]]:
     return visible + rest, [e for e in entries + more if e]
 
 
-def render_diary(entries: list[DiaryEntry], max_lines: int) -> str:
-    """The diary as markdown, keeping only its last `max_lines` lines."""
-    text = "\n".join(entry.as_markdown() for entry in entries).strip()
-    lines = text.splitlines()
-    return "\n".join(lines[-max_lines:]) if len(lines) > max_lines else text
+def entry_lines(entry: DiaryEntry) -> list[str]:
+    """An entry's diary lines: the non-blank lines of its text.
+
+    This is the one definition of a diary line, used by the prompt limit
+    (`diary_prompt_lines`) and the compression trigger (`diary_compress_lines`)
+    alike; an entry's dated heading is framing and never counts."""
+    return [line for line in entry.content.strip().splitlines() if line.strip()] or [""]
 
 
 def diary_lines(entries: list[DiaryEntry]) -> int:
-    return sum(len(entry.as_markdown().strip().splitlines()) for entry in entries)
+    return sum(len(entry_lines(entry)) for entry in entries)
+
+
+def _render(entry: DiaryEntry, lines: list[str]) -> str:
+    return f"{entry.heading()}\n" + "\n".join(lines) + "\n"
+
+
+def select_diary(stable: list[DiaryEntry], new: list[DiaryEntry], max_lines: int) -> tuple[list[DiaryEntry], list[DiaryEntry]]:
+    """The entries the prompt carries: at most `max_lines` diary lines for the
+    stable block and the "written since" block together. The compressed diary
+    (always the oldest entry) comes first, with at most half the limit (its
+    newest lines; compression is asked for no more), then whole entries newest
+    first. An entry left out is one of the oldest not yet compressed, and as
+    the compression trigger is never above the limit, the next compression
+    folds it in."""
+    budget = max_lines
+    kept: set[int] = set()
+    trimmed: dict[int, DiaryEntry] = {}
+    entries = [*stable, *new]
+    if entries and entries[0].compressed:
+        block = entries[0]
+        lines = entry_lines(block)
+        room = compressed_lines(max_lines)
+        if len(lines) > room:
+            lines = lines[-room:]
+            trimmed[block.id] = replace(block, content="\n".join(lines))
+        kept.add(block.id)
+        budget -= len(lines)
+        entries = entries[1:]
+    for entry in reversed(entries):
+        size = len(entry_lines(entry))
+        if size > budget:
+            break
+        kept.add(entry.id)
+        budget -= size
+
+    def pick(group: list[DiaryEntry]) -> list[DiaryEntry]:
+        return [trimmed.get(e.id, e) for e in group if e.id in kept]
+
+    return pick(stable), pick(new)
+
+
+def compressed_lines(max_lines: int) -> int:
+    """Lines the compressed diary may take: half the prompt's diary lines, so the
+    entries written after it always have room."""
+    return max(max_lines // 2, 1)
+
+
+def compression_due(entries: list[DiaryEntry], *, prompt_lines: int, compress_lines: int) -> bool:
+    """The diary is compressed once it has more lines than the prompt carries
+    (or than `compress_lines`, when that is lower), so no entry leaves the
+    prompt for longer than one turn before it is folded in."""
+    return diary_lines(entries) > min(prompt_lines, compress_lines)
+
+
+def render_diary(entries: list[DiaryEntry]) -> str:
+    """Entries as markdown: each entry's dated heading, then its lines."""
+    return "\n".join(_render(entry, entry_lines(entry)) for entry in entries).strip()
 
 
 DIARY_COMPRESSION_PROMPT = """Compress the following diary entries written by {name}. Merge related entries,

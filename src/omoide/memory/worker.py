@@ -18,7 +18,7 @@ from omoide.domain import DiaryAuthor, Memo, MemoryState
 from omoide.errors import OmoideError
 from omoide.events import MemoryEvent, MemoryWorkDone, MemoryWorkFailed, MemoryWorkStarted
 from omoide.llm.base import Backend, ChatMessage, TextDelta
-from omoide.memory.diary import diary_compression_request, diary_lines
+from omoide.memory.diary import compressed_lines, compression_due, diary_compression_request
 from omoide.memory.memo_work import MemoWork
 from omoide.memory.summary import InvalidSummary, split_for_compression, summary_request, validate_diary, validate_summary
 from omoide.memory.weights import DEFAULT_IMPORTANCE, KEEP_VERBATIM
@@ -165,7 +165,8 @@ class MemoryWorker:
 
     async def _compress_diary(self, head_id: int) -> None:
         state, diary_head = await self._diary_pointer(head_id)
-        if diary_lines(state.diary) <= self.settings.diary_compress_lines:
+        settings = self.settings
+        if not compression_due(state.diary, prompt_lines=settings.diary_prompt_lines, compress_lines=settings.diary_compress_lines):
             return
         keep = [e for e in state.diary if not e.compressed and (e.importance or DEFAULT_IMPORTANCE) >= KEEP_VERBATIM]
         squeeze = [e for e in state.diary if e not in keep]
@@ -174,7 +175,7 @@ class MemoryWorker:
         self._emit(MemoryWorkStarted("diary"))
         name = self.character.display_name
         try:
-            request = diary_compression_request(name, squeeze, self.settings.diary_prompt_lines)
+            request = diary_compression_request(name, squeeze, compressed_lines(self.settings.diary_prompt_lines))
             text = validate_diary(await self._complete(request))
         except (OmoideError, InvalidSummary) as exc:
             self.failures += 1

@@ -4,7 +4,8 @@
 the same `Database`: `chats`, `messages` (the tree and its paths), `memory`
 (summaries and diary entries anchored to the tree), `branches`, `memos`
 (the memo book), `mentions` (memories brought up again, anchored to the tree),
-`profile` (the user profile) and `recall` (full-text search for the recall tool). Features
+`profile` (the user profile), `recall` (full-text search for the recall tool)
+and `exchange` (what imported chat files carry beyond omoide's columns). Features
 that add tables add a repository here.
 """
 
@@ -17,6 +18,7 @@ from omoide.store.branches import BranchRepository
 from omoide.store.chats import ChatRepository
 from omoide.store.connection import open_connection
 from omoide.store.db import Database
+from omoide.store.exchange import ExchangeRepository
 from omoide.store.memory import MemoryRepository
 from omoide.store.memos import MemoHit, MemoRepository
 from omoide.store.mentions import MentionRepository
@@ -36,6 +38,7 @@ class Store:
         self.mentions = MentionRepository(db)
         self.profile = ProfileRepository(db)
         self.recall = RecallRepository(db)
+        self.exchange = ExchangeRepository(db)
 
     @classmethod
     async def open(cls, path: Path | None = None, *, synchronous: str = "NORMAL") -> Store:

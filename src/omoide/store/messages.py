@@ -104,7 +104,10 @@ class MessageRepository:
                 async with conn.execute("SELECT head_id FROM chats WHERE id = ?", (chat_id,)) as cur:
                     row = await cur.fetchone()
                 if row is not None and row[0] != expected_head:
-                    raise HeadMoved(f"Chat #{chat_id} moved on in another window.", "", head_id=row[0])
+                    raise HeadMoved(
+                        f"Chat #{chat_id} moved on in another window.",
+                        "Your message is kept; it continues from the newest message there.", head_id=row[0],
+                    )
             msg_id = await insert_message(conn, chat_id, parent_id, role, content, status, tool_calls, tool_call_id, stamp)
             if move_head:
                 await conn.execute("UPDATE chats SET head_id = ?, updated_at = ? WHERE id = ?", (msg_id, stamp, chat_id))

@@ -1,0 +1,95 @@
+"""`omoide chat` itself in a real terminal: tmux at 160x50, as a user runs it.
+
+The clock starts just before tmux launches the `omoide` command and stops when
+the screen (read with `tmux capture-pane`, every POLL seconds) shows the text
+it waits for: the last message of the chat, then, after Ctrl+Home, the first.
+Resident memory is read from /proc for the `omoide` process itself.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+SIZE = (160, 50)
+POLL = 0.01
+_launches = 0
+SOCKET = "omoide-bench"
+"""A tmux server of its own, so no one else's sessions are touched."""
+
+
+@dataclass(frozen=True, slots=True)
+class TerminalFigures:
+    paint: float
+    """Seconds from launching `omoide chat` to the chat's last message on screen."""
+    jump: float
+    """Seconds from Ctrl+Home to the chat's first message on screen."""
+    rss_paint: float
+    """Resident memory (MiB) of the omoide process when the last message was drawn."""
+    rss_peak: float
+    """Its peak resident memory (MiB, VmHWM) after the jump."""
+
+
+def omoide_command() -> str:
+    return str(Path(sys.executable).with_name("omoide"))
+
+
+def _tmux(*args: str) -> str:
+    return subprocess.run(["tmux", "-L", SOCKET, *args], capture_output=True, text=True, check=False).stdout
+
+
+def _screen(session: str) -> str:
+    return _tmux("capture-pane", "-p", "-t", session)
+
+
+def _wait_for(session: str, text: str, timeout: float) -> float:
+    deadline = time.perf_counter() + timeout
+    while time.perf_counter() < deadline:
+        if text in _screen(session):
+            return time.perf_counter()
+        time.sleep(POLL)
+    raise SystemExit(f"'{text}' never appeared on screen; the screen was:\n{_screen(session)}")
+
+
+def _memory(pid: int) -> tuple[float, float]:
+    fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line)
+    return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
+
+
+def run_chat(home: str, *, last: str, first: str, args: tuple[str, ...] = ("chat", "suzune"), timeout: float = 120.0) -> TerminalFigures:
+    """Launch `omoide chat` on the data in `home`; `last` and `first` are texts
+    of the chat's last and first messages, as they appear on screen."""
+    global _launches
+    _launches += 1
+    session = f"bench{os.getpid()}-{_launches}"
+    env = f"OMOIDE_HOME={shlex.quote(home)}"
+    if os.environ.get("PYTHONPATH"):
+        env += f" PYTHONPATH={shlex.quote(os.environ['PYTHONPATH'])}"
+    command = f"exec env {env} {shlex.quote(omoide_command())} {' '.join(shlex.quote(a) for a in args)}"
+    try:
+        start = time.perf_counter()
+        _tmux("new-session", "-d", "-s", session, "-x", str(SIZE[0]), "-y", str(SIZE[1]), command)
+        painted = _wait_for(session, last, timeout) - start
+        pid = int(_tmux("list-panes", "-t", session, "-F", "#{pane_pid}").split()[0])
+        rss_paint, _ = _memory(pid)
+        t0 = time.perf_counter()
+        _tmux("send-keys", "-t", session, "C-Home")
+        jumped = _wait_for(session, first, timeout) - t0
+        _, rss_peak = _memory(pid)
+        _tmux("send-keys", "-t", session, "C-q")
+        deadline = time.perf_counter() + timeout
+        while Path(f"/proc/{pid}").exists() and time.perf_counter() < deadline:
+            time.sleep(POLL)  # the next launch must not meet this one still closing
+        return TerminalFigures(painted, jumped, rss_paint, rss_peak)
+    finally:
+        _tmux("kill-session", "-t", session)
+
+
+def load() -> str:
+    one, five, _ = os.getloadavg()
+    return f"load average {one:.1f} (1 min), {five:.1f} (5 min) on {os.cpu_count()} cores"
