@@ -245,6 +245,10 @@ def assemble(
     return AssembledPrompt(messages=messages, layers=layers, memories=memories, recalled=list(ctx.recalled))
 
 
+HEAD_LAYERS = ("card", "profile", "memory", "memos")
+"""The layers joined, in this order, into the leading system message."""
+
+
 async def count_prompt(prompt: AssembledPrompt, count: CountPrompt) -> AssembledPrompt:
     """Count the whole prompt once, as the backend renders it, and each layer as
     the difference between the prompts that end before and after it, so the
@@ -254,16 +258,21 @@ async def count_prompt(prompt: AssembledPrompt, count: CountPrompt) -> Assembled
     tail = rest[-1:] if text.get("tail") else []
     window = rest[: len(rest) - len(tail)]
     with_head = await count([head])
-    memory_text_, memos_text_ = text.get("memory", ""), text.get("memos", "")
-    card = await count([{"role": "system", "content": text["card"]}]) if memory_text_ or memos_text_ else with_head
-    memory = 0
-    if memory_text_:
-        with_memory = await count([{"role": "system", "content": f"{text['card']}\n\n{memory_text_}"}]) if memos_text_ else with_head
-        memory = with_memory - card
+    # The leading system message joins these layers in this order: count each
+    # growing prefix of them, so each layer's figure is what it adds.
+    figures: dict[str, int] = {}
+    parts: list[str] = []
+    before = 0
+    present = [name for name in HEAD_LAYERS if text.get(name)]
+    for name in present:
+        parts.append(text[name])
+        upto = with_head if name == present[-1] else await count([{"role": "system", "content": "\n\n".join(parts)}])
+        figures[name], before = upto - before, upto
     with_window = await count([head, *window]) if window else with_head
     total = await count(prompt.messages) if tail else with_window
-    figures = {"card": card, "memory": memory, "memos": with_head - card - memory,
-               "window": with_window - with_head, "tail": total - with_window}
+    figures |= {"window": with_window - with_head, "tail": total - with_window}
+    for layer in prompt.layers:
+        figures.setdefault(layer.name, 0)
     prompt.layers = [replace(layer, tokens=figures[layer.name]) for layer in prompt.layers]
     prompt.total_tokens = total
     return prompt

@@ -150,7 +150,7 @@ async def test_a_weighted_diary_prompt_picks_the_important_entries(store: Store)
 
 async def test_diary_compression_keeps_important_entries_word_for_word(store: Store) -> None:
     summarizer = ScriptedBackend([["I keep a seat for him now; the days blur together but I smile."]])
-    session = await ChatSession.open(store, MIKA, settings(diary_compress_lines=8), ScriptedBackend(default=lambda m: ["ok"]), summarizer=summarizer)
+    session = await ChatSession.open(store, MIKA, settings(diary_compress_lines=4), ScriptedBackend(default=lambda m: ["ok"]), summarizer=summarizer)
     await turn(session, "Hi")
     kept = await session.remember("He said my name like a promise at the pier.", importance=5)
     for i in range(4):

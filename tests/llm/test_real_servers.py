@@ -306,4 +306,4 @@ async def test_a_60_message_prompt_counts_what_the_real_server_evaluates(llama_s
     assert len([m for m in prompt.messages if m["role"] != "system"]) == 61 and not prompt.dropped
     assert prompt.exact and prompt.total_tokens == evaluated
     assert sum(layer.tokens for layer in prompt.layers) == prompt.total_tokens
-    assert not estimated.exact and abs(estimated.total_tokens - evaluated) <= evaluated * 0.02
+    assert not estimated.exact and abs(estimated.total_tokens - evaluated) <= evaluated * 0.05

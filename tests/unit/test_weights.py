@@ -123,7 +123,7 @@ def test_the_default_rule_is_still_the_last_lines_and_weighted_is_opt_in() -> No
     entries = [entry(1, "The night he cried on the pier.", days_ago=120, importance=5),
                *[entry(i, f"ordinary day {i}", days_ago=1, importance=1) for i in range(2, 6)]]
     state = MemoryState(summary=None, new_diary=entries)
-    base = dict(character=Character(id="m", name="Mika"), diary_lines=4, now=NOW)
+    base = dict(character=Character(id="m", name="Mika"), diary_lines=2, now=NOW)
     recent = assemble(PromptContext(**base), state).messages[-1]["content"]  # type: ignore[arg-type]
     assert "cried on the pier" not in recent and "ordinary day 5" in recent
     power = strengths(entries, [], now=NOW - timedelta(days=120), half_life_days=30)

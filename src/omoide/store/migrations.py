@@ -167,6 +167,23 @@ MIGRATIONS.append(
 
 MIGRATIONS.append(
     Migration(
+        "0011_exchange_metadata",
+        """
+        -- What a chat file brought that omoide has no column for (SillyTavern's
+        -- chat_metadata and create_date, each message's name, is_system and extra),
+        -- kept as JSON so an export gives it back. message_id NULL: the chat's own.
+        CREATE TABLE exchange_meta (
+            chat_id     INTEGER NOT NULL REFERENCES chats(id),
+            message_id  INTEGER REFERENCES messages(id),
+            data        TEXT NOT NULL
+        );
+        CREATE UNIQUE INDEX exchange_meta_by_message ON exchange_meta(chat_id, ifnull(message_id, 0));
+        """,
+    )
+)
+
+MIGRATIONS.append(
+    Migration(
         "0013_profile_weights",
         """
         -- Weight: how much a diary entry matters (1-5) and the feeling attached.
@@ -223,23 +240,6 @@ MIGRATIONS.append(
         CREATE TRIGGER diary_fts_insert AFTER INSERT ON diary_entries BEGIN
             INSERT INTO diary_fts (rowid, content) VALUES (new.id, new.content);
         END;
-        """,
-    )
-)
-
-MIGRATIONS.append(
-    Migration(
-        "0011_exchange_metadata",
-        """
-        -- What a chat file brought that omoide has no column for (SillyTavern's
-        -- chat_metadata and create_date, each message's name, is_system and extra),
-        -- kept as JSON so an export gives it back. message_id NULL: the chat's own.
-        CREATE TABLE exchange_meta (
-            chat_id     INTEGER NOT NULL REFERENCES chats(id),
-            message_id  INTEGER REFERENCES messages(id),
-            data        TEXT NOT NULL
-        );
-        CREATE UNIQUE INDEX exchange_meta_by_message ON exchange_meta(chat_id, ifnull(message_id, 0));
         """,
     )
 )
