@@ -6,6 +6,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
+from omoide import templates
 from omoide.domain import DiaryEntry
 from omoide.llm.base import ChatMessage, ToolSpec
 from omoide.memory.inline import InlineTag, InlineTagFilter
@@ -198,12 +199,15 @@ remove redundant information, but preserve:
 4. {name}'s evolving feelings
 Keep {name}'s own voice (first person). Write short dated paragraphs or lines, at most {max_lines} lines.
 Reply with the compressed diary only."""
+DIARY_TEMPLATE = templates.register(
+    "diary", DIARY_COMPRESSION_PROMPT, ("name", "max_lines"), "Compressing a long diary into a shorter one."
+)
 
 
 def diary_compression_request(name: str, entries: list[DiaryEntry], max_lines: int) -> list[ChatMessage]:
     diary = "\n".join(entry.as_markdown() for entry in entries)
     return [
-        {"role": "system", "content": DIARY_COMPRESSION_PROMPT.format(name=name, max_lines=max_lines)},
+        {"role": "system", "content": templates.get(DIARY_TEMPLATE.name).render(name=name, max_lines=max_lines)},
         {"role": "user", "content": f"Diary:\n\n{diary}\n\nCompressed diary:"},
     ]
 

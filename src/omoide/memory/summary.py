@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from omoide import templates
 from omoide.domain import Message, Role
 from omoide.llm.base import ChatMessage
 from omoide.memory.window import stamp
@@ -17,6 +18,9 @@ Write in third person, past tense, as a flowing narrative.
 Preserve emotional nuance: don't just list what happened, capture HOW it felt.
 If a previous summary is given, fold it in: the result must cover the whole story so far.
 Reply with the summary only."""
+SUMMARY_TEMPLATE = templates.register(
+    "summary", SUMMARY_PROMPT, ("name", "user"), "Compressing older messages of a chat into its running summary."
+)
 
 
 class InvalidSummary(ValueError):
@@ -42,7 +46,7 @@ def summary_request(name: str, user: str, previous: str | None, chunk: list[Mess
     parts.append("Conversation:\n" + "\n".join(lines))
     parts.append("\nSummary:")
     return [
-        {"role": "system", "content": SUMMARY_PROMPT.format(name=name, user=user)},
+        {"role": "system", "content": templates.get(SUMMARY_TEMPLATE.name).render(name=name, user=user)},
         {"role": "user", "content": "\n".join(parts)},
     ]
 
