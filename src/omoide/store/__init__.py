@@ -5,7 +5,8 @@ the same `Database`: `chats`, `messages` (the tree and its paths), `memory`
 (summaries and diary entries anchored to the tree), `branches`, `memos`
 (the memo book), `mentions` (memories brought up again, anchored to the tree),
 `profile` (the user profile), `recall` (full-text search for the recall tool)
-and `exchange` (what imported chat files carry beyond omoide's columns). Features
+`exchange` (what imported chat files carry beyond omoide's columns) and `world`
+(world memory: versioned values and their update log, across chats). Features
 that add tables add a repository here.
 """
 
@@ -25,6 +26,7 @@ from omoide.store.mentions import MentionRepository
 from omoide.store.messages import ImportNode, MessageRepository, SearchHit
 from omoide.store.profile import ProfileRepository
 from omoide.store.recall import RecallRepository
+from omoide.store.world import WorldRepository
 
 
 class Store:
@@ -39,6 +41,7 @@ class Store:
         self.profile = ProfileRepository(db)
         self.recall = RecallRepository(db)
         self.exchange = ExchangeRepository(db)
+        self.world = WorldRepository(db)
 
     @classmethod
     async def open(cls, path: Path | None = None, *, synchronous: str = "NORMAL") -> Store:

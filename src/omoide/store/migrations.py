@@ -243,3 +243,65 @@ MIGRATIONS.append(
         """,
     )
 )
+
+MIGRATIONS.append(
+    Migration(
+            "0011_world",
+            """
+            -- A conversation: a range of one chat's path (first_id down to end_id) that
+            -- ended, and whose end-of-conversation pass updates world memory.
+            CREATE TABLE world_conversations (
+                id            INTEGER PRIMARY KEY,
+                chat_id       INTEGER NOT NULL REFERENCES chats(id),
+                first_id      INTEGER REFERENCES messages(id),
+                end_id        INTEGER NOT NULL REFERENCES messages(id),
+                participants  TEXT NOT NULL,
+                mentions      TEXT NOT NULL DEFAULT '[]',
+                reason        TEXT NOT NULL,
+                state         TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'done', 'incomplete')),
+                in_force      INTEGER NOT NULL DEFAULT 1,
+                attempts      INTEGER NOT NULL DEFAULT 0,
+                ended_at      TEXT NOT NULL
+            );
+            CREATE INDEX world_conversations_by_chat ON world_conversations(chat_id, id);
+            CREATE INDEX world_conversations_by_state ON world_conversations(state, id);
+
+            -- The append-only log: every change, failure, edit, retract and reinstate,
+            -- with the text before and after, the template and the model.
+            CREATE TABLE world_updates (
+                id               INTEGER PRIMARY KEY,
+                conversation_id  INTEGER REFERENCES world_conversations(id),
+                message_id       INTEGER REFERENCES messages(id),
+                owner            TEXT NOT NULL,
+                about            TEXT NOT NULL DEFAULT '',
+                field            TEXT NOT NULL,
+                step             TEXT NOT NULL,
+                kind             TEXT NOT NULL CHECK (kind IN ('llm', 'rule', 'edit', 'retract', 'reinstate', 'failed', 'kept')),
+                before           TEXT,
+                after            TEXT,
+                template         TEXT,
+                model            TEXT,
+                error            TEXT,
+                created_at       TEXT NOT NULL
+            );
+            CREATE INDEX world_updates_by_conversation ON world_updates(conversation_id, id);
+            CREATE INDEX world_updates_by_owner ON world_updates(owner, id);
+
+            -- Versioned values: the newest version of (owner, about, field) is in force;
+            -- older ones stay readable. Never updated, never deleted.
+            CREATE TABLE world_versions (
+                id          INTEGER PRIMARY KEY,
+                owner       TEXT NOT NULL,
+                about       TEXT NOT NULL DEFAULT '',
+                field       TEXT NOT NULL,
+                version     INTEGER NOT NULL,
+                value       TEXT NOT NULL,
+                update_id   INTEGER NOT NULL REFERENCES world_updates(id),
+                created_at  TEXT NOT NULL,
+                UNIQUE (owner, about, field, version)
+            );
+            CREATE INDEX world_versions_by_field ON world_versions(owner, about, field, id);
+            CREATE INDEX world_versions_by_update ON world_versions(update_id);
+            """,
+    )
+)
