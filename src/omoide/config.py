@@ -123,6 +123,18 @@ class Settings(BaseSettings):
     profile_learning: Literal["ask", "auto", "off"] = "ask"
     """What happens to a fact a character learns about you: proposed for you to
     accept (ask), added at once (auto), or ignored (off)."""
+    world_rolling: int = Field(10, ge=1)
+    """Conversation summaries (and offscreen notes) each rolling list keeps."""
+    world_idle_hours: float = Field(3.0, ge=0)
+    """A chat idle this long ends its conversation on its own (0: only /end does)."""
+    world_min_messages: int = Field(4, ge=1)
+    """New messages a conversation needs before idleness ends it."""
+    world_familiarity_gain: float = Field(0.15, gt=0, lt=1)
+    """Share of the gap to full familiarity closed by one shared conversation."""
+    world_familiarity_decay: float = Field(0.03, ge=0, lt=1)
+    """Share of familiarity lost for every conversation without the other."""
+    world_transcript_chars: int = Field(6000, ge=500)
+    """The most of a conversation's text (its end) that each end-of-conversation step reads."""
 
     user_name: str = "You"
     """Your name, used for {{user}}."""

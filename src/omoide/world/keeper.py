@@ -1,0 +1,328 @@
+"""When a conversation ends, and what happens then, in the background.
+
+A conversation is the stretch of a chat's path since the previous
+conversation's end (or the start). It ends:
+
+- when the user says so (`/end`, `omoide end CHARACTER`);
+- on its own when the chat was left idle for `world_idle_hours` after at least
+  `world_min_messages` new messages: checked before the next message of that
+  chat is stored (that message then opens a new conversation), and for every
+  chat after the first reply of any session.
+
+The pass then runs in the background (replies first: see gate.py). A pass
+that failed somewhere, or was cut off by quitting, is run again by the same
+sweep, up to MAX_ATTEMPTS times, skipping what was already applied.
+
+Branches: world memory follows each chat's current path. An update is in
+force while the end of the conversation that caused it is on its chat's
+path. `/branch restore` (or undo, a swipe, an edit) to a point before that end
+*retracts* it: a new version gives back what the conversation changed (list
+entries it added are taken out; a text or number goes back to its value
+before, unless something else changed it since, which is then kept and
+logged). Returning to the end *reinstates* it the same way. Every retract and
+reinstate is a new, logged version; no update is ever lost from the log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Iterable
+from datetime import datetime, timedelta, timezone
+
+from omoide.characters.model import Character, substitute
+from omoide.config import Settings
+from omoide.domain import Chat, Message, Role
+from omoide.errors import CommandError, OmoideError
+from omoide.events import MemoryEvent, MemoryWorkDone, MemoryWorkFailed, MemoryWorkStarted
+from omoide.llm.base import Backend
+from omoide.store import Store
+from omoide.world.conversation import ConversationPass, PassResult, PassSettings
+from omoide.world.gate import ReplyGate
+from omoide.world.mentions import Known, MentionScanner, known_from
+from omoide.world.model import APPLYING, LIST_FIELDS, Conversation, Field, Participant, UpdateKind, dump_items, load_items, user_key
+from omoide.store.world import Conflict
+
+log = logging.getLogger(__name__)
+
+RANGE_CAP = 400
+"""Most messages a pass reads (the newest of the conversation)."""
+MAX_ATTEMPTS = 5
+
+
+class Directory:
+    """The characters there are: for names, descriptions and mention scanning.
+    Read from the library on first use."""
+
+    def __init__(self, extra: Iterable[Character] = (), load: Callable[[], list[Character]] | None = None) -> None:
+        self._extra = list(extra)
+        self._load = load
+        self._by_id: dict[str, Character] | None = None
+
+    @property
+    def characters(self) -> dict[str, Character]:
+        if self._by_id is None:
+            if self._load is None:
+                from omoide.characters.library import list_characters
+
+                self._load = list_characters
+            try:
+                found = self._load()
+            except OmoideError:
+                found = []
+            self._by_id = {c.id: c for c in [*found, *self._extra]}
+        return self._by_id
+
+    def get(self, key: str) -> Character | None:
+        return self.characters.get(key)
+
+    def known(self) -> list[Known]:
+        return known_from(self.characters.values())
+
+    def description(self, key: str, user: str) -> str:
+        character = self.get(key)
+        if character is None:
+            return ""
+        return substitute(character.description, char=character.display_name, user=user).strip()
+
+
+def one_on_one(character: Character, user_name: str) -> list[Participant]:
+    return [Participant(character.id, character.display_name), Participant(user_key(user_name), user_name)]
+
+
+def speaker_for(conversation: Conversation) -> Callable[[Message], str]:
+    """Who said a message. One-on-one chats only store roles; group scenes will
+    store the speaker on the message and read it here."""
+    character = next((p.name for p in conversation.participants if not p.is_user), "?")
+    user = next((p.name for p in conversation.participants if p.is_user), "User")
+    return lambda m: user if m.role is Role.USER else character
+
+
+class WorldKeeper:
+    def __init__(
+        self, store: Store, settings: Settings, backend: Backend, *, directory: Directory | None = None,
+        gate: ReplyGate | None = None, emit: Callable[[MemoryEvent], None] | None = None,
+    ) -> None:
+        self.store = store
+        self.settings = settings
+        self.backend = backend
+        self.directory = directory or Directory()
+        self.gate = gate or ReplyGate()
+        self.emit = emit or (lambda event: None)
+        self.lock = asyncio.Lock()
+        self.clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc)
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._running: set[int] = set()
+        self.last_result: PassResult | None = None
+
+    @property
+    def pass_settings(self) -> PassSettings:
+        s = self.settings
+        return PassSettings(s.world_rolling, s.world_familiarity_gain, s.world_familiarity_decay, s.world_transcript_chars)
+
+    # -- the range and the end ---------------------------------------------------------
+
+    async def open_range(self, chat: Chat, head_id: int | None = None) -> list[Message]:
+        """The messages of the conversation running at `head_id` (default: the head), oldest first."""
+        head = head_id if head_id is not None else chat.head_id
+        if head is None:
+            return []
+        ended = [c for c in await self.store.world.conversations(chat_id=chat.id) if c.in_force]
+        on_path = await self.store.world.ends_on_path(head, [c.end_id for c in ended])
+        last = next((c.end_id for c in ended if c.end_id in on_path), None)
+        return await self.store.messages.path(head, limit=RANGE_CAP, stop_before=last)
+
+    async def end(self, chat: Chat, participants: list[Participant], *, reason: str = "user",
+                  head_id: int | None = None) -> Conversation:
+        """Record the end of the running conversation; the caller runs or schedules the pass."""
+        messages = await self.open_range(chat, head_id)
+        if not any(m.role is Role.USER for m in messages):
+            raise CommandError(
+                "Nothing was said since the last conversation ended.",
+                "Talk first; the end of a conversation is when the characters remember it.",
+            )
+        scanner = MentionScanner(self.directory.known(), [p.key for p in participants])
+        mentions = scanner.mentions(messages)
+        return await self.store.world.add_conversation(
+            chat.id, messages[0].id, messages[-1].id, participants, mentions, reason
+        )
+
+    async def idle_end(self, chat: Chat, participants: list[Participant] | None = None) -> Conversation | None:
+        """End the chat's running conversation if it has been idle long enough."""
+        hours = self.settings.world_idle_hours
+        if hours <= 0 or chat.head_id is None:
+            return None
+        head = await self.store.messages.get(chat.head_id)
+        if self.clock() - head.created_at < timedelta(hours=hours):
+            return None
+        messages = await self.open_range(chat)
+        said = [m for m in messages if m.role in (Role.USER, Role.ASSISTANT) and m.content.strip() and m.parent_id is not None]
+        if len(said) < self.settings.world_min_messages or not any(m.role is Role.USER for m in said):
+            return None
+        if participants is None:
+            character = self.directory.get(chat.character)
+            if character is None:
+                return None
+            participants = one_on_one(character, chat.persona or self.settings.user_name)
+        return await self.end(chat, participants, reason="idle")
+
+    # -- running passes -----------------------------------------------------------------
+
+    def schedule(self, conversation_id: int) -> None:
+        task = asyncio.get_running_loop().create_task(self._background(conversation_id))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def schedule_sweep(self) -> None:
+        task = asyncio.get_running_loop().create_task(self._sweep_quietly())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _background(self, conversation_id: int) -> None:
+        try:
+            await self.run(conversation_id)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - world work must never crash the chat
+            log.exception("world pass failed")
+            self.emit(MemoryWorkFailed("world", exc.message if isinstance(exc, OmoideError) else repr(exc)))
+
+    async def run(self, conversation_id: int) -> PassResult:
+        """Run (or resume) the pass of one conversation, in the caller's task."""
+        if conversation_id in self._running:
+            return PassResult()
+        self._running.add(conversation_id)
+        try:
+            conv = await self.store.world.conversation(conversation_id)
+            if not conv.in_force or conv.state == "done":
+                return PassResult(stopped=not conv.in_force)
+            self.emit(MemoryWorkStarted("world"))
+            messages = await self._messages(conv)
+            user = next((p.name for p in conv.participants if p.is_user), self.settings.user_name)
+            descriptions = {p.key: self.directory.description(p.key, user) for p in conv.characters}
+            run = ConversationPass(
+                self.store, self.backend, conv, messages, descriptions=descriptions, speaker=speaker_for(conv),
+                settings=self.pass_settings, run=self.gate.run, lock=self.lock,
+            )
+            result = await run.run()
+            if not result.stopped:
+                await self.store.world.set_state(conv.id, "incomplete" if result.failed else "done")
+            self.last_result = result
+            if result.failed:
+                self.emit(MemoryWorkFailed("world", f"{len(result.failed)} world memory step(s) failed"))
+            else:
+                self.emit(MemoryWorkDone("world"))
+            return result
+        finally:
+            self._running.discard(conversation_id)
+
+    async def _messages(self, conv: Conversation) -> list[Message]:
+        path = await self.store.messages.path(conv.end_id, limit=RANGE_CAP)
+        start = next((i for i, m in enumerate(path) if m.id == conv.first_id), 0)
+        return path[start:]
+
+    async def sweep(self) -> list[PassResult]:
+        """End idle conversations in every chat and resume unfinished passes."""
+        for chat in await self.store.chats.list():
+            try:
+                conv = await self.idle_end(chat)
+            except OmoideError:
+                continue
+            if conv is not None:
+                log.info("chat #%s was idle: conversation #%s ended", chat.id, conv.id)
+        results = []
+        for conv in reversed(await self.store.world.conversations(unfinished=True)):
+            if conv.in_force and conv.attempts < MAX_ATTEMPTS:
+                results.append(await self.run(conv.id))
+        return results
+
+    async def _sweep_quietly(self) -> None:
+        try:
+            await self.sweep()
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # noqa: BLE001
+            log.exception("world sweep failed")
+
+    async def wait(self) -> None:
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    async def cancel(self) -> None:
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    # -- branches --------------------------------------------------------------------------
+
+    async def follow_head(self, chat_id: int) -> None:
+        """Retract the updates of conversations whose end has left the chat's
+        path, and reinstate those whose end is back on it."""
+        convs = await self.store.world.conversations(chat_id=chat_id)
+        if not convs:
+            return
+        chat = await self.store.chats.get(chat_id)
+        on_path = await self.store.world.ends_on_path(chat.head_id, [c.end_id for c in convs])
+        for conv in reversed(convs):
+            if conv.in_force and conv.end_id not in on_path:
+                async with self.lock:
+                    await self._retract(conv)
+            elif not conv.in_force and conv.end_id in on_path:
+                async with self.lock:
+                    await self._reinstate(conv)
+                if conv.state != "done":
+                    self.schedule(conv.id)
+
+    async def _touched(self, conv: Conversation) -> dict[tuple[str, str, Field], tuple[str | None, str | None]]:
+        """(owner, about, field) -> (value before the conversation, value it left)."""
+        touched: dict[tuple[str, str, Field], tuple[str | None, str | None]] = {}
+        for u in await self.store.world.applied(conv.id):
+            key = (u.owner, u.about, u.field)
+            touched[key] = (touched[key][0] if key in touched else u.before, u.after)
+        return touched
+
+    async def _retract(self, conv: Conversation) -> None:
+        for (owner, about, name), (before, after) in (await self._touched(conv)).items():
+            current = await self.store.world.current(owner, about, name)
+            if name in LIST_FIELDS:
+                items = load_items(current)
+                kept = [i for i in items if i.conversation_id != conv.id]
+                if len(kept) != len(items):
+                    await self._set(conv, owner, about, name, dump_items(kept), UpdateKind.RETRACT, current)
+            elif current == after:
+                await self._set(conv, owner, about, name, before or "", UpdateKind.RETRACT, current)
+            else:
+                await self._kept(conv, owner, about, name, current, before)
+        await self.store.world.set_in_force(conv.id, False)
+
+    async def _reinstate(self, conv: Conversation) -> None:
+        retracted = {(u.owner, u.about, u.field): u.after for u in await self.store.world.updates(conversation_id=conv.id)
+                     if u.kind is UpdateKind.RETRACT}
+        for (owner, about, name), (_before, after) in (await self._touched(conv)).items():
+            current = await self.store.world.current(owner, about, name)
+            if name in LIST_FIELDS:
+                items = load_items(current)
+                have = {(i.conversation_id, i.text) for i in items}
+                back = [i for i in load_items(after) if i.conversation_id == conv.id and (i.conversation_id, i.text) not in have]
+                if back:
+                    merged = sorted([*items, *back], key=lambda i: i.conversation_id or 0)[-self.settings.world_rolling :]
+                    await self._set(conv, owner, about, name, dump_items(merged), UpdateKind.REINSTATE, current)
+            elif (owner, about, name) in retracted and current == retracted[(owner, about, name)]:
+                await self._set(conv, owner, about, name, after or "", UpdateKind.REINSTATE, current)
+            else:
+                await self._kept(conv, owner, about, name, current, after)
+        await self.store.world.set_in_force(conv.id, True)
+
+    async def _set(self, conv: Conversation, owner: str, about: str, name: Field, value: str,
+                   kind: UpdateKind, expect: str | None) -> None:
+        try:
+            await self.store.world.change(owner, about, name, value, step=str(kind), kind=kind,
+                                          conversation_id=conv.id, message_id=conv.end_id, expect=expect)
+        except Conflict:
+            await self._kept(conv, owner, about, name, await self.store.world.current(owner, about, name), value)
+
+    async def _kept(self, conv: Conversation, owner: str, about: str, name: Field, current: str | None, other: str | None) -> None:
+        await self.store.world.note(owner, about, name, step="kept", kind=UpdateKind.KEPT, before=current, after=other,
+                                    conversation_id=conv.id, message_id=conv.end_id,
+                                    error="changed since by a later update or an edit; left as it is")

@@ -1,0 +1,49 @@
+"""World memory in a character's prompt.
+
+The block goes in the stable part, after the card: it changes only when a
+conversation ends, so prefix caches keep working between ends. Mention notes
+(what the speaker remembers of an absent character just named) are volatile
+and go in the tail; they never enter the transcript.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from omoide.world.model import Participant, WorldView
+
+
+def world_block(view: WorldView, me: str, others: Sequence[Participant]) -> str:
+    """`me`'s global memory, and for each other participant the descriptor and
+    the consolidated memory; the goal too when there is only one other."""
+    parts = []
+    if view.global_memory.strip():
+        parts.append(f"## What {me} carries\n{view.global_memory.strip()}")
+    for other in others:
+        rel = view.relationships.get(other.key)
+        if rel is None:
+            continue
+        lines = []
+        if rel.descriptor.strip():
+            lines.append(f"{other.name} is, to {me}: {rel.descriptor.strip()}.")
+        if rel.memory.strip():
+            lines.append(rel.memory.strip())
+        if len(others) == 1 and rel.goal.strip():
+            lines.append(f"{me}'s goal for this conversation: {rel.goal.strip()}")
+        if lines:
+            parts.append(f"## {me} and {other.name}\n" + "\n".join(lines))
+    return "\n\n".join(parts)
+
+
+def mention_note(view: WorldView, me: str, key: str, name: str) -> str:
+    rel = view.relationships.get(key)
+    if rel is None or not (rel.memory.strip() or rel.descriptor.strip() or rel.offscreen):
+        return f"{name} was just mentioned. {me} has no memories of {name} beyond what is said here."
+    known = []
+    if rel.descriptor.strip():
+        known.append(f"{name} is, to {me}: {rel.descriptor.strip()}.")
+    if rel.memory.strip():
+        known.append(rel.memory.strip())
+    elif rel.offscreen:
+        known.extend(i.text for i in rel.offscreen)
+    return f"{name} was just mentioned. What {me} remembers of {name}: " + " ".join(known)
