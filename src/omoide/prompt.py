@@ -6,12 +6,13 @@ cache (llama.cpp, vLLM, OpenAI, Anthropic) reuses the prefix:
 
     system   card: rules, persona, character, scenario, examples, constant lore
              profile: what is true about the user in every story
+             world: the character's world memory (changes when a conversation ends)
              memory: the diary and the summary as of the last checkpoint
              memos: the memo book's newest pages before the window (memo styles)
     window   the messages no summary covers, timestamped, oldest first
     system   volatile tail: date and time, diary lines since the checkpoint,
-             lore triggered this turn, memos you wrote since, post-history
-             instructions
+             lore triggered this turn, memos you wrote since, notes on absent
+             characters just mentioned, post-history instructions
 """
 
 from __future__ import annotations
@@ -65,6 +66,10 @@ class PromptContext:
     """Memory tiers /amnesia hides: 'diary', 'summary', 'memos', 'profile'."""
     recalled: Sequence[str] = ()
     """Past moments the user brought back with /recall, for this turn's tail."""
+    world: str = ""
+    """World memory (omoide.world.prompt.world_block): stable between conversation ends."""
+    world_notes: Sequence[str] = ()
+    """Hidden notes on absent characters mentioned in the recent messages."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,6 +203,8 @@ def tail_text(ctx: PromptContext, state: MemoryState) -> str:
         parts.append("## Relevant lore\n" + "\n".join(ctx.triggered_lore))
     if state.new_memos and "memos" not in ctx.hidden:
         parts.append(f"## Memos written since\n{render_memos(state.new_memos, ctx.tz)}")
+    if ctx.world_notes:
+        parts.append("## Mentioned\n" + "\n".join(ctx.world_notes))
     if ctx.character.post_history_instructions.strip():
         parts.append(ctx.character.post_history_instructions)
     return _sub(ctx, "\n\n".join(parts))
@@ -216,21 +223,23 @@ def assemble(
     if card_chars is not None:
         card = card[:card_chars]
     profile = profile_text(ctx)
+    world = ctx.world.strip()
     memory = memory_text(ctx, state, drop_diary=drop_diary, summary_chars=summary_chars)
     memos = "" if drop_diary else memos_text(ctx, state)
     window = window_messages(state.window, ctx.tz)[drop_oldest:]
     tail = tail_text(ctx, state)
-    stable = "\n\n".join(part for part in (card, profile) if part)
+    stable = "\n\n".join(part for part in (card, profile, world) if part)
     system = "\n\n".join(part for part in (stable, memory, memos) if part)
     head: ChatMessage = {"role": "system", "content": system, "speakers": [ctx.user_name, ctx.character.display_name]}
     if memory or memos:
-        head["cache_split"] = len(stable)  # where card and profile end: a second cache breakpoint for Anthropic
+        head["cache_split"] = len(stable)  # where card, profile and world end: a second cache breakpoint for Anthropic
     messages: list[ChatMessage] = [head, *window]
     if tail:
         messages.append({"role": "system", "content": tail})
     layers = [
         Layer("card", card),
         *([Layer("profile", profile)] if profile else []),
+        *([Layer("world", world)] if world else []),
         Layer("memory", memory),
         *([Layer("memos", memos)] if ctx.memo_layer else []),
         Layer("window", render(window), messages=len(window)),

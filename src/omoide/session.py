@@ -14,14 +14,14 @@ import re
 from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing
 from datetime import datetime, timezone
-from typing import Literal
+from typing import Any, Literal
 
 from omoide.characters import lorebook
 from omoide.characters.attached import lorebooks_for
 from omoide.characters.model import Character, LoreEntry, substitute
 from omoide.config import Settings
 from omoide.domain import Branch, Chat, DiaryAuthor, DiaryEntry, MemoryState, Message, Role
-from omoide.errors import CommandError, HeadMoved, NotFound, StorageUnavailable, StoreError
+from omoide.errors import CommandError, HeadMoved, NotFound, OmoideError, StorageUnavailable, StoreError
 from omoide.events import (
     ChangedElsewhere, MemoryEvent, MemoryRecalled, ReplyFailed, ReplyFinished, ReplyStarted, TurnEvent, UserMessageStored,
 )
@@ -38,6 +38,11 @@ from omoide.reply import ReplyStream
 from omoide.store import Store
 from omoide.tokens import TokenCounter
 from omoide.toolform import ToolForm, resolve as resolve_tool_form
+from omoide.world.gate import ReplyGate
+from omoide.world.keeper import Directory, WorldKeeper, one_on_one
+from omoide.world.mentions import MentionScanner
+from omoide.world.model import Conversation, Participant
+from omoide.world.prompt import mention_note, world_block
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +51,8 @@ def _entry_label(entry: LoreEntry) -> str:
     return entry.name or (entry.keys[0] if entry.keys else "entry")
 
 BRANCH_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
+MENTION_DEPTH = 4
+"""Recent messages scanned for absent characters' names, for the hidden mention notes."""
 
 
 class ChatSession:
@@ -93,6 +100,13 @@ class ChatSession:
     def profile(self) -> ProfileBook:
         """The user profile every character knows."""
         return self.weights.profile
+        self.gate = ReplyGate()
+        self.world = WorldKeeper(
+            store, settings, summarizer or backend, directory=Directory([character]), gate=self.gate,
+            emit=self.memory_worker.report,
+        )
+        self._swept = False
+        self._scanner: MentionScanner | None = None
 
     # -- opening ----------------------------------------------------------------
 
@@ -209,6 +223,7 @@ class ChatSession:
         if not text:
             raise CommandError("There is nothing to send.", "Type a message first.")
         chat = await self.refresh()
+        await self._end_if_idle(chat)
         moved = chat.head_id != self._own_head
         for _attempt in range(5):
             try:
@@ -237,7 +252,7 @@ class ChatSession:
             user_message = parent if parent.role is Role.USER else None
         if user_message is None:
             raise CommandError("The last message is the greeting; there is no reply to regenerate.", "Send a message first.")
-        async with aclosing(self._reply(user_message, head.id)) as events:
+        async with aclosing(self._reply(user_message, head.id, moves_head=True)) as events:
             async for event in events:
                 yield event
 
@@ -253,12 +268,19 @@ class ChatSession:
             raise CommandError("You have not written anything to edit yet.", "Send a message first; /edit replaces your last one.")
         edited = await self.store.messages.add(self.chat.id, last_user.parent_id, Role.USER, text)
         self._own_head = edited.id
+        await self.world.follow_head(self.chat.id)
         yield UserMessageStored(edited)
         async with aclosing(self._reply(edited, edited.id)) as events:
             async for event in events:
                 yield event
 
-    async def _reply(self, parent: Message, head_id: int) -> AsyncGenerator[TurnEvent, None]:
+    async def _reply(self, parent: Message, head_id: int, *, moves_head: bool = False) -> AsyncGenerator[TurnEvent, None]:
+        async with self.gate.reply():  # background world work steps aside until the reply is stored
+            async with aclosing(self._answer(parent, head_id, moves_head)) as events:
+                async for event in events:
+                    yield event
+
+    async def _answer(self, parent: Message, head_id: int, moves_head: bool) -> AsyncGenerator[TurnEvent, None]:
         """Answer `parent`; `head_id` is the chat's head as this turn left it (the
         reply becomes the head only if nobody else moved it since)."""
         if self.tool_form is None:
@@ -285,6 +307,8 @@ class ChatSession:
                         ours.add(event.message.id)
                     if isinstance(event, ReplyStarted | ReplyFailed):
                         await self.refresh()
+                        if moves_head and isinstance(event, ReplyStarted):
+                            await self.world.follow_head(self.chat.id)
                     elif isinstance(event, MemoryRecalled):
                         prompt.recalled += [f"(recall: {event.query}) {line}" for line in event.lines] or [f"(recall: {event.query}) nothing"]
                     elif isinstance(event, ReplyFinished):
@@ -293,6 +317,9 @@ class ChatSession:
                         self.pending_recall = []
                         await self.weights.note_mentions(event.message, state, names)
                         self.memory_worker.schedule(event.message.id)
+                        if not self._swept or self.world.needs_retry:
+                            self._swept = True
+                            self.world.schedule_sweep()
                     yield event
                     if isinstance(event, ReplyStarted) and stream.forked:
                         yield await self._fork(event.message)
@@ -344,6 +371,7 @@ class ChatSession:
             constant_lore=[f.entry.content for f in fired if f.reason == "constant"],
             triggered_lore=[f.entry.content for f in fired if f.reason != "constant"],
             memo_layer=self.settings.memory_style != "summary",
+            **await self._world_layers(state.window),
         )
         ctx = await self.weights.weigh(ctx, head_id, state, hidden=self.chat.amnesia, recalled=self.pending_recall)
         budget = max(self.settings.context_size - self.settings.max_tokens, 256)
@@ -364,6 +392,40 @@ class ChatSession:
         self._previous_render = rendered
         self.last_prompt = prompt
         return prompt
+
+    async def _world_layers(self, window: list[Message]) -> dict[str, Any]:
+        """The world block (stable) and the notes on absent characters just named (tail)."""
+        view = await self.store.world.view(self.character.id)
+        me = self.character.display_name
+        others = [p for p in self.participants if p.key != self.character.id]
+        if self._scanner is None:
+            self._scanner = MentionScanner(self.world.directory.known(), [p.key for p in self.participants])
+        named = {k.key: k for m in window[-MENTION_DEPTH:] for k in self._scanner.scan(m.content)}
+        notes = [mention_note(view, me, k.key, k.name) for k in named.values()]
+        return {"world": world_block(view, me, others), "world_notes": notes}
+
+    # -- the world: conversations and what the characters carry out of them ------------------
+
+    @property
+    def participants(self) -> list[Participant]:
+        return one_on_one(self.character, self.user_name)
+
+    async def end_conversation(self, *, background: bool = True) -> Conversation:
+        """End the running conversation: its world updates run in the background
+        (or, with background=False, when the caller runs `world.run`)."""
+        chat = await self.refresh()
+        conversation = await self.world.end(chat, self.participants)
+        if background:
+            self.world.schedule(conversation.id)
+        return conversation
+
+    async def _end_if_idle(self, chat: Chat) -> None:
+        try:
+            conversation = await self.world.idle_end(chat, self.participants)
+        except OmoideError:
+            return
+        if conversation is not None:
+            self.world.schedule(conversation.id)
 
     # -- personas -------------------------------------------------------------------
 
@@ -417,6 +479,7 @@ class ChatSession:
 
     async def wait_for_memory_work(self) -> None:
         await self.memory_worker.wait()
+        await self.world.wait()
 
     # -- navigation: swipes, undo, branches ------------------------------------------
 
@@ -435,6 +498,7 @@ class ChatSession:
         chosen = group[(index + step) % len(group)]
         await self.store.chats.set_head(self.chat.id, chosen.id)
         self._own_head = (await self.refresh()).head_id
+        await self.world.follow_head(self.chat.id)
         return chosen
 
     async def undo(self) -> Message | None:
@@ -447,6 +511,7 @@ class ChatSession:
             target = await self.store.messages.get(target.parent_id)
         await self.store.chats.set_head(self.chat.id, target.id)
         self._own_head = (await self.refresh()).head_id
+        await self.world.follow_head(self.chat.id)
         return target
 
     @staticmethod
@@ -477,6 +542,7 @@ class ChatSession:
         autosave = f"auto-{datetime.now():%Y%m%d-%H%M%S}"
         target, saved = await self.store.branches.restore(self.chat.id, name, autosave_name=autosave)
         self._own_head = (await self.refresh()).head_id
+        await self.world.follow_head(self.chat.id)
         return target, saved
 
     async def branches(self) -> list[Branch]:
@@ -491,3 +557,4 @@ class ChatSession:
         # A reply cut off by the app closing (Ctrl+Q, SIGTERM) is still being stored as interrupted.
         await asyncio.gather(*self._finishing, return_exceptions=True)
         await self.memory_worker.cancel()
+        await self.world.cancel()

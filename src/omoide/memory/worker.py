@@ -72,6 +72,10 @@ class MemoryWorker:
             except Exception:  # a client's handler must not break memory work
                 log.exception("memory event handler failed")
 
+    def report(self, event: MemoryEvent) -> None:
+        """Report other background memory work (the world keeper's) the same way."""
+        self._emit(event)
+
     @property
     def running(self) -> bool:
         return self._task is not None and not self._task.done()

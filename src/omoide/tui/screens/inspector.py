@@ -16,6 +16,7 @@ from omoide.tui.widgets.text import plain
 DESCRIPTIONS = {
     "card": "rules, persona, character card, constant lore (stable)",
     "profile": "your profile, known to every character (stable)",
+    "world": "what the character carries from past conversations (stable until one ends)",
     "memory": "diary and summary as of the last checkpoint (stable between compressions)",
     "memos": "the memo book's newest pages before the window (changes when a memo is added or rolls off)",
     "window": "recent messages, verbatim and timestamped (only grows between compressions)",
