@@ -114,6 +114,8 @@ class WorldKeeper:
         self._tasks: set[asyncio.Task[None]] = set()
         self._running: set[int] = set()
         self.last_result: PassResult | None = None
+        self.needs_retry = False
+        """A pass failed somewhere: the next sweep (after the next reply) runs it again."""
 
     @property
     def pass_settings(self) -> PassSettings:
@@ -174,6 +176,7 @@ class WorldKeeper:
         task.add_done_callback(self._tasks.discard)
 
     def schedule_sweep(self) -> None:
+        self.needs_retry = False
         task = asyncio.get_running_loop().create_task(self._sweep_quietly())
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -208,6 +211,7 @@ class WorldKeeper:
             if not result.stopped:
                 await self.store.world.set_state(conv.id, "incomplete" if result.failed else "done")
             self.last_result = result
+            self.needs_retry = self.needs_retry or bool(result.failed)
             if result.failed:
                 self.emit(MemoryWorkFailed("world", f"{len(result.failed)} world memory step(s) failed"))
             else:
