@@ -448,6 +448,15 @@ def paths() -> None:
     out.print(safe(f"log file:    {locations.log_file()}"))
 
 
+def _mount_world() -> None:
+    from omoide.world.cli import register
+
+    register(app)
+
+
+_mount_world()
+
+
 def main() -> None:
     app()
 

@@ -1,0 +1,55 @@
+"""World memory as plain text lines, shared by the CLI and the TUI screens.
+Everything returned is rich `Text` or plain strings: model output is never markup."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from omoide.world import familiarity
+from omoide.world.model import SELF, Item, Relationship, Update, UpdateKind, is_user
+
+KIND_STYLE = {
+    UpdateKind.FAILED: "red", UpdateKind.RETRACT: "yellow", UpdateKind.REINSTATE: "green",
+    UpdateKind.KEPT: "yellow", UpdateKind.EDIT: "cyan",
+}
+
+
+def about_name(key: str, names: dict[str, str]) -> str:
+    if key == SELF:
+        return "self"
+    if is_user(key):
+        return f"{key.removeprefix('user:')} (you)"
+    return names.get(key, key)
+
+
+def clip(text: str | None, full: bool = False, width: int = 160) -> str:
+    if text is None:
+        return "(none)"
+    flat = " ".join(text.split())
+    return text if full else (flat if len(flat) <= width else flat[: width - 1] + "…")
+
+
+def relationship_lines(rel: Relationship, names: dict[str, str]) -> list[tuple[str | None, str | list[Item]]]:
+    """(label, value) rows for one relationship; the first has no label (the heading)."""
+    heading = f"{about_name(rel.about, names)} — {rel.descriptor or 'no descriptor yet'} · familiarity {familiarity.show(rel.familiarity)}"
+    return [
+        (None, heading),
+        ("Goal", rel.goal or "(none yet)"),
+        ("Memory", rel.memory or "(nothing yet)"),
+        ("Conversations", rel.pair_summaries),
+        ("Heard from others", rel.offscreen),
+    ]
+
+
+def update_line(update: Update, names: dict[str, str]) -> Text:
+    line = Text("  ")
+    line.append(f"{update.step:<15}", style="bold")
+    line.append(f"{about_name(update.about, names):<18}")
+    line.append(f"{update.field.value:<15}")
+    line.append(f"{update.kind.value:<10}", style=KIND_STYLE.get(update.kind, ""))
+    source = " · ".join(x for x in (update.template, update.model) if x)
+    if source:
+        line.append(source, style="dim")
+    if update.error:
+        line.append(f"  {update.error}", style=KIND_STYLE.get(update.kind, "red"))
+    return line
