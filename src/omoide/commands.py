@@ -45,6 +45,9 @@ _SPECS = [
     CommandSpec("goto", "/goto DATE|#ID", "Jump to a date (2026-04-01, 04/01) or a message number."),
     CommandSpec("persona", "/persona [NAME]", "Show or switch your persona."),
     CommandSpec("import", "/import [FILE]", "Import a character card (PNG or JSON)."),
+    CommandSpec("end", "/end", "End the conversation: the character remembers it (in the background)."),
+    CommandSpec("world", "/world", "What the character carries about you and others; edit any of it."),
+    CommandSpec("log", "/log", "What each conversation changed in the character's memory."),
     CommandSpec("quit", "/quit", "Leave omoide."),
 ]
 

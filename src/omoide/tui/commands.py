@@ -226,8 +226,22 @@ async def _quit(app: Host, command: ParsedCommand) -> None:
     app.exit()
 
 
+def _lazy(module: str, name: str) -> Handler:
+    """A handler that lives in a screen module, imported on first use."""
+    async def handler(app: OmoideApp, command: ParsedCommand) -> None:
+        import importlib
+
+        await getattr(importlib.import_module(module), name)(app, command)
+    return handler
+
+
 HANDLERS: dict[str, Handler] = {
     "help": _help, "diary": _diary, "summary": _summary, "remember": _remember, "prompt": _prompt,
     "regen": _regen, "edit": _edit, "undo": _undo, "branch": _branch, "chats": _chats, "new": _new,
     "rename": _rename, "search": _search, "goto": _goto, "persona": _persona, "import": _import, "quit": _quit,
 }
+HANDLERS.update({
+    "end": _lazy("omoide.tui.screens.world", "end_command"),
+    "world": _lazy("omoide.tui.screens.world", "world_command"),
+    "log": _lazy("omoide.tui.screens.log", "log_command"),
+})

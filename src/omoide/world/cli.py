@@ -13,7 +13,7 @@ from rich.text import Text
 from omoide import templates
 from omoide.errors import OmoideError
 from omoide.world.model import SELF, Conversation, Item, Update, UpdateKind, WorldView, is_user
-from omoide.world.render import about_name, clip, relationship_lines, update_line
+from omoide.world.render import about_name, clip, relationship_lines, safe, update_line
 
 out = Console()
 err = Console(stderr=True)
@@ -76,7 +76,7 @@ def end(
         err.print(Text(f"{len(failed)} step(s) failed; the previous memory is kept and they are tried again after your "
                        "next reply, or with `omoide end CHARACTER --retry`:", style="yellow"))
         for line in failed:
-            err.print(Text(f"  {line}", style="yellow"))
+            err.print(safe(f"  {line}", style="yellow"))
 
 
 def _names(runtime, conversation: Conversation | None = None) -> dict[str, str]:  # type: ignore[no-untyped-def]
@@ -108,12 +108,12 @@ def world(
             await runtime.aclose()
 
     name, view, pending, names = _run(go)
-    out.print(Text(f"{name}: what {name} carries", style="bold"))
+    out.print(safe(f"{name}: what {name} carries", style="bold"))
     if pending:
         out.print(Text(f"({pending} conversation(s) not yet fully remembered: they finish after the next reply, "
                        "or with `omoide end CHARACTER --retry`.)", style="yellow"))
     out.print(Text("\nGlobal memory", style="bold"))
-    out.print(Text(view.global_memory or "(nothing yet)"))
+    out.print(safe(view.global_memory or "(nothing yet)"))
     out.print(Text("\nRecent conversations", style="bold"))
     _items(view.summaries)
     relationships = list(view.relationships.values())
@@ -128,12 +128,12 @@ def world(
         out.print()
         for label, text in relationship_lines(rel, names):
             if label is None:
-                out.print(Text(text, style="bold"))
+                out.print(safe(str(text), style="bold"))
             elif isinstance(text, list):
                 out.print(Text(f"  {label}:"))
                 _items(text, indent=4)
             else:
-                out.print(Text(f"  {label}: {text}"))
+                out.print(safe(f"  {label}: {text}"))
 
 
 def _items(items: list[Item], indent: int = 2) -> None:
@@ -141,7 +141,7 @@ def _items(items: list[Item], indent: int = 2) -> None:
         out.print(Text(" " * indent + "(none yet)", style="dim"))
     for item in items:
         tag = f"#{item.conversation_id} " if item.conversation_id else ""
-        out.print(Text(" " * indent + f"- {tag}{item.text}"))
+        out.print(safe(" " * indent + f"- {tag}{item.text}"))
 
 
 def log_command(
@@ -210,7 +210,7 @@ def templates_show(name: Annotated[str, typer.Argument(help="Template name, e.g.
         _fail(exc)
     out.print(Text(f"{name} ({template.source}); placeholders: " + ", ".join("{" + p + "}" for p in template.spec.placeholders),
                    style="bold"))
-    out.print(Text(template.text))
+    out.print(safe(template.text))
 
 
 @templates_app.command("edit")

@@ -14,6 +14,15 @@ KIND_STYLE = {
 }
 
 
+def printable(text: str) -> str:
+    """Model output may hold control characters; a terminal would act on them."""
+    return "".join(ch if ch in "\n\t" or (ch >= " " and ch != "\x7f" and not "\x80" <= ch <= "\x9f") else "\ufffd" for ch in text)
+
+
+def safe(text: str, style: str = "") -> Text:
+    return Text(printable(text), style=style)
+
+
 def about_name(key: str, names: dict[str, str]) -> str:
     if key == SELF:
         return "self"
@@ -25,6 +34,7 @@ def about_name(key: str, names: dict[str, str]) -> str:
 def clip(text: str | None, full: bool = False, width: int = 160) -> str:
     if text is None:
         return "(none)"
+    text = printable(text)
     flat = " ".join(text.split())
     return text if full else (flat if len(flat) <= width else flat[: width - 1] + "…")
 
@@ -44,12 +54,12 @@ def relationship_lines(rel: Relationship, names: dict[str, str]) -> list[tuple[s
 def update_line(update: Update, names: dict[str, str]) -> Text:
     line = Text("  ")
     line.append(f"{update.step:<15}", style="bold")
-    line.append(f"{about_name(update.about, names):<18}")
+    line.append(f"{printable(about_name(update.about, names)):<18}")
     line.append(f"{update.field.value:<15}")
     line.append(f"{update.kind.value:<10}", style=KIND_STYLE.get(update.kind, ""))
     source = " · ".join(x for x in (update.template, update.model) if x)
     if source:
         line.append(source, style="dim")
     if update.error:
-        line.append(f"  {update.error}", style=KIND_STYLE.get(update.kind, "red"))
+        line.append(f"  {printable(update.error)}", style=KIND_STYLE.get(update.kind, "red"))
     return line

@@ -1,0 +1,90 @@
+"""/log: the memory update log, one expandable node per conversation."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Static, Tree
+
+from omoide.commands import ParsedCommand
+from omoide.world.model import Conversation, Update, UpdateKind
+from omoide.world.render import clip, safe, update_line
+
+if TYPE_CHECKING:
+    from omoide.tui.app import OmoideApp
+
+LOG_LIMIT = 50
+
+
+async def log_command(app: OmoideApp, command: ParsedCommand) -> None:
+    owner = app.session.character.id
+    names = {k.key: k.name for k in app.session.world.directory.known()}
+    conversations = await app.store.world.conversations(owner=owner, limit=LOG_LIMIT)
+    rows = [(c, await app.store.world.updates(conversation_id=c.id, owner=owner)) for c in conversations]
+    for conversation, _ in rows:
+        names.update({p.key: p.name for p in conversation.participants})
+    app.push_screen(LogScreen(app.session.character.display_name, rows, await app.store.world.edits(owner), names))
+
+
+def conversation_label(c: Conversation, updates: list[Update]) -> Text:
+    failed = sum(1 for u in updates if u.kind is UpdateKind.FAILED)
+    label = Text(f"Conversation #{c.id} · chat #{c.chat_id}, messages #{c.first_id}–#{c.end_id} · "
+                 f"{c.ended_at.astimezone():%Y-%m-%d %H:%M} ({c.reason}) · {c.state} · {len(updates)} updates")
+    if failed:
+        label.append(f" · {failed} failed", style="red")
+    if not c.in_force:
+        label.append(" · retracted (its end is off the chat's path)", style="yellow")
+    return label
+
+
+class LogScreen(ModalScreen[None]):
+    DEFAULT_CSS = """
+    LogScreen { align: center middle; }
+    LogScreen > Vertical { width: 95%; height: 90%; border: round $accent; background: $surface; padding: 1 2; }
+    LogScreen Tree { height: 1fr; }
+    LogScreen .hint { color: $text-muted; }
+    """
+    BINDINGS = [Binding("escape", "close", "Close", id="log.close")]
+
+    def __init__(self, name: str, rows: list[tuple[Conversation, list[Update]]], edits: list[Update], names: dict[str, str]) -> None:
+        super().__init__()
+        self.name_text = name
+        self.rows = rows
+        self.edits = edits
+        self.names = names
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(safe(f"{self.name_text}: what each conversation changed", style="bold"))
+            yield Tree(Text("log"), id="world-log")
+            yield Static("Enter expands · Esc close", classes="hint")
+
+    def on_mount(self) -> None:
+        tree: Tree[None] = self.query_one(Tree)
+        tree.show_root = False
+        if not self.rows and not self.edits:
+            tree.root.add_leaf(Text("No updates yet. They come when a conversation ends (/end)."))
+        for conversation, updates in self.rows:
+            node = tree.root.add(conversation_label(conversation, updates))
+            for update in updates:
+                self._add_update(node, update)
+        if self.edits:
+            node = tree.root.add(Text(f"Edits by hand · {len(self.edits)}"))
+            for update in self.edits:
+                self._add_update(node, update)
+        tree.root.expand()
+        tree.focus()
+
+    def _add_update(self, parent, update: Update) -> None:  # type: ignore[no-untyped-def]
+        node = parent.add(update_line(update, self.names))
+        if update.kind is not UpdateKind.FAILED:
+            node.add_leaf(Text(f"before: {clip(update.before, width=140)}", style="dim"))
+            node.add_leaf(Text(f"after:  {clip(update.after, width=140)}"))
+
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,168 @@
+"""/world: what the character carries, with every text field editable; and /end."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import OptionList, Static, TextArea
+from textual.widgets.option_list import Option
+
+from omoide.commands import ParsedCommand
+from omoide.store import Store
+from omoide.world import edits
+from omoide.world.model import SELF, Field, WorldView, is_user
+from omoide.world.render import about_name, clip, relationship_lines, safe
+
+if TYPE_CHECKING:
+    from omoide.tui.app import OmoideApp
+
+FIELD_LABELS = {Field.GLOBAL: "global memory", Field.DESCRIPTOR: "descriptor", Field.GOAL: "goal", Field.MEMORY: "memory"}
+
+
+async def end_command(app: OmoideApp, command: ParsedCommand) -> None:
+    if app.turn_running:
+        app.notify("A reply is still coming; let it finish (or Esc) before ending the conversation.", severity="warning")
+        return
+    conversation = await app.session.end_conversation()
+    name = app.session.character.display_name
+    app.notify(f"Conversation #{conversation.id} ended. {name} is remembering it in the background; "
+               "/log shows what changed, /world what they carry now.", timeout=8)
+
+
+async def world_command(app: OmoideApp, command: ParsedCommand) -> None:
+    names = {k.key: k.name for k in app.session.world.directory.known()}
+    names.update({p.key: p.name for p in app.session.participants})
+    app.push_screen(WorldScreen(app.store, app.session.character.id, app.session.character.display_name, names))
+
+
+class EditFieldScreen(ModalScreen[str | None]):
+    DEFAULT_CSS = """
+    EditFieldScreen { align: center middle; }
+    EditFieldScreen > Vertical { width: 90%; max-width: 110; height: 70%; border: round $accent; background: $surface; padding: 1 2; }
+    EditFieldScreen TextArea { height: 1fr; }
+    EditFieldScreen .hint { color: $text-muted; }
+    """
+    BINDINGS = [
+        Binding("ctrl+s", "save", "Save", id="world.save", priority=True),
+        Binding("escape", "cancel", "Cancel", id="world.cancel"),
+    ]
+
+    def __init__(self, title: str, text: str) -> None:
+        super().__init__()
+        self.title_text = title
+        self.text = text
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(Text(self.title_text, style="bold"))
+            yield TextArea(self.text, id="field-text", soft_wrap=True)
+            yield Static("Ctrl+S saves (the old text stays in the log) · Esc cancels", classes="hint")
+
+    def on_mount(self) -> None:
+        self.query_one(TextArea).focus()
+
+    def action_save(self) -> None:
+        self.dismiss(self.query_one(TextArea).text)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class WorldScreen(ModalScreen[None]):
+    DEFAULT_CSS = """
+    WorldScreen { align: center middle; }
+    WorldScreen > Vertical { width: 95%; height: 90%; border: round $accent; background: $surface; padding: 1 2; }
+    WorldScreen OptionList { height: auto; max-height: 45%; }
+    WorldScreen #world-details { height: 1fr; }
+    WorldScreen .hint { color: $text-muted; }
+    """
+    BINDINGS = [Binding("escape", "close", "Close", id="world.close")]
+
+    def __init__(self, store: Store, owner: str, name: str, names: dict[str, str]) -> None:
+        super().__init__()
+        self.store = store
+        self.owner = owner
+        self.name_text = name
+        self.names = names
+        self.view = WorldView(owner)
+        self.fields: list[tuple[str, Field]] = []
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(safe(f"What {self.name_text} carries: Enter edits a field", style="bold"))
+            yield OptionList(id="world-fields")
+            with VerticalScroll(id="world-details"):
+                yield Static(id="world-text")
+            yield Static("Enter edit · Esc close", classes="hint")
+
+    async def on_mount(self) -> None:
+        await self.reload()
+        self.query_one(OptionList).focus()
+
+    async def reload(self) -> None:
+        self.view = await self.store.world.view(self.owner)
+        self.fields = [(SELF, Field.GLOBAL)]
+        for rel in sorted(self.view.relationships.values(), key=lambda r: (not is_user(r.about), r.about)):
+            self.fields += [(rel.about, Field.DESCRIPTOR), (rel.about, Field.GOAL), (rel.about, Field.MEMORY)]
+        options = self.query_one(OptionList)
+        highlighted = options.highlighted
+        options.clear_options()
+        for about, name in self.fields:
+            label = Text(f"{FIELD_LABELS[name]:<14}", style="bold") if about == SELF else Text(
+                f"{clip(about_name(about, self.names), width=18):<18} {FIELD_LABELS[name]:<11}", style="bold")
+            label.append(" " + clip(self._value(about, name) or "(empty)", width=90))
+            options.add_option(Option(label))
+        if highlighted is not None and highlighted < len(self.fields):
+            options.highlighted = highlighted
+        self.query_one("#world-text", Static).update(self.details())
+
+    def _value(self, about: str, name: Field) -> str:
+        if about == SELF:
+            return self.view.global_memory
+        return str(getattr(self.view.about(about), name.value))
+
+    def details(self) -> Text:
+        text = Text()
+        text.append("Recent conversations\n", style="bold")
+        for item in self.view.summaries or []:
+            text.append(f"- {clip(item.text, full=True)}\n")
+        if not self.view.summaries:
+            text.append("(none yet: they come when a conversation ends, /end)\n", style="dim")
+        for rel in self.view.relationships.values():
+            rows = relationship_lines(rel, self.names)
+            text.append(f"\n{clip(str(rows[0][1]), full=True)}\n", style="bold")
+            for label, value in rows[3:]:
+                text.append(f"{label}:\n", style="italic")
+                items = value if isinstance(value, list) else []
+                for item in items:
+                    text.append(f"  - {clip(item.text, full=True)}\n")
+                if not items:
+                    text.append("  (none)\n", style="dim")
+        return text
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        about, name = self.fields[event.option_index]
+        title = f"{self.name_text}: {FIELD_LABELS[name]}" + ("" if about == SELF else f" about {about_name(about, self.names)}")
+
+        async def saved(text: str | None) -> None:
+            if text is None:
+                return
+            try:
+                update = await edits.edit(self.store, self.owner, about, name, text)
+            except Exception as exc:  # noqa: BLE001 - shown, never fatal
+                message = getattr(exc, "message", None) or repr(exc)
+                self.app.notify(f"{message} {getattr(exc, 'hint', '')}".strip(), severity="error", markup=False)
+                return
+            await self.reload()
+            if update is not None:
+                self.app.notify(f"Saved. The previous text is kept in the log (update #{update.id}).", timeout=4, markup=False)
+
+        self.app.push_screen(EditFieldScreen(title, self._value(about, name)), saved)
+
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,103 @@
+"""/end, /world and /log in the real TUI, through the Pilot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.widgets import OptionList, TextArea, Tree
+
+from omoide.characters.library import find_character
+from omoide.config import Settings
+from omoide.session import ChatSession
+from omoide.store import Store
+from omoide.tui.app import OmoideApp
+from omoide.tui.screens.log import LogScreen
+from omoide.tui.screens.world import WorldScreen
+from omoide.world.model import Field, UpdateKind, user_key
+from tests.scripted import ScriptedBackend
+from tests.tui.test_app import SIZE, type_and_send, wait_for
+from tests.world_script import WorldScript
+
+
+@pytest.fixture
+async def store(tmp_path: Path):
+    s = await Store.open(tmp_path / "omoide.db")
+    yield s
+    await s.close()
+
+
+async def suzune_app(store: Store) -> OmoideApp:
+    settings = Settings(user_name="Kai")
+    session = await ChatSession.open(store, find_character("suzune"), settings, ScriptedBackend(),
+                                     summarizer=ScriptedBackend(default=WorldScript().default()))
+    return OmoideApp(session, store=store, settings=settings)
+
+
+async def test_end_then_world_shows_and_edits_what_she_carries(store: Store) -> None:
+    app = await suzune_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, "My exam is on Friday.")
+        await app.workers.wait_for_complete()
+        await type_and_send(pilot, "/end")
+        await wait_for(pilot, lambda: any("is remembering it" in n.message for n in app._notifications))
+        await app.session.world.wait()
+
+        await type_and_send(pilot, "/world")
+        await wait_for(pilot, lambda: isinstance(app.screen, WorldScreen) and app.screen.fields[1:] != [])
+        screen = app.screen
+        assert isinstance(screen, WorldScreen)
+        options = screen.query_one(OptionList)
+        labels = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+        assert labels[0].startswith("global memory") and "quietly worries" in labels[0]
+        assert any("Kai (you)" in label and "regular customer" in label for label in labels)
+        memory_row = next(i for i, (about, name) in enumerate(screen.fields) if name is Field.MEMORY)
+        options.highlighted = memory_row
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.screen.query(TextArea))
+        app.screen.query_one(TextArea).text = "Kai owes me 300 yen. [bold]Never[/] forget."
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: isinstance(app.screen, WorldScreen))
+        await wait_for(pilot, lambda: "300 yen" in str(options.get_option_at_index(memory_row).prompt))
+        assert "[bold]Never[/]" in str(options.get_option_at_index(memory_row).prompt)  # shown as typed
+        await pilot.press("escape")
+
+    kai = user_key("Kai")
+    assert (await store.world.view("suzune")).about(kai).memory == "Kai owes me 300 yen. [bold]Never[/] forget."
+    [edit] = await store.world.edits("suzune")
+    assert edit.kind is UpdateKind.EDIT and edit.before == WorldScript().answers["memory"]
+    # The edited memory reaches the next prompt.
+    prompt = await app.session.build_prompt((await app.session.refresh()).head_id)  # type: ignore[arg-type]
+    assert "Kai owes me 300 yen." in prompt.messages[0]["content"]
+
+
+async def test_log_lists_conversations_with_their_updates_expandable(store: Store) -> None:
+    app = await suzune_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, "Hello.")
+        await app.workers.wait_for_complete()
+        await type_and_send(pilot, "/end")
+        await wait_for(pilot, lambda: any("is remembering it" in n.message for n in app._notifications))
+        await app.session.world.wait()
+        await type_and_send(pilot, "/log")
+        await wait_for(pilot, lambda: isinstance(app.screen, LogScreen))
+        tree = app.screen.query_one(Tree)
+        [conversation] = tree.root.children
+        assert str(conversation.label).startswith("Conversation #1 · chat #1") and "· done ·" in str(conversation.label)
+        assert not conversation.is_expanded
+        steps = [str(child.label).split()[0] for child in conversation.children]
+        assert steps == ["summary", "pair_summary", "memory", "goal", "descriptor", "familiarity", "global"]
+        goal = conversation.children[3]
+        assert "world.goal" in str(goal.label)
+        assert [str(leaf.label) for leaf in goal.children] == ["before: (none)", "after:  Ask whether the exam went well."]
+        tree.cursor_line = 0
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: conversation.is_expanded)
+
+
+async def test_end_with_nothing_said_is_a_notice_not_a_crash(store: Store) -> None:
+    app = await suzune_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, "/end")
+        await wait_for(pilot, lambda: any("Nothing was said" in n.message for n in app._notifications))
+        assert app.is_running
