@@ -133,6 +133,8 @@ class Settings(BaseSettings):
     """Share of the gap to full familiarity closed by one shared conversation."""
     world_familiarity_decay: float = Field(0.03, ge=0, lt=1)
     """Share of familiarity lost for every conversation without the other."""
+    world_max_tokens: int = Field(350, ge=8)
+    """The longest answer of one end-of-conversation step (the steps ask for less where less is enough)."""
     world_transcript_chars: int = Field(6000, ge=500)
     """The most of a conversation's text (its end) that each end-of-conversation step reads."""
 

@@ -307,3 +307,39 @@ async def test_a_60_message_prompt_counts_what_the_real_server_evaluates(llama_s
     assert prompt.exact and prompt.total_tokens == evaluated
     assert sum(layer.tokens for layer in prompt.layers) == prompt.total_tokens
     assert not estimated.exact and abs(estimated.total_tokens - evaluated) <= evaluated * 0.05
+
+
+async def test_a_whole_end_of_conversation_pass_against_a_real_server(llama_server: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Every step asks the real model; each one is either applied or logged as
+    failed with the previous memory kept, and the conversation is accounted for."""
+    from omoide.characters.library import find_character
+    from omoide.session import ChatSession
+    from omoide.store import Store
+    from omoide.world.model import Field, UpdateKind, user_key
+    from tests.scripted import ScriptedBackend
+
+    summarizer = OpenAICompatBackend(Settings(base_url=llama_server, model="smollm2", temperature=0.0))
+    async with await Store.open(tmp_path / "omoide.db") as store:
+        chat = ScriptedBackend([["*She slides a black coffee across the counter.* Good luck on Friday, I suppose."]])
+        settings = Settings(user_name="Kai", world_max_tokens=48)  # a small model rambles to the limit; keep it short
+        session = await ChatSession.open(store, find_character("suzune"), settings, chat, summarizer=summarizer)
+        async for _ in session.send("My exam is on Friday. Also, Wren told me she is afraid of the dark."):
+            pass
+        conversation = await session.end_conversation(background=False)
+        result = await session.world.run(conversation.id)
+        await session.aclose()
+        await summarizer.aclose()
+        log = await store.world.updates(conversation_id=conversation.id)
+        view = await store.world.view("suzune")
+    steps = {u.step for u in log}
+    assert {"summary", "familiarity"} <= steps or "summary" in {u.step for u in log if u.kind is UpdateKind.FAILED}
+    assert all(u.model == "openai · smollm2" for u in log if u.kind in (UpdateKind.LLM, UpdateKind.FAILED))
+    assert [m.key for m in conversation.mentions] == ["wren"]
+    if not any(u.step == "summary" and u.kind is UpdateKind.FAILED for u in log):
+        assert view.summaries and view.summaries[0].text.strip()
+        assert view.about(user_key("Kai")).familiarity > 0
+        assert {"memory", "goal", "descriptor", "global"} <= steps
+    for u in log:
+        if u.kind is UpdateKind.FAILED:
+            assert u.error and u.field in Field
+    assert len(result.failed) == sum(1 for u in log if u.kind is UpdateKind.FAILED)

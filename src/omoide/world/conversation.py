@@ -43,6 +43,7 @@ class PassSettings:
     gain: float = familiarity.GAIN
     decay: float = familiarity.DECAY
     transcript_chars: int = 6000
+    max_tokens: int = 350
 
 
 @dataclass(slots=True)
@@ -234,7 +235,8 @@ class ConversationPass:
         message_id = message_id or self.conv.end_id
         try:
             await self._check_in_force()
-            answer = kind.clean(await self.run_call(lambda: self._complete(messages, kind.max_tokens)))
+            limit = min(kind.max_tokens, self.settings.max_tokens)
+            answer = kind.clean(await self.run_call(lambda: self._complete(messages, limit)))
         except (OmoideError, steps.InvalidOutput) as exc:
             reason = exc.message if isinstance(exc, OmoideError) else str(exc)
             if isinstance(exc, _Stopped):

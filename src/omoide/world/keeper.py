@@ -120,7 +120,8 @@ class WorldKeeper:
     @property
     def pass_settings(self) -> PassSettings:
         s = self.settings
-        return PassSettings(s.world_rolling, s.world_familiarity_gain, s.world_familiarity_decay, s.world_transcript_chars)
+        return PassSettings(s.world_rolling, s.world_familiarity_gain, s.world_familiarity_decay, s.world_transcript_chars,
+                            s.world_max_tokens)
 
     # -- the range and the end ---------------------------------------------------------
 
