@@ -68,7 +68,7 @@ async def scripted_server(home: Path, runs: int) -> list[float]:
         def pop(self, index: int = -1):  # type: ignore[no-untyped-def,override]
             return lambda request: stream_reply(script.answer(request.json()["messages"]))
 
-    server.replies = Forever()  # type: ignore[assignment]
+    server.replies = Forever([None])  # type: ignore[assignment]  # never empty: every request is answered
     await server.start()
     times = []
     try:

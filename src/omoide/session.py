@@ -14,14 +14,14 @@ import re
 from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing
 from datetime import datetime, timezone
-from typing import Any, Literal
+from typing import Literal
 
 from omoide.characters import lorebook
 from omoide.characters.attached import lorebooks_for
 from omoide.characters.model import Character, LoreEntry, substitute
 from omoide.config import Settings
 from omoide.domain import Branch, Chat, DiaryAuthor, DiaryEntry, MemoryState, Message, Role
-from omoide.errors import CommandError, HeadMoved, NotFound, OmoideError, StorageUnavailable, StoreError
+from omoide.errors import CommandError, HeadMoved, NotFound, StorageUnavailable, StoreError
 from omoide.events import (
     ChangedElsewhere, MemoryEvent, MemoryRecalled, ReplyFailed, ReplyFinished, ReplyStarted, TurnEvent, UserMessageStored,
 )
@@ -40,9 +40,7 @@ from omoide.tokens import TokenCounter
 from omoide.toolform import ToolForm, resolve as resolve_tool_form
 from omoide.world.gate import ReplyGate
 from omoide.world.keeper import Directory, WorldKeeper, one_on_one
-from omoide.world.mentions import MentionScanner
 from omoide.world.model import Conversation, Participant
-from omoide.world.prompt import mention_note, world_block
 
 log = logging.getLogger(__name__)
 
@@ -51,8 +49,6 @@ def _entry_label(entry: LoreEntry) -> str:
     return entry.name or (entry.keys[0] if entry.keys else "entry")
 
 BRANCH_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
-MENTION_DEPTH = 4
-"""Recent messages scanned for absent characters' names, for the hidden mention notes."""
 
 
 class ChatSession:
@@ -106,7 +102,6 @@ class ChatSession:
             emit=self.memory_worker.report,
         )
         self._swept = False
-        self._scanner: MentionScanner | None = None
 
     # -- opening ----------------------------------------------------------------
 
@@ -223,7 +218,7 @@ class ChatSession:
         if not text:
             raise CommandError("There is nothing to send.", "Type a message first.")
         chat = await self.refresh()
-        await self._end_if_idle(chat)
+        await self.world.end_if_idle(chat, self.participants)
         moved = chat.head_id != self._own_head
         for _attempt in range(5):
             try:
@@ -371,7 +366,7 @@ class ChatSession:
             constant_lore=[f.entry.content for f in fired if f.reason == "constant"],
             triggered_lore=[f.entry.content for f in fired if f.reason != "constant"],
             memo_layer=self.settings.memory_style != "summary",
-            **await self._world_layers(state.window),
+            **await self.world.prompt_layers(self.character, self.participants, state.window),
         )
         ctx = await self.weights.weigh(ctx, head_id, state, hidden=self.chat.amnesia, recalled=self.pending_recall)
         budget = max(self.settings.context_size - self.settings.max_tokens, 256)
@@ -393,17 +388,6 @@ class ChatSession:
         self.last_prompt = prompt
         return prompt
 
-    async def _world_layers(self, window: list[Message]) -> dict[str, Any]:
-        """The world block (stable) and the notes on absent characters just named (tail)."""
-        view = await self.store.world.view(self.character.id)
-        me = self.character.display_name
-        others = [p for p in self.participants if p.key != self.character.id]
-        if self._scanner is None:
-            self._scanner = MentionScanner(self.world.directory.known(), [p.key for p in self.participants])
-        named = {k.key: k for m in window[-MENTION_DEPTH:] for k in self._scanner.scan(m.content)}
-        notes = [mention_note(view, me, k.key, k.name) for k in named.values()]
-        return {"world": world_block(view, me, others), "world_notes": notes}
-
     # -- the world: conversations and what the characters carry out of them ------------------
 
     @property
@@ -418,14 +402,6 @@ class ChatSession:
         if background:
             self.world.schedule(conversation.id)
         return conversation
-
-    async def _end_if_idle(self, chat: Chat) -> None:
-        try:
-            conversation = await self.world.idle_end(chat, self.participants)
-        except OmoideError:
-            return
-        if conversation is not None:
-            self.world.schedule(conversation.id)
 
     # -- personas -------------------------------------------------------------------
 

@@ -103,9 +103,9 @@ def get(name: str) -> Template:
     except FileNotFoundError:
         return Template(spec, spec.default, "default")
     except OSError as exc:
-        problem = f"{path} cannot be read ({exc.strerror or exc})"
-        log.warning("template %s: %s; using the shipped default", name, problem)
-        return Template(spec, spec.default, "default (override invalid)", problem)
+        unreadable = f"{path} cannot be read ({exc.strerror or exc})"
+        log.warning("template %s: %s; using the shipped default", name, unreadable)
+        return Template(spec, spec.default, "default (override invalid)", unreadable)
     problem = check(spec, text)
     if problem is not None:
         log.warning("template %s (%s): %s; using the shipped default", name, path, problem)

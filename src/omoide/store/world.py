@@ -109,7 +109,8 @@ class WorldRepository:
     async def conversations(self, *, chat_id: int | None = None, owner: str | None = None,
                             unfinished: bool = False, limit: int = 1000) -> list[Conversation]:
         """Newest first. `owner`: conversations that character took part in."""
-        where, params = [], []  # type: ignore[var-annotated]
+        where: list[str] = []
+        params: list[object] = []
         if chat_id is not None:
             where.append("chat_id = ?")
             params.append(chat_id)
@@ -237,7 +238,8 @@ class WorldRepository:
 
     async def updates(self, *, conversation_id: int | None = None, owner: str | None = None, limit: int = 10_000) -> list[Update]:
         """Oldest first."""
-        where, params = [], []  # type: ignore[var-annotated]
+        where: list[str] = []
+        params: list[object] = []
         if conversation_id is not None:
             where.append("conversation_id = ?")
             params.append(conversation_id)

@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta, timezone
+from typing import Any
 
 from omoide.characters.model import Character, substitute
 from omoide.config import Settings
@@ -37,17 +38,20 @@ from omoide.errors import CommandError, OmoideError
 from omoide.events import MemoryEvent, MemoryWorkDone, MemoryWorkFailed, MemoryWorkStarted
 from omoide.llm.base import Backend
 from omoide.store import Store
+from omoide.store.world import Conflict
 from omoide.world.conversation import ConversationPass, PassResult, PassSettings
 from omoide.world.gate import ReplyGate
 from omoide.world.mentions import Known, MentionScanner, known_from
 from omoide.world.model import APPLYING, LIST_FIELDS, Conversation, Field, Participant, UpdateKind, dump_items, load_items, user_key
-from omoide.store.world import Conflict
+from omoide.world.prompt import mention_note, world_block
 
 log = logging.getLogger(__name__)
 
 RANGE_CAP = 400
 """Most messages a pass reads (the newest of the conversation)."""
 MAX_ATTEMPTS = 5
+MENTION_DEPTH = 4
+"""Recent messages scanned for absent characters' names, for the hidden mention notes."""
 
 
 class Directory:
@@ -114,6 +118,7 @@ class WorldKeeper:
         self._tasks: set[asyncio.Task[None]] = set()
         self._running: set[int] = set()
         self.last_result: PassResult | None = None
+        self._scanner: tuple[tuple[str, ...], MentionScanner] | None = None
         self.needs_retry = False
         """A pass failed somewhere: the next sweep (after the next reply) runs it again."""
 
@@ -168,6 +173,32 @@ class WorldKeeper:
                 return None
             participants = one_on_one(character, chat.persona or self.settings.user_name)
         return await self.end(chat, participants, reason="idle")
+
+    async def end_if_idle(self, chat: Chat, participants: list[Participant]) -> None:
+        """Before a message is stored: end an idle conversation and remember it in the background."""
+        try:
+            conversation = await self.idle_end(chat, participants)
+        except OmoideError:
+            return
+        if conversation is not None:
+            self.schedule(conversation.id)
+
+    # -- the prompt ----------------------------------------------------------------------
+
+    async def prompt_layers(self, character: Character, participants: list[Participant],
+                            window: Sequence[Message]) -> dict[str, Any]:
+        """The world block (stable) and notes on absent characters named in the
+        last MENTION_DEPTH messages (tail), as PromptContext fields."""
+        view = await self.store.world.view(character.id)
+        me = character.display_name
+        present = tuple(p.key for p in participants)
+        if self._scanner is None or self._scanner[0] != present:
+            self._scanner = (present, MentionScanner(self.directory.known(), present))
+        named = {k.key: k for m in window[-MENTION_DEPTH:] for k in self._scanner[1].scan(m.content)}
+        return {
+            "world": world_block(view, me, [p for p in participants if p.key != character.id]),
+            "world_notes": [mention_note(view, me, k.key, k.name) for k in named.values()],
+        }
 
     # -- running passes -----------------------------------------------------------------
 
