@@ -80,6 +80,11 @@ def fields(text: str) -> list[str]:
     return [name for _, name, _, _ in string.Formatter().parse(text) if name is not None]
 
 
+def fields_and_text(text: str) -> list[str]:
+    """The literal pieces of a (valid) template, between its placeholders, split into lines."""
+    return [line for literal, _, _, _ in string.Formatter().parse(text) for line in literal.splitlines()]
+
+
 def check(spec: TemplateSpec, text: str) -> str | None:
     """None if `text` is usable for `spec`, else what is wrong with it."""
     try:

@@ -239,3 +239,11 @@ async def test_a_template_with_an_unknown_placeholder_falls_back_to_the_default(
     labels = {u.field: u.template for u in await store.world.updates(conversation_id=conversation.id)}
     assert labels[Field.GOAL] == "world.goal (default (override invalid))"
     assert labels[Field.DESCRIPTOR] == "world.descriptor (override)"
+
+
+async def test_an_answer_that_repeats_the_prompt_is_refused(store: Store) -> None:
+    session = await open_suzune(store, WorldScript(summary="The conversation:\nKai: My exam is on Friday."))
+    await talk(session, "My exam is on Friday.")
+    _, result = await end_now(session)
+    assert result.failed and "repeated the prompt" in result.failed[0]
+    assert (await store.world.view("suzune")).summaries == []

@@ -236,7 +236,7 @@ class ConversationPass:
         try:
             await self._check_in_force()
             limit = min(kind.max_tokens, self.settings.max_tokens)
-            answer = kind.clean(await self.run_call(lambda: self._complete(messages, limit)))
+            answer = steps.check_echo(kind.clean(await self.run_call(lambda: self._complete(messages, limit))), template.text)
         except (OmoideError, steps.InvalidOutput) as exc:
             reason = exc.message if isinstance(exc, OmoideError) else str(exc)
             if isinstance(exc, _Stopped):

@@ -156,6 +156,17 @@ def clean_descriptor(text: str) -> str:
     return " ".join(words[:3]).lower()
 
 
+def check_echo(answer: str, template_text: str) -> str:
+    """Small models often repeat the prompt instead of answering it: an answer
+    that opens with a line of the template's own wording is not an answer."""
+    opening = answer.lstrip()
+    for fragment in templates.fields_and_text(template_text):
+        fragment = fragment.strip()
+        if len(fragment) >= 12 and opening.startswith(fragment):
+            raise InvalidOutput("the model repeated the prompt instead of answering it")
+    return answer
+
+
 def is_keyword(text: str, keyword: str) -> bool:
     return _TEMPLATE_TOKENS.sub("", text).strip().strip(".!\"'").upper().startswith(keyword)
 

@@ -130,7 +130,7 @@ class WorldScreen(ModalScreen[None]):
         text = Text()
         text.append("Recent conversations\n", style="bold")
         for item in self.view.summaries or []:
-            text.append(f"- {clip(item.text, full=True)}\n")
+            text.append(f"- {clip(item.text, width=600)}\n")
         if not self.view.summaries:
             text.append("(none yet: they come when a conversation ends, /end)\n", style="dim")
         for rel in self.view.relationships.values():
@@ -140,7 +140,7 @@ class WorldScreen(ModalScreen[None]):
                 text.append(f"{label}:\n", style="italic")
                 items = value if isinstance(value, list) else []
                 for item in items:
-                    text.append(f"  - {clip(item.text, full=True)}\n")
+                    text.append(f"  - {clip(item.text, width=600)}\n")
                 if not items:
                     text.append("  (none)\n", style="dim")
         return text
