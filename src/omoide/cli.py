@@ -451,7 +451,7 @@ def paths() -> None:
 def _mount_world() -> None:
     from omoide.world.cli import register
 
-    register(app)
+    register(app, run=run, fail=_fail)
 
 
 _mount_world()

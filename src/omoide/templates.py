@@ -2,7 +2,7 @@
 
 A template is text with `{placeholder}` fields (`{{` and `}}` for literal
 braces). The shipped defaults are registered here by the modules that use
-them; a file `NAME.txt` in the config directory's `templates/` folder
+them (a client listing them imports those modules first); a file `NAME.txt` in the config directory's `templates/` folder
 overrides one. An override that names a placeholder the step does not
 provide, or that cannot be parsed, is reported with the name of the culprit,
 and the shipped default is used until it is fixed.
@@ -119,7 +119,6 @@ def get(name: str) -> Template:
 
 
 def spec_for(name: str) -> TemplateSpec:
-    _load_all()
     spec = REGISTRY.get(name)
     if spec is None:
         raise TemplateProblem(f"There is no template named '{name}'.", f"Templates: {', '.join(sorted(REGISTRY))}.")
@@ -134,7 +133,7 @@ def render(spec: TemplateSpec, text: str, values: dict[str, object]) -> str:
 
 
 def all_templates() -> list[Template]:
-    _load_all()
+    """Every registered template (a client imports the modules that register them first)."""
     return [get(name) for name in sorted(REGISTRY)]
 
 
@@ -166,9 +165,3 @@ def reset(name: str) -> Path | None:
     path.rename(kept)
     return kept
 
-
-def _load_all() -> None:
-    """Import the modules that register templates, so the registry is complete."""
-    import omoide.memory.diary  # noqa: F401
-    import omoide.memory.summary  # noqa: F401
-    import omoide.world.steps  # noqa: F401

@@ -31,7 +31,7 @@ async def suzune_app(store: Store) -> OmoideApp:
     settings = Settings(user_name="Kai")
     session = await ChatSession.open(store, find_character("suzune"), settings, ScriptedBackend(),
                                      summarizer=ScriptedBackend(default=WorldScript().default()))
-    return OmoideApp(session, store=store, settings=settings)
+    return OmoideApp(session)
 
 
 async def test_end_then_world_shows_and_edits_what_she_carries(store: Store) -> None:

@@ -12,6 +12,8 @@ import json
 import sqlite3
 from collections.abc import Sequence
 
+import aiosqlite
+
 from omoide.errors import NotFound
 from omoide.store.connection import now_iso
 from omoide.store.db import Database
@@ -218,16 +220,18 @@ class WorldRepository:
         return await self.update(update_id)
 
     @staticmethod
-    async def _log(conn, conversation_id, message_id, owner, about, field, step, kind, before, after,  # type: ignore[no-untyped-def]
-                   template, model, error, stamp) -> int:
+    async def _log(conn: aiosqlite.Connection, conversation_id: int | None, message_id: int | None, owner: str, about: str,
+                   field: Field, step: str, kind: UpdateKind, before: str | None, after: str | None,
+                   template: str | None, model: str | None, error: str | None, stamp: str) -> int:
         cur = await conn.execute(
             """INSERT INTO world_updates (conversation_id, message_id, owner, about, field, step, kind, before, after,
                                           template, model, error, created_at)
                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
             (conversation_id, message_id, owner, about, str(field), step, str(kind), before, after, template, model, error, stamp),
         )
-        assert cur.lastrowid is not None
-        return cur.lastrowid
+        update_id: int | None = cur.lastrowid
+        assert update_id is not None
+        return update_id
 
     # -- the log ----------------------------------------------------------------------
 

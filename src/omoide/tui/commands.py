@@ -228,7 +228,7 @@ async def _quit(app: Host, command: ParsedCommand) -> None:
 
 def _lazy(module: str, name: str) -> Handler:
     """A handler that lives in a screen module, imported on first use."""
-    async def handler(app: OmoideApp, command: ParsedCommand) -> None:
+    async def handler(app: Host, command: ParsedCommand) -> None:
         import importlib
 
         await getattr(importlib.import_module(module), name)(app, command)

@@ -4,34 +4,48 @@ Model output is printed through rich `Text`, never as markup."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 from rich.console import Console
 from rich.text import Text
 
+import omoide.memory.diary  # noqa: F401 - these register their templates
+import omoide.memory.summary  # noqa: F401
+import omoide.world.steps  # noqa: F401
 from omoide import templates
 from omoide.errors import OmoideError
+from omoide.world.book import WorldBook
 from omoide.world.model import SELF, Conversation, Item, Update, UpdateKind, WorldView, is_user
 from omoide.world.render import about_name, clip, relationship_lines, safe, update_line
 
+if TYPE_CHECKING:
+    from omoide.runtime import Workspace
+
+T = TypeVar("T")
 out = Console()
 err = Console(stderr=True)
 
 templates_app = typer.Typer(help="List, edit and reset the prompt templates of the memory steps.", no_args_is_help=True)
 
 
-def register(app: typer.Typer) -> None:
+Runner = Callable[[Callable[[], Awaitable[object]]], object]
+_hooks: dict[str, Callable[..., object]] = {}
+
+
+def register(app: typer.Typer, *, run: Callable[..., object], fail: Callable[[OmoideError], object]) -> None:
+    """Add the commands to `app`; `run` and `fail` are the main CLI's (how it runs
+    a coroutine and reports an error), passed in so this module never imports it."""
+    _hooks.update(run=run, fail=fail)
     app.command("end")(end)
     app.command("world")(world)
     app.command("log")(log_command)
     app.add_typer(templates_app, name="templates", help="List, edit and reset the prompt templates of the memory steps.")
 
 
-def _run(coro_factory):  # type: ignore[no-untyped-def]
-    from omoide.cli import run
-
-    return run(coro_factory)
+def _run(coro_factory: Callable[[], Awaitable[T]]) -> T:
+    return _hooks["run"](coro_factory)  # type: ignore[return-value]
 
 
 def end(
@@ -67,7 +81,7 @@ def end(
             result = await session.world.run(conversation.id)
             failed.extend(result.failed)
             for update in await runtime.store.world.updates(conversation_id=conversation.id):
-                out.print(update_line(update, _names(runtime, conversation)))
+                out.print(update_line(update, _names(conversation)))
         finally:
             await runtime.aclose()
 
@@ -79,7 +93,7 @@ def end(
             err.print(safe(f"  {line}", style="yellow"))
 
 
-def _names(runtime, conversation: Conversation | None = None) -> dict[str, str]:  # type: ignore[no-untyped-def]
+def _names(conversation: Conversation | None = None) -> dict[str, str]:
     from omoide.characters.library import list_characters
 
     names = {c.id: c.display_name for c in list_characters()}
@@ -95,17 +109,16 @@ def world(
     """Print what a character carries: global memory, and per relationship the
     descriptor, familiarity, goal, consolidated memory, rolling summaries and
     what it heard from others."""
-    from omoide.runtime import Runtime
+    from omoide.runtime import Workspace
 
     async def go() -> tuple[str, WorldView, int, dict[str, str]]:
-        runtime = await Runtime.start()
+        workspace: Workspace = await Workspace.open()
         try:
-            char = runtime.character(character)
-            view = await runtime.store.world.view(char.id)
-            pending = [c for c in await runtime.store.world.conversations(owner=char.id, unfinished=True) if c.in_force]
-            return char.display_name, view, len(pending), _names(runtime)
+            char = workspace.character(character)
+            book = WorldBook(workspace.store, _names())
+            return char.display_name, await book.view(char.id), await book.pending(char.id), book.names
         finally:
-            await runtime.aclose()
+            await workspace.aclose()
 
     name, view, pending, names = _run(go)
     out.print(safe(f"{name}: what {name} carries", style="bold"))
@@ -151,24 +164,22 @@ def log_command(
 ) -> None:
     """The memory update log: every update each conversation caused, before and
     after, with the template and the model; and the edits made by hand."""
-    from omoide.runtime import Runtime
+    from omoide.runtime import Workspace
 
     async def go() -> tuple[str, list[tuple[Conversation, list[Update]]], list[Update], dict[str, str]]:
-        runtime = await Runtime.start()
+        workspace: Workspace = await Workspace.open()
         try:
-            char = runtime.character(character)
-            conversations = await runtime.store.world.conversations(owner=char.id, limit=limit)
-            rows = [(c, await runtime.store.world.updates(conversation_id=c.id, owner=char.id)) for c in conversations]
-            return char.display_name, rows, await runtime.store.world.edits(char.id), _names(runtime)
+            char = workspace.character(character)
+            book = WorldBook(workspace.store, _names())
+            return char.display_name, await book.log(char.id, limit), await book.edits(char.id), book.names
         finally:
-            await runtime.aclose()
+            await workspace.aclose()
 
     name, rows, edits, names = _run(go)
     if not rows and not edits:
         out.print(Text(f"{name} has no world memory updates yet. They come when a conversation ends (/end or `omoide end`)."))
         return
     for conversation, updates in rows:
-        names.update({p.key: p.name for p in conversation.participants})
         force = "" if conversation.in_force else " · retracted (its end is off the chat's path)"
         out.print(Text(f"Conversation #{conversation.id} · chat #{conversation.chat_id}, messages "
                        f"#{conversation.first_id}–#{conversation.end_id} · ended {conversation.ended_at.astimezone():%Y-%m-%d %H:%M} "
@@ -238,9 +249,7 @@ def templates_reset(name: Annotated[str, typer.Argument(help="Template name, e.g
 
 
 def _fail(exc: OmoideError) -> None:
-    from omoide.cli import _fail as fail
-
-    fail(exc)
+    _hooks["fail"](exc)
 
 
 __all__ = ["SELF", "register", "templates_app"]

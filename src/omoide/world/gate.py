@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -22,7 +22,7 @@ class ReplyGate:
         self._active = 0
         self._idle = asyncio.Event()
         self._idle.set()
-        self._background: set[asyncio.Task[object]] = set()
+        self._background: set[asyncio.Task[Any]] = set()
         self.preempted = 0
         """How many background calls were cut short for a reply (for tests and benchmarks)."""
 
@@ -48,7 +48,7 @@ class ReplyGate:
         while True:
             await self._idle.wait()
             task: asyncio.Task[T] = asyncio.ensure_future(call())
-            self._background.add(task)  # type: ignore[arg-type]
+            self._background.add(task)
             try:
                 return await asyncio.shield(task)
             except asyncio.CancelledError:
@@ -60,4 +60,4 @@ class ReplyGate:
                     raise
                 self.preempted += 1  # a reply started: try again once it is over
             finally:
-                self._background.discard(task)  # type: ignore[arg-type]
+                self._background.discard(task)

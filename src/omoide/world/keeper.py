@@ -39,6 +39,7 @@ from omoide.events import MemoryEvent, MemoryWorkDone, MemoryWorkFailed, MemoryW
 from omoide.llm.base import Backend
 from omoide.store import Store
 from omoide.store.world import Conflict
+from omoide.world.book import WorldBook
 from omoide.world.conversation import ConversationPass, PassResult, PassSettings
 from omoide.world.gate import ReplyGate
 from omoide.world.mentions import Known, MentionScanner, known_from
@@ -119,8 +120,16 @@ class WorldKeeper:
         self._running: set[int] = set()
         self.last_result: PassResult | None = None
         self._scanner: tuple[tuple[str, ...], MentionScanner] | None = None
+        self._book: WorldBook | None = None
         self.needs_retry = False
         """A pass failed somewhere: the next sweep (after the next reply) runs it again."""
+
+    @property
+    def book(self) -> WorldBook:
+        """Reading and editing world memory, for clients."""
+        if self._book is None:
+            self._book = WorldBook(self.store, {k.key: k.name for k in self.directory.known()})
+        return self._book
 
     @property
     def pass_settings(self) -> PassSettings:

@@ -16,19 +16,16 @@ from omoide.world.model import Conversation, Update, UpdateKind
 from omoide.world.render import clip, safe, update_line
 
 if TYPE_CHECKING:
-    from omoide.tui.app import OmoideApp
+    from omoide.tui.host import Host
 
 LOG_LIMIT = 50
 
 
-async def log_command(app: OmoideApp, command: ParsedCommand) -> None:
+async def log_command(app: Host, command: ParsedCommand) -> None:
     owner = app.session.character.id
-    names = {k.key: k.name for k in app.session.world.directory.known()}
-    conversations = await app.store.world.conversations(owner=owner, limit=LOG_LIMIT)
-    rows = [(c, await app.store.world.updates(conversation_id=c.id, owner=owner)) for c in conversations]
-    for conversation, _ in rows:
-        names.update({p.key: p.name for p in conversation.participants})
-    app.push_screen(LogScreen(app.session.character.display_name, rows, await app.store.world.edits(owner), names))
+    book = app.session.world.book
+    rows = await book.log(owner, LOG_LIMIT)
+    app.push_screen(LogScreen(app.session.character.display_name, rows, await book.edits(owner), dict(book.names)))
 
 
 def conversation_label(c: Conversation, updates: list[Update]) -> Text:

@@ -13,18 +13,17 @@ from textual.widgets import OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
 from omoide.commands import ParsedCommand
-from omoide.store import Store
-from omoide.world import edits
+from omoide.world.book import WorldBook
 from omoide.world.model import SELF, Field, WorldView, is_user
 from omoide.world.render import about_name, clip, relationship_lines, safe
 
 if TYPE_CHECKING:
-    from omoide.tui.app import OmoideApp
+    from omoide.tui.host import Host
 
 FIELD_LABELS = {Field.GLOBAL: "global memory", Field.DESCRIPTOR: "descriptor", Field.GOAL: "goal", Field.MEMORY: "memory"}
 
 
-async def end_command(app: OmoideApp, command: ParsedCommand) -> None:
+async def end_command(app: Host, command: ParsedCommand) -> None:
     if app.turn_running:
         app.notify("A reply is still coming; let it finish (or Esc) before ending the conversation.", severity="warning")
         return
@@ -34,10 +33,10 @@ async def end_command(app: OmoideApp, command: ParsedCommand) -> None:
                "/log shows what changed, /world what they carry now.", timeout=8)
 
 
-async def world_command(app: OmoideApp, command: ParsedCommand) -> None:
-    names = {k.key: k.name for k in app.session.world.directory.known()}
-    names.update({p.key: p.name for p in app.session.participants})
-    app.push_screen(WorldScreen(app.store, app.session.character.id, app.session.character.display_name, names))
+async def world_command(app: Host, command: ParsedCommand) -> None:
+    book = app.session.world.book
+    book.names.update({p.key: p.name for p in app.session.participants})
+    app.push_screen(WorldScreen(book, app.session.character.id, app.session.character.display_name))
 
 
 class EditFieldScreen(ModalScreen[str | None]):
@@ -83,12 +82,12 @@ class WorldScreen(ModalScreen[None]):
     """
     BINDINGS = [Binding("escape", "close", "Close", id="world.close")]
 
-    def __init__(self, store: Store, owner: str, name: str, names: dict[str, str]) -> None:
+    def __init__(self, book: WorldBook, owner: str, name: str) -> None:
         super().__init__()
-        self.store = store
+        self.book = book
         self.owner = owner
         self.name_text = name
-        self.names = names
+        self.names = book.names
         self.view = WorldView(owner)
         self.fields: list[tuple[str, Field]] = []
 
@@ -105,7 +104,7 @@ class WorldScreen(ModalScreen[None]):
         self.query_one(OptionList).focus()
 
     async def reload(self) -> None:
-        self.view = await self.store.world.view(self.owner)
+        self.view = await self.book.view(self.owner)
         self.fields = [(SELF, Field.GLOBAL)]
         for rel in sorted(self.view.relationships.values(), key=lambda r: (not is_user(r.about), r.about)):
             self.fields += [(rel.about, Field.DESCRIPTOR), (rel.about, Field.GOAL), (rel.about, Field.MEMORY)]
@@ -153,7 +152,7 @@ class WorldScreen(ModalScreen[None]):
             if text is None:
                 return
             try:
-                update = await edits.edit(self.store, self.owner, about, name, text)
+                update = await self.book.edit(self.owner, about, name, text)
             except Exception as exc:  # noqa: BLE001 - shown, never fatal
                 message = getattr(exc, "message", None) or repr(exc)
                 self.app.notify(f"{message} {getattr(exc, 'hint', '')}".strip(), severity="error", markup=False)
