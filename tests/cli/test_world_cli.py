@@ -15,9 +15,9 @@ from omoide.characters.library import find_character
 from omoide.config import Settings
 from omoide.session import ChatSession
 from omoide.store import Store
-from tests.faultserver import FaultServer, Request, stream_reply
+from tests.faultserver import FaultServer, Reply, Request, stream_reply
 from tests.scripted import ScriptedBackend
-from tests.world_script import WorldScript
+from tests.world_script import WorldScript, step_of
 
 runner = CliRunner()
 FACT = "Wren is afraid of the dark and keeps the lighthouse lamp on all night."
@@ -119,7 +119,12 @@ async def test_omoide_end_runs_the_pass_against_a_scripted_server(omoide_home: P
     script = WorldScript()
     server = FaultServer()
 
+    broken = {"goal"}
+
     def reply(request: Request):  # type: ignore[no-untyped-def]
+        if step_of(request.json()["messages"]) in broken:
+            broken.clear()
+            return Reply(status=500, body=b'{"error": {"message": "out of memory"}}')
         return stream_reply(script.answer(request.json()["messages"]))
 
     server.replies = _Forever(reply)  # type: ignore[assignment]
@@ -130,7 +135,8 @@ async def test_omoide_end_runs_the_pass_against_a_scripted_server(omoide_home: P
             async for _ in session.send("My exam is on Friday."):
                 pass
             await session.aclose()
-        env = {**os.environ, "OMOIDE_BASE_URL": server.base_url, "OMOIDE_MODEL": "scripted", "OMOIDE_USER_NAME": "Kai"}
+        env = {**os.environ, "OMOIDE_BASE_URL": server.base_url, "OMOIDE_MODEL": "scripted", "OMOIDE_USER_NAME": "Kai",
+               "OMOIDE_MAX_RETRIES": "0", "COLUMNS": "200"}
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "omoide.cli", "end", "suzune", env=env,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
@@ -139,7 +145,19 @@ async def test_omoide_end_runs_the_pass_against_a_scripted_server(omoide_home: P
         assert proc.returncode == 0, stderr.decode()
         text = " ".join(stdout.decode().split())
         assert "Conversation #1 ended" in text and "world.goal · openai · scripted" in text
-        assert script.steps() == ["summary", "memory", "goal", "descriptor", "global"]
+        assert script.steps() == ["summary", "memory", "descriptor", "global"]  # the goal's request got a 500
+        warning = " ".join(stderr.decode().split())
+        assert "1 step(s) failed; the previous memory is kept" in warning and "goal" in warning
+        async with await Store.open() as store:
+            assert (await store.world.view("suzune")).about("user:Kai").goal == ""
+
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "omoide.cli", "end", "suzune", "--retry", env=env,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )
+        stdout, stderr = await proc.communicate()
+        assert proc.returncode == 0 and b"Ran 1 unfinished pass(es)." in stdout, stderr.decode()
+        assert script.steps()[-1] == "goal"
         async with await Store.open() as store:
             assert (await store.world.view("suzune")).about("user:Kai").goal == "Ask whether the exam went well."
 

@@ -66,8 +66,9 @@ def end(
         try:
             char = runtime.character(character)
             if retry:
-                session = await runtime.session(char, chat_id=chat_id)
-                results = await session.world.sweep()
+                from omoide.world.keeper import WorldKeeper
+
+                results = await WorldKeeper(runtime.store, runtime.settings, runtime.summarizer).sweep()
                 failed.extend(f for r in results for f in r.failed)
                 out.print(f"Ran {len(results)} unfinished pass(es).")
                 return
