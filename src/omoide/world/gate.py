@@ -4,7 +4,8 @@ A reply marks itself with `replying()`. Background work runs each LLM call
 through `run()`: it waits until no reply is streaming, and if a reply starts
 while the call is in flight, the call is cancelled (an embedded model stops at
 once and frees its lock) and started again after the reply. So the next reply
-never waits for an end-of-conversation pass, whatever the backend.
+never waits for an end-of-conversation pass, only (at worst) for the one call
+in flight to stop.
 """
 
 from __future__ import annotations
