@@ -91,17 +91,17 @@ class ChatSession:
         """Moments brought back with /recall, for the next prompt's tail."""
         self.tool_form: ToolForm | None = None
         """The diary tool's form with this backend, and why; found out on the first reply."""
-
-    @property
-    def profile(self) -> ProfileBook:
-        """The user profile every character knows."""
-        return self.weights.profile
         self.gate = ReplyGate()
         self.world = WorldKeeper(
             store, settings, summarizer or backend, directory=Directory([character]), gate=self.gate,
             emit=self.memory_worker.report,
         )
         self._swept = False
+
+    @property
+    def profile(self) -> ProfileBook:
+        """The user profile every character knows."""
+        return self.weights.profile
 
     # -- opening ----------------------------------------------------------------
 
