@@ -16,9 +16,10 @@ import omoide.memory.summary  # noqa: F401
 import omoide.world.steps  # noqa: F401
 from omoide import templates
 from omoide.errors import OmoideError
+from omoide.safe_text import safe
 from omoide.world.book import WorldBook
 from omoide.world.model import SELF, Conversation, Item, Update, UpdateKind, WorldView, is_user
-from omoide.world.render import about_name, clip, relationship_lines, safe, update_line
+from omoide.world.render import about_name, clip, relationship_lines, update_line
 
 if TYPE_CHECKING:
     from omoide.runtime import Workspace

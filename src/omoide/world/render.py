@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from omoide.safe_text import inert as printable
 from omoide.world import familiarity
 from omoide.world.model import SELF, Item, Relationship, Update, UpdateKind, is_user
 
@@ -12,15 +13,6 @@ KIND_STYLE = {
     UpdateKind.FAILED: "red", UpdateKind.RETRACT: "yellow", UpdateKind.REINSTATE: "green",
     UpdateKind.KEPT: "yellow", UpdateKind.EDIT: "cyan",
 }
-
-
-def printable(text: str) -> str:
-    """Model output may hold control characters; a terminal would act on them."""
-    return "".join(ch if ch in "\n\t" or (ch >= " " and ch != "\x7f" and not "\x80" <= ch <= "\x9f") else "\ufffd" for ch in text)
-
-
-def safe(text: str, style: str = "") -> Text:
-    return Text(printable(text), style=style)
 
 
 def about_name(key: str, names: dict[str, str]) -> str:

@@ -12,8 +12,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Static, Tree
 
 from omoide.commands import ParsedCommand
+from omoide.safe_text import safe
 from omoide.world.model import Conversation, Update, UpdateKind
-from omoide.world.render import clip, safe, update_line
+from omoide.world.render import clip, update_line
 
 if TYPE_CHECKING:
     from omoide.tui.host import Host

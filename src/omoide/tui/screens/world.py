@@ -13,9 +13,10 @@ from textual.widgets import OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
 from omoide.commands import ParsedCommand
+from omoide.safe_text import safe
 from omoide.world.book import WorldBook
 from omoide.world.model import SELF, Field, WorldView, is_user
-from omoide.world.render import about_name, clip, relationship_lines, safe
+from omoide.world.render import about_name, clip, relationship_lines
 
 if TYPE_CHECKING:
     from omoide.tui.host import Host
