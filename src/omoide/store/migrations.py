@@ -246,7 +246,7 @@ MIGRATIONS.append(
 
 MIGRATIONS.append(
     Migration(
-            "0011_world",
+            "0014_world",
             """
             -- A conversation: a range of one chat's path (first_id down to end_id) that
             -- ended, and whose end-of-conversation pass updates world memory.
