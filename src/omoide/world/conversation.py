@@ -264,7 +264,7 @@ class ConversationPass:
 
     async def _check_in_force(self) -> None:
         if not (await self.store.world.conversation(self.conv.id)).in_force:
-            raise _Stopped("the conversation was taken out of force by a branch restore")
+            raise _Stopped("the conversation was taken out of force by a branch restore", "It resumes when its end is back on the path.")
 
     async def _complete(self, messages: list, max_tokens: int) -> str:  # type: ignore[type-arg]
         parts: list[str] = []
