@@ -20,13 +20,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import DataTable, Static, TextArea
+from textual.widgets import DataTable, Static
 
 from omoide.domain import Memo
 from omoide.errors import OmoideError
 from omoide.exchange.memobook import gap_line, when
 from omoide.memory.book import MemoBook
 from omoide.safe_text import oneline, safe
+from omoide.tui.screens.text_edit import TextEditScreen
 
 FIRST_READ = 2000
 """Messages whose memos the book shows at once (about 250 memos)."""
@@ -52,7 +53,7 @@ def detail(memo: Memo) -> Text:
     return safe(head + "\n".join(f"• {h}" for h in memo.highlights))
 
 
-class MemoEditor(ModalScreen[str | None]):
+class MemoEditor(TextEditScreen):
     """Write or edit a memo: one highlight per line."""
 
     DEFAULT_CSS = """
@@ -65,26 +66,8 @@ class MemoEditor(ModalScreen[str | None]):
         Binding("ctrl+s", "save", "Save", id="memo_editor.save", priority=True),
         Binding("escape", "cancel", "Cancel", id="memo_editor.cancel"),
     ]
-
-    def __init__(self, title: str, text: str = "") -> None:
-        super().__init__()
-        self.title_text = title
-        self.text = text
-
-    def compose(self) -> ComposeResult:
-        with Vertical():
-            yield Static(self.title_text, markup=False)
-            yield TextArea(self.text, id="memo-text", soft_wrap=True)
-            yield Static("One highlight per line · Ctrl+S saves · Esc cancels", classes="hint")
-
-    def on_mount(self) -> None:
-        self.query_one(TextArea).focus()
-
-    def action_save(self) -> None:
-        self.dismiss(self.query_one(TextArea).text)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
+    HINT = "One highlight per line · Ctrl+S saves · Esc cancels"
+    TEXT_ID = "memo-text"
 
 
 class MemoBookScreen(ModalScreen[int | None]):

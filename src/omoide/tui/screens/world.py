@@ -9,7 +9,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import OptionList, Static, TextArea
+from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from omoide.commands import ParsedCommand
@@ -17,6 +17,7 @@ from omoide.safe_text import safe
 from omoide.world.book import WorldBook
 from omoide.world.model import SELF, Field, WorldView, is_user
 from omoide.world.render import about_name, clip, relationship_lines
+from omoide.tui.screens.text_edit import TextEditScreen
 
 if TYPE_CHECKING:
     from omoide.tui.host import Host
@@ -40,7 +41,7 @@ async def world_command(app: Host, command: ParsedCommand) -> None:
     app.push_screen(WorldScreen(book, app.session.character.id, app.session.character.display_name))
 
 
-class EditFieldScreen(ModalScreen[str | None]):
+class EditFieldScreen(TextEditScreen):
     DEFAULT_CSS = """
     EditFieldScreen { align: center middle; }
     EditFieldScreen > Vertical { width: 90%; max-width: 110; height: 70%; border: round $accent; background: $surface; padding: 1 2; }
@@ -51,26 +52,11 @@ class EditFieldScreen(ModalScreen[str | None]):
         Binding("ctrl+s", "save", "Save", id="world.save", priority=True),
         Binding("escape", "cancel", "Cancel", id="world.cancel"),
     ]
+    HINT = "Ctrl+S saves (the old text stays in the log) · Esc cancels"
+    TEXT_ID = "field-text"
 
-    def __init__(self, title: str, text: str) -> None:
-        super().__init__()
-        self.title_text = title
-        self.text = text
-
-    def compose(self) -> ComposeResult:
-        with Vertical():
-            yield Static(Text(self.title_text, style="bold"))
-            yield TextArea(self.text, id="field-text", soft_wrap=True)
-            yield Static("Ctrl+S saves (the old text stays in the log) · Esc cancels", classes="hint")
-
-    def on_mount(self) -> None:
-        self.query_one(TextArea).focus()
-
-    def action_save(self) -> None:
-        self.dismiss(self.query_one(TextArea).text)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
+    def title_widget(self) -> Static:
+        return Static(Text(self.title_text, style="bold"))
 
 
 class WorldScreen(ModalScreen[None]):

@@ -1,0 +1,39 @@
+"""A modal that edits one piece of text: Ctrl+S returns it, Esc returns None.
+
+The memo book and the world screen each subclass it with their own title
+style, hint, size and binding ids (binding ids are what a keymap remaps)."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Static, TextArea
+
+
+class TextEditScreen(ModalScreen[str | None]):
+    HINT = "Ctrl+S saves · Esc cancels"
+    TEXT_ID = "edit-text"
+
+    def __init__(self, title: str, text: str = "") -> None:
+        super().__init__()
+        self.title_text = title
+        self.text = text
+
+    def title_widget(self) -> Static:
+        return Static(self.title_text, markup=False)
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield self.title_widget()
+            yield TextArea(self.text, id=self.TEXT_ID, soft_wrap=True)
+            yield Static(self.HINT, classes="hint")
+
+    def on_mount(self) -> None:
+        self.query_one(TextArea).focus()
+
+    def action_save(self) -> None:
+        self.dismiss(self.query_one(TextArea).text)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
