@@ -7,7 +7,7 @@ import asyncio
 import re
 import sys
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
@@ -17,6 +17,7 @@ from rich.text import Text
 
 from omoide import __version__, locations
 from omoide.book_cli import memos_command
+from omoide.cli_output import fail
 from omoide.errors import OmoideError
 from omoide.safe_text import inert, oneline, safe
 
@@ -37,12 +38,8 @@ out = Console()
 err = Console(stderr=True)
 
 
-def _fail(exc: OmoideError) -> None:
-    # Messages carry server text, file names and card fields: never markup, never escapes.
-    err.print(Text.assemble(("Error: ", "bold red"), safe(exc.message)), soft_wrap=True)
-    if exc.hint:
-        err.print(safe(exc.hint, "dim"), soft_wrap=True)
-    raise typer.Exit(1)
+def _fail(exc: OmoideError) -> NoReturn:
+    fail(exc)
 
 
 class StreamedText:

@@ -5,36 +5,23 @@ from __future__ import annotations
 import os
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from omoide.characters.cards import export_card_json, export_card_png, import_card
 from omoide.characters.library import find_character, scan_characters, source_kind
 from omoide.characters.model import LoreEntry, substitute
+from omoide.cli_output import fail, stdout, stderr
 from omoide.errors import CharacterError, OmoideError
 from omoide.safe_text import inert, oneline, safe
 
 app = typer.Typer(no_args_is_help=True, help="List, show, import and export characters.")
 
 
-def _out() -> Console:
-    return Console(highlight=False)
-
-
-def _err() -> Console:
-    return Console(stderr=True, highlight=False)
-
-
-def _fail(exc: OmoideError) -> NoReturn:
-    err = _err()
-    err.print(Text.assemble(("Error: ", "bold red"), safe(exc.message)), soft_wrap=True)
-    if exc.hint:
-        err.print(safe(exc.hint, "dim"), soft_wrap=True)
-    raise typer.Exit(1)
+_out, _err, _fail = stdout, stderr, fail
 
 
 def _short(text: str, width: int = 70) -> str:

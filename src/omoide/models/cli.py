@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Coroutine
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from omoide.cli_output import fail, stdout, stderr
 from omoide.errors import OmoideError
 
 if TYPE_CHECKING:
@@ -21,20 +21,7 @@ T = TypeVar("T")
 app = typer.Typer(invoke_without_command=True, help="List models, choose the default, download a GGUF.")
 
 
-def _out() -> Console:
-    return Console(highlight=False)
-
-
-def _err() -> Console:
-    return Console(stderr=True, highlight=False)
-
-
-def _fail(exc: OmoideError) -> NoReturn:
-    err = _err()
-    err.print(Text.assemble(("Error: ", "bold red"), exc.message), soft_wrap=True)
-    if exc.hint:
-        err.print(Text(exc.hint, style="dim"), soft_wrap=True)
-    raise typer.Exit(1)
+_out, _err, _fail = stdout, stderr, fail
 
 
 def _run(coro: Coroutine[Any, Any, T]) -> T:

@@ -1,0 +1,32 @@
+"""Console output shared by the CLI's command groups.
+
+Error messages carry server text, file names and card fields: they are printed
+through `safe_text`, never as markup and never as escape sequences."""
+
+from __future__ import annotations
+
+from typing import NoReturn
+
+import typer
+from rich.console import Console
+from rich.text import Text
+
+from omoide.errors import OmoideError
+from omoide.safe_text import safe
+
+
+def stdout() -> Console:
+    return Console(highlight=False)
+
+
+def stderr() -> Console:
+    return Console(stderr=True, highlight=False)
+
+
+def fail(exc: OmoideError) -> NoReturn:
+    """Print the error and its hint to stderr and exit with status 1."""
+    err = stderr()
+    err.print(Text.assemble(("Error: ", "bold red"), safe(exc.message)), soft_wrap=True)
+    if exc.hint:
+        err.print(safe(exc.hint, "dim"), soft_wrap=True)
+    raise typer.Exit(1)
