@@ -31,7 +31,7 @@ _SPECS = [
     CommandSpec("remember", "/remember [!] [--importance 1-5] TEXT", "Write a line in the character's diary (! = important)."),
     CommandSpec("recall", "/recall TEXT", "Bring a past moment into the next prompt."),
     CommandSpec("profile", "/profile [add TEXT]", "Show and edit your profile; accept what characters learned."),
-    CommandSpec("amnesia", "/amnesia TIER...|off", "Hide memory tiers (diary, summary, memos, profile) from this chat."),
+    CommandSpec("amnesia", "/amnesia TIER...|off", "Hide memory tiers (diary, summary, memos, world, profile) from this chat."),
     CommandSpec("memos", "/memos", "Open the memo book: jump to, edit, hide or write memos."),
     CommandSpec("prompt", "/prompt", "Inspect the last prompt, layer by layer."),
     CommandSpec("regen", "/regen", "Another reply to your last message (kept as a swipe)."),

@@ -63,7 +63,7 @@ class PromptContext:
     memo_strengths: Mapping[int, float] = field(default_factory=dict)
     """Memo id -> strength, for /prompt."""
     hidden: frozenset[str] = frozenset()
-    """Memory tiers /amnesia hides: 'diary', 'summary', 'memos', 'profile'."""
+    """Memory tiers /amnesia hides: 'diary', 'summary', 'memos', 'world', 'profile'."""
     recalled: Sequence[str] = ()
     """Past moments the user brought back with /recall, for this turn's tail."""
     world: str = ""
@@ -203,7 +203,7 @@ def tail_text(ctx: PromptContext, state: MemoryState) -> str:
         parts.append("## Relevant lore\n" + "\n".join(ctx.triggered_lore))
     if state.new_memos and "memos" not in ctx.hidden:
         parts.append(f"## Memos written since\n{render_memos(state.new_memos, ctx.tz)}")
-    if ctx.world_notes:
+    if ctx.world_notes and "world" not in ctx.hidden:
         parts.append("## Mentioned\n" + "\n".join(ctx.world_notes))
     if ctx.character.post_history_instructions.strip():
         parts.append(ctx.character.post_history_instructions)
@@ -223,7 +223,7 @@ def assemble(
     if card_chars is not None:
         card = card[:card_chars]
     profile = profile_text(ctx)
-    world = ctx.world.strip()
+    world = "" if "world" in ctx.hidden else ctx.world.strip()
     memory = memory_text(ctx, state, drop_diary=drop_diary, summary_chars=summary_chars)
     memos = "" if drop_diary else memos_text(ctx, state)
     window = window_messages(state.window, ctx.tz)[drop_oldest:]

@@ -23,7 +23,7 @@ from omoide.store import Store
 
 log = logging.getLogger(__name__)
 
-AMNESIA_TIERS = ("diary", "summary", "memos", "profile")
+AMNESIA_TIERS = ("diary", "summary", "memos", "world", "profile")
 """What /amnesia can hide from a chat's prompt."""
 
 
