@@ -3,6 +3,7 @@
     python benchmarks/first_chat.py                      # the default embedded model
     python benchmarks/first_chat.py --model gemma-3-270m # or smollm2-135m, or a .gguf path
     python benchmarks/first_chat.py --runs 3 --show      # three seeded runs, print the replies
+    python benchmarks/first_chat.py --shape chat         # through the chat template, not the play script
 
 Each run is a fresh chat in a temporary OMOIDE_HOME, driven through
 ChatSession exactly as `omoide say` does, with the user called Kai. Memory
@@ -14,6 +15,11 @@ chat is measured. For every reply it counts:
 - speaks as the user: a line that starts with the user's name, "You:" or "User:";
 - copies the prompt: 10+ consecutive words lifted from the system prompt (card,
   lore, rules), or a line starting with "Lore:";
+- out of character: assistant talk ("I'm sorry for any confusion", "as an AI",
+  "how can I help", "I apologize", "let me know if") — a fixed phrase list, so it
+  catches the usual ways a tiny model drops the part, not every way;
+- repeats an earlier reply: 8+ consecutive words lifted from one of the
+  character's earlier replies in the same chat;
 - generation speed: completion tokens / seconds from the first text to the end.
 """
 
@@ -56,6 +62,8 @@ class Reply:
     loops: bool = False
     as_user: bool = False
     copies: bool = False
+    assistant: bool = False
+    repeats: bool = False
 
 
 @dataclass
@@ -101,15 +109,27 @@ def speaks_as_user(text: str, user: str = USER) -> bool:
     return False
 
 
-def copies_prompt(text: str, prompt_text: str) -> bool:
-    if any(line.strip().lower().startswith("lore:") for line in text.splitlines()):
-        return True
-    source = " ".join(_words(prompt_text))
+ASSISTANT_TALK = re.compile(
+    r"\b(as an ai|language model|sorry for (any|the) confusion|how (can|may) i (help|assist)|happy to help"
+    r"|here to help|in any way i can|feel free to|let me know if|here's how|i apologi[sz]e|my apologies)\b", re.I)
+
+
+def out_of_character(text: str) -> bool:
+    return bool(ASSISTANT_TALK.search(text))
+
+
+def lifts(text: str, source_text: str) -> bool:
+    """COPY_WORDS or more consecutive words of `text` appear in `source_text`."""
+    source = " ".join(_words(source_text))
     words = _words(text)
     return any(" ".join(words[i:i + COPY_WORDS]) in source for i in range(len(words) - COPY_WORDS + 1))
 
 
-async def one_run(model: str | None, seed: int, show: bool) -> Run:
+def copies_prompt(text: str, prompt_text: str) -> bool:
+    return any(line.strip().lower().startswith("lore:") for line in text.splitlines()) or lifts(text, prompt_text)
+
+
+async def one_run(model: str | None, seed: int, show: bool, shape: str | None = None) -> Run:
     from omoide.config import Settings
     from omoide.events import ReplyDelta, ReplyFailed, ReplyFinished
     from omoide.runtime import Runtime
@@ -121,6 +141,8 @@ async def one_run(model: str | None, seed: int, show: bool) -> Run:
         overrides["local_model"] = model
     if "seed" in Settings.model_fields:
         overrides["seed"] = seed
+    if shape and "embedded_prompt" in Settings.model_fields:
+        overrides["embedded_prompt"] = shape
     runtime = await Runtime.start(Settings(**overrides))  # type: ignore[arg-type]
     run = Run()
     try:
@@ -140,10 +162,12 @@ async def one_run(model: str | None, seed: int, show: bool) -> Run:
             seconds = time.perf_counter() - first if first else 0.0
             prompt = session.last_prompt
             system = "\n".join(m.get("content") or "" for m in (prompt.messages if prompt else []) if m["role"] == "system")
-            reply = Reply(text, tokens, seconds, loops(text), speaks_as_user(text), copies_prompt(text, system))
+            earlier = "\n".join(r.text for r in run.replies)
+            reply = Reply(text, tokens, seconds, loops(text), speaks_as_user(text), copies_prompt(text, system),
+                          out_of_character(text), lifts(text, earlier))
             run.replies.append(reply)
             if show:
-                flags = ",".join(k for k in ("loops", "as_user", "copies") if getattr(reply, k)) or "ok"
+                flags = ",".join(k for k in ("loops", "as_user", "copies", "assistant", "repeats") if getattr(reply, k)) or "ok"
                 print(f"\n--- {USER}: {line}\n--- reply ({tokens} tokens, {flags}):\n{text.strip()}", flush=True)
         await session.aclose()
     finally:
@@ -156,17 +180,20 @@ def main() -> None:
     parser.add_argument("--model", help="an embedded model name or a .gguf path (default: the configured default)")
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--show", action="store_true", help="print every reply")
+    parser.add_argument("--shape", choices=["script", "chat"], help="the embedded prompt shape (default: the setting's)")
     args = parser.parse_args()
     os.environ["OMOIDE_HOME"] = tempfile.mkdtemp(prefix="omoide-first-chat-")
     runs = []
     for i in range(args.runs):
         os.environ["OMOIDE_HOME"] = tempfile.mkdtemp(prefix="omoide-first-chat-")
-        runs.append(asyncio.run(one_run(args.model, seed=1000 + i, show=args.show)))
+        runs.append(asyncio.run(one_run(args.model, seed=1000 + i, show=args.show, shape=args.shape)))
     turns = len(SCRIPT) * len(runs)
-    print(f"\nmodel: {args.model or 'default'}; {len(runs)} run(s) of {len(SCRIPT)} turns")
+    print(f"\nmodel: {args.model or 'default'}, prompt shape: {args.shape or 'default'}; {len(runs)} run(s) of {len(SCRIPT)} turns")
     print(f"{'replies that loop':<28}{sum(r.count('loops') for r in runs):>4} / {turns}")
     print(f"{'replies speaking as user':<28}{sum(r.count('as_user') for r in runs):>4} / {turns}")
     print(f"{'replies copying the prompt':<28}{sum(r.count('copies') for r in runs):>4} / {turns}")
+    print(f"{'replies out of character':<28}{sum(r.count('assistant') for r in runs):>4} / {turns}")
+    print(f"{'replies repeating earlier':<28}{sum(r.count('repeats') for r in runs):>4} / {turns}")
     print(f"{'empty replies':<28}{sum(1 for r in runs for x in r.replies if not x.text.strip()):>4} / {turns}")
     print(f"{'median reply length':<28}{statistics.median(x.tokens for r in runs for x in r.replies):>4} tokens")
     print(f"{'generation speed':<28}{statistics.mean(r.tokens_per_second for r in runs):>6.1f} tokens/s")

@@ -64,6 +64,10 @@ class Settings(BaseSettings):
     """Embedded model: penalty growing with how often a token already appears in the reply."""
     presence_penalty: float = Field(0.2, ge=0.0, le=2.0)
     """Embedded model: penalty on any token already in the reply."""
+    embedded_prompt: Literal["script", "chat"] = "script"
+    """Embedded model: a chat reply is the next line of a play script it continues
+    ("script"; tiny models answer in character that way) or a turn through its chat
+    template ("chat"; they tend to answer like an assistant)."""
     seed: int | None = None
     """Embedded model: a fixed seed makes its replies repeatable (benchmarks use it)."""
     context_size: int = Field(8192, ge=512)

@@ -77,3 +77,14 @@ async def test_the_embedded_prompt_has_labels_not_headings_and_names_come_from_t
     assert "Scenario:\nA café" in embedded.render_prompt(CHAT) and "## Scenario" not in embedded.render_prompt(CHAT)
     own_file = LocalBackend(Settings(context_size=2048, model_path=smollm2_path))
     assert "## Scenario" in own_file.render_prompt(CHAT)  # a GGUF of the user's own gets the prompt as it is
+
+
+async def test_a_chat_reply_on_the_embedded_model_is_a_play_script_unless_told_otherwise(smollm2_path: Path) -> None:
+    from omoide.llm.local import LocalBackend
+
+    script = LocalBackend(Settings(context_size=2048)).render_prompt(CHAT)
+    assert script.endswith("Kai: Hello?\nSuzune:") and "<|im_start|>" not in script
+    chat = LocalBackend(Settings(context_size=2048, embedded_prompt="chat")).render_prompt(CHAT)
+    assert "<|im_start|>assistant" in chat and "Suzune:" not in chat
+    memory_work = [{"role": "system", "content": "Summarize."}, {"role": "user", "content": "Kai: hi"}]
+    assert "<|im_start|>" in LocalBackend(Settings(context_size=2048)).render_prompt(memory_work)  # type: ignore[arg-type]

@@ -73,6 +73,12 @@ def test_reciting_the_card_or_the_lore_is_cut_where_the_recital_starts() -> None
     assert stream(text)[0] == text  # talking about the same things is fine
 
 
+def test_a_reply_that_only_repeats_an_earlier_reply_leaves_nothing_not_a_lone_asterisk() -> None:
+    earlier = "*She looks at the cat, and asks what it does.*"
+    shown, guard = stream("*She looks at the cat, and asks what it wants.*", source=CARD + "\n" + earlier)
+    assert shown == "" and guard.stopped and guard.reason == "copied the prompt"
+
+
 def test_speech_that_repeats_a_short_word_is_left_alone() -> None:
     text = "No, no, no. You're not paying tonight. Ha ha ha, look at your face."
     assert stream(text)[0] == text

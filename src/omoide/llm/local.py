@@ -32,6 +32,7 @@ from omoide.llm import llama_adapter, tiny
 from omoide.llm.base import ChatMessage, Done, Event, TextDelta, TokenCount, ToolSpec, Usage
 from omoide.llm.llama_log import route_llama_logs
 from omoide.llm.model_file import INSTALL_HINT
+from omoide.llm.play_script import script_prompt
 from omoide.models.catalog import local_model_file
 
 @dataclass(frozen=True, slots=True)
@@ -138,8 +139,8 @@ class _Generation:
         self._stop = threading.Event()
         speakers = messages[0].get("speakers") if messages else None
         self._user, self._character = (speakers[0], speakers[1]) if speakers and len(speakers) == 2 else (backend.settings.user_name, "")
-        self._source = "\n".join(m.get("content") or "" for m in messages if m["role"] == "system")
-        """The prompt's own text, which a reply must not recite."""
+        self._source = "\n".join(m.get("content") or "" for m in messages if m["role"] in ("system", "assistant"))
+        """The prompt's own text and the character's earlier lines, which a reply must not recite."""
 
     def start(self) -> None:
         threading.Thread(target=self.run, name=_THREAD_NAME, daemon=True).start()
@@ -296,13 +297,19 @@ class LocalBackend:
         return limit
 
     def render_prompt(self, messages: list[ChatMessage]) -> str:
-        """The prompt text exactly as the model reads it: its chat template (or
-        Gemma's turn format, or ChatML, for a file without one), with the
-        embedded models' headings turned into labels (tiny.shape)."""
+        """The prompt text exactly as the model reads it: for a chat reply on an
+        embedded model, a play script it continues (play_script, unless
+        embedded_prompt = "chat"); otherwise its chat template (or Gemma's turn
+        format, or ChatML, for a file without one). The embedded models'
+        headings become labels (tiny.shape)."""
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
         llama = self._ensure()
         plain = _plain(tiny.shape(messages) if self.embedded else messages)
+        speakers = messages[0].get("speakers") if messages else None
+        if self.embedded and self.settings.embedded_prompt == "script" and speakers and len(speakers) == 2:
+            bos = _special_text(llama, llama.token_bos()) if llama.metadata.get("tokenizer.ggml.add_bos_token") == "true" else ""
+            return bos + script_prompt(plain, speakers[0], speakers[1])
         template = llama.metadata.get("tokenizer.chat_template")
         if not template:
             if llama.metadata.get("general.architecture", "").startswith("gemma"):

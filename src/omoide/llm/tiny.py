@@ -159,6 +159,8 @@ class ReplyGuard:
 
     def _cut(self, at: int, reason: str) -> None:
         at = max(at, self.shown)
+        if self.shown == 0 and not re.search(r"\w", self.text[:at]):
+            at = 0  # only "*" or a quote mark before the cut: nothing worth showing, so another try
         self.text = self.text[:at].rstrip() if at > self.shown else self.text[:at]
         self.stopped, self.reason = True, reason
 

@@ -17,3 +17,9 @@ def stamp(moment: datetime, tz: tzinfo | None = None) -> str:
 def strip_leading_stamp(text: str) -> str:
     """Models imitate the prefixes they see; a reply must not start with one."""
     return _LEADING_STAMP.sub("", text, count=1)
+
+
+def split_stamp(text: str) -> tuple[str, str]:
+    """A message's `[04/01 22:15]` prefix (or "") and the text after it."""
+    found = _LEADING_STAMP.match(text)
+    return (found.group().strip(), text[found.end():]) if found else ("", text)

@@ -1,0 +1,43 @@
+"""The chat as a play script, for a tiny embedded model to continue.
+
+Through its chat template a 135M model takes the assistant's part and answers
+like one ("I'm sorry for any confusion, but…"); given the same chat as a script
+whose next line is the character's, it writes that line in the character's
+voice. The card, memory and rules stay at the top as they are, every message
+becomes a line opened by its time and its speaker's name, and the prompt ends
+with the character's name. Earlier lines never change as the chat grows, so
+the prefix cache still reuses everything up to the newest message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from omoide.memory.window import split_stamp
+
+SCENE_OPENING = "The scene so far, as a play script:"
+
+
+def script_prompt(messages: Sequence[Mapping[str, Any]], user: str, character: str) -> str:
+    """`messages` (a chat prompt: the leading system message, the window, the
+    tail as a system note) as one text ending where the character speaks next,
+    at the time of the last message: the stamp goes before the name, so the
+    model has no stamp of its own to write. A prompt whose last message is the
+    character's own ends inside that line, so the model continues it."""
+    head, lines, when = "", [], ""
+    for index, message in enumerate(messages):
+        content = (message.get("content") or "").strip()
+        role = message["role"]
+        if role == "system" and index == 0:
+            head = content
+        elif role in ("user", "assistant"):
+            stamp, text = split_stamp(content)
+            when = stamp or when
+            lines.append(f"{stamp + ' ' if stamp else ''}{user if role == 'user' else character}: {text}")
+        elif content:  # a note for this turn (date, fresh diary lines, lore) or a tool's answer
+            lines.append(f"({content})")
+    if not messages or messages[-1]["role"] != "assistant":
+        lines.append(f"{when + ' ' if when else ''}{character}:")
+    script = SCENE_OPENING + "\n" + "\n".join(lines)
+    return f"{head}\n\n{script}" if head else script
