@@ -49,7 +49,7 @@ async def test_sampling_and_the_user_s_stop_strings_reach_llama_cpp(calls: list[
     assert {k: sent[k] for k in ("repeat_penalty", "frequency_penalty", "presence_penalty", "min_p", "top_k", "temperature", "seed")} == {
         "repeat_penalty": 1.25, "frequency_penalty": 0.4, "presence_penalty": 0.3, "min_p": 0.12, "top_k": 30, "temperature": 0.6, "seed": 11,
     }
-    assert {"\nKai:", "\nYou:", "\n#"} <= set(sent["stop"]) and sent["max_tokens"] == 6
+    assert {"\nKai:", "\nYou:", "\n#", "\n("} <= set(sent["stop"]) and sent["max_tokens"] == 6
     assert any(isinstance(e, TextDelta) for e in events) and isinstance(events[-1], Done)
     usage = [e for e in events if isinstance(e, Usage)][-1]
     assert usage.completion_tokens is not None and 0 < usage.completion_tokens <= 6

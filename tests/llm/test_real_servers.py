@@ -271,12 +271,16 @@ async def test_the_session_answers_a_real_native_recall_call_and_the_reply_conti
         assert "grandmother kept the lighthouse" in result["content"]
 
 
-async def test_a_60_message_prompt_counts_what_the_real_server_evaluates(llama_server_own_template: str, local_backend: LocalBackend, tmp_path) -> None:  # type: ignore[no-untyped-def]
+async def test_a_60_message_prompt_counts_what_the_real_server_evaluates(llama_server_own_template: str, smollm2_path, tmp_path) -> None:  # type: ignore[no-untyped-def]
     """The whole prompt is counted once through the chat template: the embedded
     count (exact) is what llama_cpp.server evaluates for the same prompt; the
     OpenAI-compatible backend cannot see that server's template, so its count is
-    marked an estimate, and it is close."""
+    marked an estimate, and it is close. (The embedded model is told to use the
+    chat template here: by default it reads a chat as a play script, which a
+    server never sees.)"""
     import httpx
+
+    local_backend = LocalBackend(Settings(max_tokens=32, temperature=0.0, context_size=2048, embedded_prompt="chat"))
 
     llama_server = llama_server_own_template
 

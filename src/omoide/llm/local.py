@@ -169,7 +169,7 @@ class _Generation:
                     ))
                     return
                 self._put(Usage(prompt_tokens=prompt_tokens))
-                params = tiny.sampling(backend.settings, self._user).kwargs()
+                params = tiny.sampling(backend.settings, self._user, script=backend.scripted(self._messages)).kwargs()
                 for attempt in range(1, ATTEMPTS + 1):
                     interrupt.arm(self._stop)
                     chunks = llama.create_completion(
@@ -296,6 +296,12 @@ class LocalBackend:
             return min(limit, tiny.REPLY_TOKENS)
         return limit
 
+    def scripted(self, messages: list[ChatMessage]) -> bool:
+        """Whether `messages` go to the model as a play script: a chat reply (its
+        head names the two speakers) on an embedded model."""
+        speakers = messages[0].get("speakers") if messages else None
+        return self.embedded and self.settings.embedded_prompt == "script" and bool(speakers) and len(speakers or ()) == 2
+
     def render_prompt(self, messages: list[ChatMessage]) -> str:
         """The prompt text exactly as the model reads it: for a chat reply on an
         embedded model, a play script it continues (play_script, unless
@@ -306,10 +312,10 @@ class LocalBackend:
 
         llama = self._ensure()
         plain = _plain(tiny.shape(messages) if self.embedded else messages)
-        speakers = messages[0].get("speakers") if messages else None
-        if self.embedded and self.settings.embedded_prompt == "script" and speakers and len(speakers) == 2:
+        if self.scripted(messages):
+            user, character = messages[0]["speakers"]
             bos = _special_text(llama, llama.token_bos()) if llama.metadata.get("tokenizer.ggml.add_bos_token") == "true" else ""
-            return bos + script_prompt(plain, speakers[0], speakers[1])
+            return bos + script_prompt(plain, user, character)
         template = llama.metadata.get("tokenizer.chat_template")
         if not template:
             if llama.metadata.get("general.architecture", "").startswith("gemma"):

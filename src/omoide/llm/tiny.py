@@ -78,11 +78,13 @@ def stop_strings(user_name: str) -> list[str]:
     return list(dict.fromkeys(stops))
 
 
-def sampling(settings: Settings, user_name: str) -> Sampling:
+def sampling(settings: Settings, user_name: str, *, script: bool = False) -> Sampling:
+    """`script`: the prompt is a play script, whose notes for the turn are lines
+    in brackets; a reply that opens such a line is writing the prompt."""
     return Sampling(
         temperature=settings.temperature, top_p=settings.top_p, min_p=settings.min_p, top_k=settings.top_k,
         repeat_penalty=settings.repeat_penalty, frequency_penalty=settings.frequency_penalty,
-        presence_penalty=settings.presence_penalty, stop=stop_strings(user_name), seed=settings.seed,
+        presence_penalty=settings.presence_penalty, stop=stop_strings(user_name) + (["\n("] if script else []), seed=settings.seed,
     )
 
 
