@@ -38,6 +38,11 @@ class Message:
     tool_call_id: str | None = None
     depth: int = 0
     """Number of ancestors; the root (greeting) has depth 0."""
+    speaker: str | None = None
+    """In a group scene: the character (id) who wrote this reply, or whom a stage
+    note is about. None in a one-on-one chat: the chat's character."""
+    stage: str | None = None
+    """'invite' or 'leave' for a stage note (a system message); None otherwise."""
 
     @property
     def interrupted(self) -> bool:
@@ -59,6 +64,12 @@ class Chat:
     """The persona name chosen for this chat with /persona; None for the default."""
     amnesia: tuple[str, ...] = ()
     """Memory tiers hidden from this chat's prompt by /amnesia (nothing is deleted)."""
+    cast: tuple[str, ...] = ()
+    """Every character ever in the chat, in the order they came (empty: only `character`)."""
+
+    @property
+    def participants(self) -> tuple[str, ...]:
+        return self.cast or (self.character,)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +105,8 @@ class DiaryEntry:
     """One word for the feeling attached ('joy', 'grief' ...), if the writer gave one."""
     origin_id: int | None = None
     """The entry this one was kept from, word for word, by a diary compression."""
+    owner: str | None = None
+    """In a scene: the character whose diary this is; None: every character of the chat reads it."""
 
     @property
     def memory_id(self) -> int:

@@ -6,7 +6,8 @@ the same `Database`: `chats`, `messages` (the tree and its paths), `memory`
 (the memo book), `mentions` (memories brought up again, anchored to the tree),
 `profile` (the user profile), `recall` (full-text search for the recall tool)
 `exchange` (what imported chat files carry beyond omoide's columns) and `world`
-(world memory: versioned values and their update log, across chats). Features
+(world memory: versioned values and their update log, across chats) and `scenes`
+(who is in a group scene, and the stage notes that change it). Features
 that add tables add a repository here.
 """
 
@@ -26,6 +27,7 @@ from omoide.store.mentions import MentionRepository
 from omoide.store.messages import ImportNode, MessageRepository, SearchHit
 from omoide.store.profile import ProfileRepository
 from omoide.store.recall import RecallRepository
+from omoide.store.scenes import SceneRepository
 from omoide.store.world import WorldRepository
 
 
@@ -42,6 +44,7 @@ class Store:
         self.recall = RecallRepository(db)
         self.exchange = ExchangeRepository(db)
         self.world = WorldRepository(db)
+        self.scenes = SceneRepository(db, self.messages, self.world)
 
     @classmethod
     async def open(cls, path: Path | None = None, *, synchronous: str = "NORMAL") -> Store:

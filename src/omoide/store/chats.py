@@ -11,7 +11,11 @@ from omoide.store.connection import now_iso
 from omoide.store.db import Database
 from omoide.store.messages import ImportNode, insert_message
 
-_SELECT = "SELECT c.*, (SELECT depth + 1 FROM messages WHERE id = c.head_id) AS message_count FROM chats c"
+_SELECT = (
+    "SELECT c.*, (SELECT depth + 1 FROM messages WHERE id = c.head_id) AS message_count, "
+    "(SELECT group_concat(character, char(31)) FROM "
+    "(SELECT character FROM chat_participants WHERE chat_id = c.id ORDER BY position)) AS cast_ids FROM chats c"
+)
 
 
 class ChatRepository:

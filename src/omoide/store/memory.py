@@ -39,14 +39,18 @@ class MemoryRepository:
         `created_at` keeps an older date (an entry kept through a compression)."""
         stamp = created_at or now_iso()
         async with self.db.write() as conn:
-            async with conn.execute(f"SELECT m.chat_id, {NEWEST_DIARY} FROM messages m WHERE m.id = ?", (message_id,)) as cur:
+            async with conn.execute(f"SELECT m.chat_id, {NEWEST_DIARY}, m.speaker, m.role FROM messages m WHERE m.id = ?",
+                                    (message_id,)) as cur:
                 row = await cur.fetchone()
             if row is None or row[0] != chat_id:
                 raise NotFound(f"Message #{message_id} is not in chat #{chat_id}.", "Reopen the chat and try again.")
+            # In a scene, what a character writes goes to its own diary: the speaker of the reply it wrote at.
+            owner = row[2] if author is DiaryAuthor.CHARACTER and row[3] == "assistant" else None
             cur = await conn.execute(
-                """INSERT INTO diary_entries (chat_id, message_id, prev_id, author, content, created_at, importance, emotion, origin_id)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-                (chat_id, message_id, row[1], str(author), content, stamp, importance, emotion, origin_id),
+                """INSERT INTO diary_entries (chat_id, message_id, prev_id, author, content, created_at, importance, emotion,
+                                              origin_id, owner)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                (chat_id, message_id, row[1], str(author), content, stamp, importance, emotion, origin_id, owner),
             )
             entry_id = cur.lastrowid
         row = await self.db.one("SELECT * FROM diary_entries WHERE id = ?", (entry_id,))

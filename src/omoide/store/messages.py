@@ -54,6 +54,8 @@ async def insert_message(
     tool_calls: list[dict[str, Any]] | None,
     tool_call_id: str | None,
     stamp: str,
+    speaker: str | None = None,
+    stage: str | None = None,
 ) -> int:
     """Insert one row inside an open write transaction; returns its id."""
     if parent_id is None:
@@ -66,12 +68,12 @@ async def insert_message(
         depth, summary_id, diary_id, mention_id = parent[0] + 1, parent[2], parent[3], parent[4]
     cur = await conn.execute(
         """INSERT INTO messages (chat_id, parent_id, role, content, tool_calls, tool_call_id,
-                                 created_at, status, depth, summary_id, diary_id, mention_id)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                                 created_at, status, depth, summary_id, diary_id, mention_id, speaker, stage)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
         (
             chat_id, parent_id, str(role), content,
             json.dumps(tool_calls) if tool_calls else None, tool_call_id,
-            stamp, str(status), depth, summary_id, diary_id, mention_id,
+            stamp, str(status), depth, summary_id, diary_id, mention_id, speaker, stage,
         ),
     )
     assert cur.lastrowid is not None
@@ -94,6 +96,8 @@ class MessageRepository:
         tool_call_id: str | None = None,
         move_head: bool = True,
         expected_head: int | None | object = ANY_HEAD,
+        speaker: str | None = None,
+        stage: str | None = None,
     ) -> Message:
         """Append a message under `parent_id` (and make it the head, by default).
         With `expected_head`, raise HeadMoved instead if the chat's head is not
@@ -108,7 +112,8 @@ class MessageRepository:
                         f"Chat #{chat_id} moved on in another window.",
                         "Your message is kept; it continues from the newest message there.", head_id=row[0],
                     )
-            msg_id = await insert_message(conn, chat_id, parent_id, role, content, status, tool_calls, tool_call_id, stamp)
+            msg_id = await insert_message(conn, chat_id, parent_id, role, content, status, tool_calls, tool_call_id, stamp,
+                                          speaker, stage)
             if move_head:
                 await conn.execute("UPDATE chats SET head_id = ?, updated_at = ? WHERE id = ?", (msg_id, stamp, chat_id))
         return await self.get(msg_id)

@@ -305,3 +305,34 @@ MIGRATIONS.append(
             """,
     )
 )
+
+MIGRATIONS.append(
+    Migration(
+        "0015_scenes",
+        """
+        -- Group scenes. `speaker` is the character (id) who wrote an assistant
+        -- message in a scene, or the character a stage note is about; NULL in a
+        -- one-on-one chat (the chat's character). `stage` marks a stage note
+        -- ('invite', 'leave'): a system message in the tree, so branches, swipes
+        -- and /undo carry who is present.
+        ALTER TABLE messages ADD COLUMN speaker TEXT;
+        ALTER TABLE messages ADD COLUMN stage TEXT;
+        CREATE INDEX messages_stage ON messages(chat_id, id) WHERE stage IS NOT NULL;
+
+        -- Whose diary an entry is in: the speaker of the message it was written
+        -- at; NULL for entries every character of the chat reads.
+        ALTER TABLE diary_entries ADD COLUMN owner TEXT;
+
+        -- Everyone ever in a chat, in the order they came; `opening` marks those
+        -- present from its first message (the others came with a stage note).
+        CREATE TABLE chat_participants (
+            chat_id    INTEGER NOT NULL REFERENCES chats(id),
+            character  TEXT NOT NULL,
+            position   INTEGER NOT NULL,
+            opening    INTEGER NOT NULL DEFAULT 0,
+            added_at   TEXT NOT NULL,
+            PRIMARY KEY (chat_id, character)
+        );
+        """,
+    )
+)

@@ -20,7 +20,7 @@ from omoide.domain import (
     Summary,
 )
 
-MESSAGE_COLUMNS = "id, chat_id, parent_id, role, content, tool_calls, tool_call_id, created_at, status, depth"
+MESSAGE_COLUMNS = "id, chat_id, parent_id, role, content, tool_calls, tool_call_id, created_at, status, depth, speaker, stage"
 M_MESSAGE_COLUMNS = ", ".join(f"m.{column.strip()}" for column in MESSAGE_COLUMNS.split(","))
 """The same columns for queries that join the messages table as `m`."""
 
@@ -41,6 +41,8 @@ def message(row: sqlite3.Row) -> Message:
         tool_calls=json.loads(row["tool_calls"]) if row["tool_calls"] else None,
         tool_call_id=row["tool_call_id"],
         depth=row["depth"],
+        speaker=row["speaker"],
+        stage=row["stage"],
     )
 
 
@@ -57,6 +59,7 @@ def chat(row: sqlite3.Row) -> Chat:
         message_count=(row["message_count"] or 0) if "message_count" in keys else 0,
         persona=row["persona"] if "persona" in keys else None,
         amnesia=tuple(t for t in (row["amnesia"] or "").split(",") if t) if "amnesia" in keys else (),
+        cast=tuple(t for t in (row["cast_ids"] or "").split("\x1f") if t) if "cast_ids" in keys else (),
     )
 
 
@@ -84,6 +87,7 @@ def diary_entry(row: sqlite3.Row) -> DiaryEntry:
         importance=row["importance"],
         emotion=row["emotion"],
         origin_id=row["origin_id"],
+        owner=row["owner"] if "owner" in row.keys() else None,
     )
 
 
