@@ -141,6 +141,10 @@ class Settings(BaseSettings):
     """The longest answer of one end-of-conversation step (the steps ask for less where less is enough)."""
     world_transcript_chars: int = Field(6000, ge=500)
     """The most of a conversation's text (its end) that each end-of-conversation step reads."""
+    gossip_rate: float = Field(0.3, ge=0, le=1)
+    """Chance, at the start of a conversation, that an absent character becomes its gossip target."""
+    scene_seed: int | None = None
+    """Seed of the random source that picks who speaks next in a scene (None: a fresh one each time)."""
 
     user_name: str = "You"
     """Your name, used for {{user}}."""
