@@ -42,6 +42,23 @@ CountPrompt = Callable[[list[ChatMessage]], Awaitable[int]]
 
 
 @dataclass(frozen=True, slots=True)
+class SceneFacts:
+    """A group scene, as one speaker's prompt sees it."""
+
+    me: str
+    """The speaker's id."""
+    host: str
+    """The chat's character: the speaker of replies stored without one."""
+    names: Mapping[str, str]
+    """Character id -> display name, for everyone ever in the scene."""
+    others: Sequence[str] = ()
+    """The display names of the other characters present."""
+
+    def speaker(self, message: Message) -> str:
+        return message.speaker or self.host
+
+
+@dataclass(frozen=True, slots=True)
 class PromptContext:
     character: Character
     user_name: str = "You"
@@ -70,6 +87,8 @@ class PromptContext:
     """World memory (omoide.world.prompt.world_block): stable between conversation ends."""
     world_notes: Sequence[str] = ()
     """Hidden notes on absent characters mentioned in the recent messages."""
+    scene: SceneFacts | None = None
+    """Set in a group scene: the others' messages are attributed by name."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +120,10 @@ class AssembledPrompt:
     """What the backend reported for the reply to this prompt (cache reads and writes included)."""
     tool_problems: list[str] = field(default_factory=list)
     """Tool calls in the reply to this prompt that failed or were cut, and why."""
+    speaker: str = ""
+    """Who this prompt is for, and why they were chosen (group scenes)."""
+    gossip: str = ""
+    """The conversation's gossip target, if one was drawn."""
 
     def rendered(self) -> str:
         return render(self.messages)
@@ -121,7 +144,13 @@ def card_text(ctx: PromptContext) -> str:
     sections = [system, NATIVE_INSTRUCTIONS if ctx.tools == "native" else INLINE_INSTRUCTIONS]
     if ctx.recall_tool:
         sections.append(recall.NATIVE_INSTRUCTIONS if ctx.tools == "native" else recall.INLINE_INSTRUCTIONS)
+    scene = ""
+    if ctx.scene is not None:
+        present = ", ".join([*ctx.scene.others, "{{user}}"])
+        scene = (f"{{{{char}}}} is in a scene with {present}. Write only {{{{char}}}}'s next message; never speak or act "
+                 "for anyone else. The others' messages come to you with their names.")
     for title, body in (
+        ("Scene", scene),
         ("{{char}}", c.description),
         ("{{char}}'s personality", c.personality),
         ("Scenario", c.scenario),
@@ -178,7 +207,10 @@ def memos_text(ctx: PromptContext, state: MemoryState) -> str:
     return _sub(ctx, f"{MEMOS_HEADING}\n{render_memos(state.memos, ctx.tz)}")
 
 
-def window_messages(window: Sequence[Message], tz: tzinfo | None) -> list[ChatMessage]:
+def window_messages(window: Sequence[Message], tz: tzinfo | None, scene: SceneFacts | None = None,
+                    user_name: str = "You") -> list[ChatMessage]:
+    """The raw window. In a scene the speaker's own messages are its turns and
+    everyone else's arrive as one user turn per run, each line named."""
     out: list[ChatMessage] = []
     for message in window:
         if message.role not in (Role.USER, Role.ASSISTANT):
@@ -186,7 +218,16 @@ def window_messages(window: Sequence[Message], tz: tzinfo | None) -> list[ChatMe
         if message.status is MessageStatus.FAILED and not message.content:
             continue
         role: Literal["user", "assistant"] = "user" if message.role is Role.USER else "assistant"
-        out.append({"role": role, "content": f"{stamp(message.created_at, tz)} {message.content.strip()}"})
+        text = f"{stamp(message.created_at, tz)} {message.content.strip()}"
+        if scene is not None:
+            who = user_name if role == "user" else scene.names.get(scene.speaker(message), scene.speaker(message))
+            role = "assistant" if role == "assistant" and scene.speaker(message) == scene.me else "user"
+            if role == "user":
+                text = f"{who}: {text}"
+                if out and out[-1]["role"] == "user":
+                    out[-1]["content"] = f"{out[-1]['content']}\n{text}"
+                    continue
+        out.append({"role": role, "content": text})
     return out
 
 
@@ -226,11 +267,12 @@ def assemble(
     world = "" if "world" in ctx.hidden else ctx.world.strip()
     memory = memory_text(ctx, state, drop_diary=drop_diary, summary_chars=summary_chars)
     memos = "" if drop_diary else memos_text(ctx, state)
-    window = window_messages(state.window, ctx.tz)[drop_oldest:]
+    window = window_messages(state.window, ctx.tz, ctx.scene, ctx.user_name)[drop_oldest:]
     tail = tail_text(ctx, state)
     stable = "\n\n".join(part for part in (card, profile, world) if part)
     system = "\n\n".join(part for part in (stable, memory, memos) if part)
-    head: ChatMessage = {"role": "system", "content": system, "speakers": [ctx.user_name, ctx.character.display_name]}
+    speakers = [ctx.user_name, ctx.character.display_name, *(ctx.scene.others if ctx.scene else ())]
+    head: ChatMessage = {"role": "system", "content": system, "speakers": speakers}
     if memory or memos:
         head["cache_split"] = len(stable)  # where card, profile and world end: a second cache breakpoint for Anthropic
     messages: list[ChatMessage] = [head, *window]

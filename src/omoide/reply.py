@@ -101,8 +101,11 @@ class ReplyStream:
         recall: Recall | None = None,
         expected_head: int | None = None,
         finishing: set[asyncio.Future[Message | None]] | None = None,
+        speaker: str | None = None,
     ) -> None:
         self.store = store
+        self.speaker = speaker
+        """The character (id) who speaks, stored on the reply in a group scene."""
         self.backend = backend
         self.parent = parent
         self.messages = list(messages)
@@ -132,12 +135,13 @@ class ReplyStream:
     async def events(self) -> AsyncGenerator[TurnEvent, None]:
         try:
             reply = await self.store.messages.add(self.parent.chat_id, self.parent.id, Role.ASSISTANT, "",
-                                                  status=MessageStatus.STREAMING, expected_head=self.expected_head)
+                                                  status=MessageStatus.STREAMING, expected_head=self.expected_head,
+                                                  speaker=self.speaker)
         except HeadMoved:
             # Another window answered or wrote on after this message: the reply
             # goes beside it, off the path, and the session saves it as a branch.
             reply = await self.store.messages.add(self.parent.chat_id, self.parent.id, Role.ASSISTANT, "",
-                                                  status=MessageStatus.STREAMING, move_head=False)
+                                                  status=MessageStatus.STREAMING, move_head=False, speaker=self.speaker)
             self.forked = True
         yield ReplyStarted(reply)
         finished = False

@@ -10,18 +10,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import re
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import aclosing
 from datetime import datetime, timezone
 from typing import Literal
 
 from omoide.characters import lorebook
 from omoide.characters.attached import lorebooks_for
-from omoide.characters.model import Character, LoreEntry, substitute
+from omoide.characters.model import Character, LoreEntry, Lorebook, substitute
 from omoide.config import Settings
-from omoide.domain import Branch, Chat, DiaryAuthor, DiaryEntry, MemoryState, Message, Role
-from omoide.errors import CommandError, HeadMoved, NotFound, StorageUnavailable, StoreError
+from omoide.domain import Chat, DiaryAuthor, DiaryEntry, MemoryState, Message, Role
+from omoide.errors import CommandError, HeadMoved, NotFound, StorageUnavailable
 from omoide.events import (
     ChangedElsewhere, MemoryEvent, MemoryRecalled, ReplyFailed, ReplyFinished, ReplyStarted, TurnEvent, UserMessageStored,
 )
@@ -40,6 +39,11 @@ from omoide.tokens import TokenCounter
 from omoide.toolform import ToolForm, resolve as resolve_tool_form
 from omoide.world.gate import ReplyGate
 from omoide.world.keeper import Directory, WorldKeeper, one_on_one
+from omoide.scene.cast import SceneCast
+from omoide.scene.opening import create_chat, scene_chat
+from omoide.scene.speakers import Choice
+from omoide.scene.turns import SceneTurns
+from omoide.session_nav import Navigation
 from omoide.world.model import Conversation, Participant
 
 log = logging.getLogger(__name__)
@@ -48,10 +52,7 @@ log = logging.getLogger(__name__)
 def _entry_label(entry: LoreEntry) -> str:
     return entry.name or (entry.keys[0] if entry.keys else "entry")
 
-BRANCH_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
-
-
-class ChatSession:
+class ChatSession(SceneTurns, Navigation):
     def __init__(
         self,
         store: Store,
@@ -92,8 +93,14 @@ class ChatSession:
         self.tool_form: ToolForm | None = None
         """The diary tool's form with this backend, and why; found out on the first reply."""
         self.gate = ReplyGate()
+        directory = Directory([character])
+        self.cast = SceneCast(store, character, settings, directory)
+        self.present = [character]
+        """The characters present at the head (more than one in a group scene)."""
+        self._gossip = None
+        self._lore: dict[str, list[Lorebook]] = {character.id: self.lorebooks}
         self.world = WorldKeeper(
-            store, settings, summarizer or backend, directory=Directory([character]), gate=self.gate,
+            store, settings, summarizer or backend, directory=directory, gate=self.gate,
             emit=self.memory_worker.report,
         )
         self._swept = False
@@ -117,10 +124,15 @@ class ChatSession:
         new: bool = False,
         summarizer: Backend | None = None,
         on_memory_event: Callable[[MemoryEvent], None] | None = None,
+        others: Sequence[Character] = (),
     ) -> ChatSession:
-        """Open a chat: `chat_id`, or the character's most recent, or a new one."""
+        """Open a chat: `chat_id`, or the character's most recent, or a new one.
+        With `others`, a group scene of the character and them (the newest chat
+        with that cast, or a new one)."""
         chat: Chat | None
-        if chat_id is not None:
+        if others and chat_id is None:
+            chat = await scene_chat(store, [character, *others], settings.user_name, new=new)
+        elif chat_id is not None:
             chat = await store.chats.get(chat_id)
             if chat.character != character.id:
                 raise NotFound(
@@ -130,18 +142,12 @@ class ChatSession:
         else:
             chat = None if new else await store.chats.latest(character.id)
         if chat is None:
-            def fill(text: str) -> str:
-                return substitute(text, char=character.display_name, user=settings.user_name).strip()
-
-            greetings = [g for g in (fill(t) for t in [character.first_message, *character.alternate_greetings]) if g]
-            # An empty first message opens with the first alternate, as SillyTavern does.
-            chat = await store.chats.create(
-                character.id, title=f"Chat with {character.display_name}",
-                greeting=greetings[0] if greetings else None, alternate_greetings=greetings[1:],
-            )
+            chat = await create_chat(store, character, settings.user_name)
         else:
             await store.messages.mark_streaming_interrupted(chat.id)
-        return cls(store, character, settings, backend, chat, summarizer=summarizer, on_memory_event=on_memory_event)
+        session = cls(store, character, settings, backend, chat, summarizer=summarizer, on_memory_event=on_memory_event)
+        await session.refresh()
+        return session
 
     async def open_another(self, chat_id: int | None) -> ChatSession:
         """Another chat with this character (None: a new one), on the same backends
@@ -172,6 +178,8 @@ class ChatSession:
 
     async def refresh(self) -> Chat:
         self.chat = await self.store.chats.get(self.chat.id)
+        if self.cast.is_scene(self.chat):
+            self.present = await self.cast.present(self.chat, self.chat.head_id)
         return self.chat
 
     @property
@@ -213,7 +221,9 @@ class ChatSession:
 
     # -- turns ------------------------------------------------------------------
 
-    async def send(self, text: str) -> AsyncGenerator[TurnEvent, None]:
+    async def send(self, text: str, *, speaker: str | None = None) -> AsyncGenerator[TurnEvent, None]:
+        """Your message, and the reply of `speaker` (a name), or of whoever the
+        scene picks (see scene/speakers.py)."""
         text = text.strip()
         if not text:
             raise CommandError("There is nothing to send.", "Type a message first.")
@@ -232,7 +242,8 @@ class ChatSession:
             yield ChangedElsewhere("This chat changed in another window; your message follows what was written there.")
         self._own_head = user_message.id
         yield UserMessageStored(user_message)
-        async with aclosing(self._reply(user_message, user_message.id)) as events:
+        choice = await self.choose_speaker(user_message, text=text, forced=speaker)
+        async with aclosing(self._reply(user_message, user_message.id, choice=choice)) as events:
             async for event in events:
                 yield event
 
@@ -241,6 +252,11 @@ class ChatSession:
         head = await self.head()
         if head is None:
             raise CommandError("There is nothing to regenerate yet.", "Send a message first.")
+        if self.is_scene and head.role is Role.ASSISTANT and head.parent_id is not None:
+            async with aclosing(self.regenerate_speaker(head)) as scene_events:
+                async for event in scene_events:
+                    yield event
+            return
         user_message = head if head.role is Role.USER else None
         if head.role is Role.ASSISTANT and head.parent_id is not None:
             parent = await self.store.messages.get(head.parent_id)
@@ -265,26 +281,30 @@ class ChatSession:
         self._own_head = edited.id
         await self.world.follow_head(self.chat.id)
         yield UserMessageStored(edited)
-        async with aclosing(self._reply(edited, edited.id)) as events:
+        choice = await self.choose_speaker(edited, text=text)
+        async with aclosing(self._reply(edited, edited.id, choice=choice)) as events:
             async for event in events:
                 yield event
 
-    async def _reply(self, parent: Message, head_id: int, *, moves_head: bool = False) -> AsyncGenerator[TurnEvent, None]:
+    async def _reply(self, parent: Message, head_id: int, *, moves_head: bool = False,
+                     choice: Choice | None = None) -> AsyncGenerator[TurnEvent, None]:
         async with self.gate.reply():  # background world work steps aside until the reply is stored
-            async with aclosing(self._answer(parent, head_id, moves_head)) as events:
+            async with aclosing(self._answer(parent, head_id, moves_head, choice)) as events:
                 async for event in events:
                     yield event
 
-    async def _answer(self, parent: Message, head_id: int, moves_head: bool) -> AsyncGenerator[TurnEvent, None]:
+    async def _answer(self, parent: Message, head_id: int, moves_head: bool, choice: Choice | None) -> AsyncGenerator[TurnEvent, None]:
         """Answer `parent`; `head_id` is the chat's head as this turn left it (the
         reply becomes the head only if nobody else moved it since)."""
         if self.tool_form is None:
             self.tool_form = await resolve_tool_form(self.settings, self.backend)
         state = await memory_state(self.store, self.settings, parent.id)
-        names = (self.character.display_name, self.user_name)
+        speaker = self.cast.character(choice.key) if choice else self.character
+        names = (speaker.display_name, self.user_name)
         if parent.role is Role.USER:
             await self.weights.note_mentions(parent, state, names)
-        prompt = await self.build_prompt(parent.id, state=state)
+        prompt = await self.build_prompt(parent.id, state=state, speaker=speaker)
+        prompt.speaker = f"{speaker.display_name}: {choice.reason}" if choice else ""
 
         async def recall_tool(query: str) -> list[str]:
             return [r.line() for r in await self._recall_at(parent.id, query, state)]
@@ -293,6 +313,7 @@ class ChatSession:
             self.store, self.backend, parent=parent, messages=prompt.messages, expected_head=head_id, finishing=self._finishing,
             native_tools=self.tools_mode == "native", max_tokens=self.settings.max_tokens,
             save_note=self.weights.save_note, recall=recall_tool if self.settings.recall_tool else None,
+            speaker=speaker.id if self.is_scene else None,
         )
         ours = {head_id, parent.id}
         try:
@@ -345,19 +366,29 @@ class ChatSession:
             forked=True,
         )
 
-    async def build_prompt(self, head_id: int, *, state: MemoryState | None = None) -> AssembledPrompt:
-        """The prompt at `head_id`, fitted to the context size, counted, and
-        compared with the previous turn's to report the shared prefix."""
-        state = state or await memory_state(self.store, self.settings, head_id)
+    async def build_prompt(self, head_id: int, *, state: MemoryState | None = None,
+                           speaker: Character | None = None) -> AssembledPrompt:
+        """The prompt of `speaker` (default: the chat's character) at `head_id`,
+        fitted to the context size, counted, and compared with the previous
+        turn's to report the shared prefix."""
+        speaker = speaker or self.character
+        state = self.own_memory(state or await memory_state(self.store, self.settings, head_id), speaker)
+        if speaker.id not in self._lore:
+            self._lore[speaker.id] = lorebooks_for(speaker)[0]
         recent = [m.content for m in state.window]
         # In a thread: matching is linear-time, but long messages times many keys
         # still must not hold up the event loop (the TUI, a streaming reply).
         lore_budget = self.settings.context_size * self.settings.lore_budget_percent // 100
-        scans = await asyncio.to_thread(lambda: [lorebook.scan(book, recent, budget=lore_budget) for book in self.lorebooks])
+        books = self._lore[speaker.id]
+        scans = await asyncio.to_thread(lambda: [lorebook.scan(book, recent, budget=lore_budget) for book in books])
         fired = [hit for result in scans for hit in result]
         skipped = [skip for result in scans for skip in result.skipped]
+        world = await self.world.prompt_layers(speaker, self.participants, state.window)
+        gossip, target = await self.gossip_for(speaker, head_id)
+        if gossip:
+            world["world"] = "\n\n".join(p for p in (world["world"], gossip) if p)
         ctx = PromptContext(
-            character=self.character,
+            character=speaker,
             user_name=self.user_name,
             user_persona=self.user_persona,
             tools=self.tools_mode,
@@ -366,13 +397,15 @@ class ChatSession:
             constant_lore=[f.entry.content for f in fired if f.reason == "constant"],
             triggered_lore=[f.entry.content for f in fired if f.reason != "constant"],
             memo_layer=self.settings.memory_style != "summary",
-            **await self.world.prompt_layers(self.character, self.participants, state.window),
+            scene=self.cast.facts(self.chat, speaker, self.present),
+            **world,
         )
         ctx = await self.weights.weigh(ctx, head_id, state, hidden=self.chat.amnesia, recalled=self.pending_recall)
         budget = max(self.settings.context_size - self.settings.max_tokens, 256)
         self.counter.reset()
         prompt = await fit(ctx, state, self.counter.count, budget)
         prompt.exact, prompt.count_method = self.counter.exact, self.counter.method
+        prompt.gossip = target
         prompt.lore = [f"{_entry_label(f.entry)}: {f.reason}" for f in fired]
         prompt.lore += [f"{_entry_label(s.entry)} skipped: {s.reason}" for s in skipped]
         for skip in skipped:  # a broken key or the budget: logged once per entry and reason, not every turn
@@ -392,6 +425,8 @@ class ChatSession:
 
     @property
     def participants(self) -> list[Participant]:
+        if self.is_scene:
+            return self.cast.participants(self.present, self.user_name)
         return one_on_one(self.character, self.user_name)
 
     async def end_conversation(self, *, background: bool = True) -> Conversation:
@@ -456,78 +491,6 @@ class ChatSession:
     async def wait_for_memory_work(self) -> None:
         await self.memory_worker.wait()
         await self.world.wait()
-
-    # -- navigation: swipes, undo, branches ------------------------------------------
-
-    async def swipes(self) -> tuple[list[Message], int]:
-        """The alternatives of the last reply, and which one is on the path."""
-        head = await self.head()
-        if head is None:
-            return [], 0
-        group = await self.store.messages.siblings(head)
-        return group, next(i for i, m in enumerate(group) if m.id == head.id)
-
-    async def select_swipe(self, step: int) -> Message | None:
-        group, index = await self.swipes()
-        if len(group) < 2:
-            return None
-        chosen = group[(index + step) % len(group)]
-        await self.store.chats.set_head(self.chat.id, chosen.id)
-        self._own_head = (await self.refresh()).head_id
-        await self.world.follow_head(self.chat.id)
-        return chosen
-
-    async def undo(self) -> Message | None:
-        """Step the head back one exchange (to before your last message)."""
-        head = await self.head()
-        if head is None or head.parent_id is None:
-            raise CommandError("There is nothing to undo.", "/undo steps back one exchange; the chat is at its first message.")
-        target = await self.store.messages.get(head.parent_id)
-        if head.role is Role.ASSISTANT and target.role is Role.USER and target.parent_id is not None:
-            target = await self.store.messages.get(target.parent_id)
-        await self.store.chats.set_head(self.chat.id, target.id)
-        self._own_head = (await self.refresh()).head_id
-        await self.world.follow_head(self.chat.id)
-        return target
-
-    @staticmethod
-    def validate_branch_name(name: str) -> str:
-        name = name.strip()
-        if not BRANCH_NAME.match(name):
-            raise CommandError(
-                f"'{name}' is not a valid branch name.",
-                "Use 1-64 letters, digits, '-', '_' or '.', starting with a letter or digit.",
-            )
-        return name
-
-    async def save_branch(self, name: str, *, force: bool = False) -> Branch:
-        name = self.validate_branch_name(name)
-        chat = await self.refresh()
-        if chat.head_id is None:
-            raise CommandError("The chat is empty; there is nothing to save.", "Send a message first, then /branch save NAME.")
-        try:
-            return await self.store.branches.save(chat.id, name, chat.head_id, force=force)
-        except StoreError as exc:
-            if isinstance(exc, NotFound):
-                raise
-            raise CommandError(exc.message, exc.hint) from exc
-
-    async def restore_branch(self, name: str) -> tuple[Branch, Branch | None]:
-        """Move the head to `name`, saving the current head first as auto-<time>."""
-        name = self.validate_branch_name(name)
-        autosave = f"auto-{datetime.now():%Y%m%d-%H%M%S}"
-        target, saved = await self.store.branches.restore(self.chat.id, name, autosave_name=autosave)
-        self._own_head = (await self.refresh()).head_id
-        await self.world.follow_head(self.chat.id)
-        return target, saved
-
-    async def branches(self) -> list[Branch]:
-        return await self.store.branches.list(self.chat.id)
-
-    async def delete_branch(self, name: str) -> None:
-        if not await self.store.branches.delete(self.chat.id, name):
-            names = ", ".join(b.name for b in await self.branches()) or "none yet"
-            raise NotFound(f"There is no branch named '{name}'.", f"Branches in this chat: {names}.")
 
     async def aclose(self) -> None:
         # A reply cut off by the app closing (Ctrl+Q, SIGTERM) is still being stored as interrupted.

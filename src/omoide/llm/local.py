@@ -138,7 +138,7 @@ class _Generation:
         self._queue: asyncio.Queue[_Item] = asyncio.Queue()
         self._stop = threading.Event()
         speakers = messages[0].get("speakers") if messages else None
-        self._user, self._character = (speakers[0], speakers[1]) if speakers and len(speakers) == 2 else (backend.settings.user_name, "")
+        self._user, self._character = (speakers[0], speakers[1]) if speakers and len(speakers) >= 2 else (backend.settings.user_name, "")
         self._source = "\n".join(m.get("content") or "" for m in messages if m["role"] in ("system", "assistant"))
         """The prompt's own text and the character's earlier lines, which a reply must not recite."""
 

@@ -95,12 +95,22 @@ def one_on_one(character: Character, user_name: str) -> list[Participant]:
     return [Participant(character.id, character.display_name), Participant(user_key(user_name), user_name)]
 
 
-def speaker_for(conversation: Conversation) -> Callable[[Message], str]:
-    """Who said a message. One-on-one chats only store roles; group scenes will
-    store the speaker on the message and read it here."""
+def speaker_for(conversation: Conversation, directory: Directory | None = None) -> Callable[[Message], str]:
+    """Who said a message: the user, or the character stored on it (group
+    scenes); a reply with no speaker is the chat's (first) character's."""
+    names = {p.key: p.name for p in conversation.participants}
     character = next((p.name for p in conversation.participants if not p.is_user), "?")
     user = next((p.name for p in conversation.participants if p.is_user), "User")
-    return lambda m: user if m.role is Role.USER else character
+
+    def name(m: Message) -> str:
+        if m.role is Role.USER:
+            return user
+        if m.speaker is None:
+            return character
+        found = directory.get(m.speaker) if directory is not None and m.speaker not in names else None
+        return names.get(m.speaker) or (found.display_name if found else m.speaker)
+
+    return name
 
 
 class WorldKeeper:
@@ -245,7 +255,7 @@ class WorldKeeper:
             user = next((p.name for p in conv.participants if p.is_user), self.settings.user_name)
             descriptions = {p.key: self.directory.description(p.key, user) for p in conv.characters}
             run = ConversationPass(
-                self.store, self.backend, conv, messages, descriptions=descriptions, speaker=speaker_for(conv),
+                self.store, self.backend, conv, messages, descriptions=descriptions, speaker=speaker_for(conv, self.directory),
                 settings=self.pass_settings, run=self.gate.run, lock=self.lock,
             )
             result = await run.run()

@@ -47,3 +47,18 @@ def mention_note(view: WorldView, me: str, key: str, name: str) -> str:
     elif rel.offscreen:
         known.extend(i.text for i in rel.offscreen)
     return f"{name} was just mentioned. What {me} remembers of {name}: " + " ".join(known)
+
+
+def gossip_block(view: WorldView, me: str, key: str, name: str) -> str:
+    """The gossip target in `me`'s prompt: what it remembers of `name`, with a light nudge."""
+    rel = view.relationships.get(key)
+    known = []
+    if rel is not None:
+        if rel.descriptor.strip():
+            known.append(f"{name} is, to {me}: {rel.descriptor.strip()}.")
+        if rel.memory.strip():
+            known.append(rel.memory.strip())
+        elif rel.offscreen:
+            known.extend(i.text for i in rel.offscreen)
+    remembered = f"What {me} remembers of {name}: " + " ".join(known) if known else f"{me} knows little of {name} so far."
+    return f"## {name}, on {me}'s mind\n{remembered}\nIf it comes naturally, {me} might bring {name} up."

@@ -1,0 +1,98 @@
+"""Moving in a chat's tree: swipes, /undo and branches. Part of ChatSession
+(a mixin: it uses the session's store, chat, head and world keeper)."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from omoide.domain import Branch, Chat, Message, Role
+from omoide.errors import CommandError, NotFound, StoreError
+from omoide.store import Store
+from omoide.world.keeper import WorldKeeper
+
+BRANCH_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
+
+
+class Navigation:
+    store: Store
+    chat: Chat
+    world: WorldKeeper
+    _own_head: int | None
+
+    if TYPE_CHECKING:
+        async def head(self) -> Message | None: ...
+        async def refresh(self) -> Chat: ...
+
+    # -- navigation: swipes, undo, branches ------------------------------------------
+
+    async def swipes(self) -> tuple[list[Message], int]:
+        """The alternatives of the last reply, and which one is on the path."""
+        head = await self.head()
+        if head is None:
+            return [], 0
+        group = await self.store.messages.siblings(head)
+        return group, next(i for i, m in enumerate(group) if m.id == head.id)
+
+    async def select_swipe(self, step: int) -> Message | None:
+        group, index = await self.swipes()
+        if len(group) < 2:
+            return None
+        chosen = group[(index + step) % len(group)]
+        await self.store.chats.set_head(self.chat.id, chosen.id)
+        self._own_head = (await self.refresh()).head_id
+        await self.world.follow_head(self.chat.id)
+        return chosen
+
+    async def undo(self) -> Message | None:
+        """Step the head back one exchange (to before your last message)."""
+        head = await self.head()
+        if head is None or head.parent_id is None:
+            raise CommandError("There is nothing to undo.", "/undo steps back one exchange; the chat is at its first message.")
+        target = await self.store.messages.get(head.parent_id)
+        if head.role is Role.ASSISTANT and target.role is Role.USER and target.parent_id is not None:
+            target = await self.store.messages.get(target.parent_id)
+        await self.store.chats.set_head(self.chat.id, target.id)
+        self._own_head = (await self.refresh()).head_id
+        await self.world.follow_head(self.chat.id)
+        return target
+
+    @staticmethod
+    def validate_branch_name(name: str) -> str:
+        name = name.strip()
+        if not BRANCH_NAME.match(name):
+            raise CommandError(
+                f"'{name}' is not a valid branch name.",
+                "Use 1-64 letters, digits, '-', '_' or '.', starting with a letter or digit.",
+            )
+        return name
+
+    async def save_branch(self, name: str, *, force: bool = False) -> Branch:
+        name = self.validate_branch_name(name)
+        chat = await self.refresh()
+        if chat.head_id is None:
+            raise CommandError("The chat is empty; there is nothing to save.", "Send a message first, then /branch save NAME.")
+        try:
+            return await self.store.branches.save(chat.id, name, chat.head_id, force=force)
+        except StoreError as exc:
+            if isinstance(exc, NotFound):
+                raise
+            raise CommandError(exc.message, exc.hint) from exc
+
+    async def restore_branch(self, name: str) -> tuple[Branch, Branch | None]:
+        """Move the head to `name`, saving the current head first as auto-<time>."""
+        name = self.validate_branch_name(name)
+        autosave = f"auto-{datetime.now():%Y%m%d-%H%M%S}"
+        target, saved = await self.store.branches.restore(self.chat.id, name, autosave_name=autosave)
+        self._own_head = (await self.refresh()).head_id
+        await self.world.follow_head(self.chat.id)
+        return target, saved
+
+    async def branches(self) -> list[Branch]:
+        return await self.store.branches.list(self.chat.id)
+
+    async def delete_branch(self, name: str) -> None:
+        if not await self.store.branches.delete(self.chat.id, name):
+            names = ", ".join(b.name for b in await self.branches()) or "none yet"
+            raise NotFound(f"There is no branch named '{name}'.", f"Branches in this chat: {names}.")

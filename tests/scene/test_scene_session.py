@@ -1,0 +1,179 @@
+"""Group scenes through ChatSession, on a real SQLite file with scripted backends."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from omoide.characters.library import find_character
+from omoide.config import Settings
+from omoide.domain import Role
+from omoide.events import ReplyFinished
+from omoide.session import ChatSession
+from omoide.store import Store
+from omoide.world.model import user_key
+from tests.scripted import ScriptedBackend
+from tests.world_script import WorldScript
+
+KAI = user_key("Kai")
+
+
+@pytest.fixture
+async def store(tmp_path: Path):
+    s = await Store.open(tmp_path / "omoide.db")
+    yield s
+    await s.close()
+
+
+def settings(**kw: object) -> Settings:
+    base: dict[str, object] = dict(user_name="Kai", context_size=4096, max_tokens=200, scene_seed=7, gossip_rate=0.0)
+    base.update(kw)
+    return Settings(**base)  # type: ignore[arg-type]
+
+
+def add_mika(home: Path) -> None:
+    folder = home / "data" / "characters" / "mika"
+    folder.mkdir(parents=True)
+    (folder / "character.toml").write_text('name = "Mika"\ndescription = "A postman who knows everyone."\nfirst_message = "Post!"\n')
+
+
+def echo_speaker(messages: list) -> list:  # type: ignore[type-arg]
+    """Each reply says whose prompt it was answering (the card's first line names the speaker)."""
+    system = str(messages[0]["content"])
+    who = "Wren" if "Halloran" in system else "Suzune" if "café" in system.lower() else "?"
+    return [f"({who} speaking)"]
+
+
+async def open_scene(store: Store, *, chat: ScriptedBackend | None = None, script: WorldScript | None = None,
+                     **kw: object) -> ChatSession:
+    summarizer = ScriptedBackend(default=(script or WorldScript()).default(), model="scripted-summarizer")
+    return await ChatSession.open(store, find_character("suzune"), settings(**kw), chat or ScriptedBackend(default=echo_speaker),
+                                  summarizer=summarizer, others=[find_character("wren")])
+
+
+async def say(session: ChatSession, text: str, **kw: str) -> list[tuple[str, str]]:
+    out = []
+    async for event in session.send(text, **kw):
+        if isinstance(event, ReplyFinished):
+            out.append((session.speaker_name(event.message), event.message.content))
+    await session.memory_worker.wait()
+    return out
+
+
+async def test_a_scene_opens_with_both_and_the_named_one_answers(store: Store) -> None:
+    session = await open_scene(store)
+    assert [c.id for c in session.present] == ["suzune", "wren"]
+    assert session.chat.cast == ("suzune", "wren") and session.is_scene
+    assert await say(session, "Wren, did you bring the charts?") == [("Wren", "(Wren speaking)")]
+    assert "Wren: was named in the message" in session.last_prompt.speaker.replace("Wren was", "was")  # type: ignore[union-attr]
+    assert await say(session, "Suzune, coffee?") == [("Suzune", "(Suzune speaking)")]
+    assert await say(session, "Anyone?", speaker="wren") == [("Wren", "(Wren speaking)")]
+    # Reopening finds the same scene.
+    again = await open_scene(store)
+    assert again.chat.id == session.chat.id
+
+
+async def test_each_prompt_is_the_speakers_own_and_names_the_others(store: Store) -> None:
+    backend = ScriptedBackend(default=echo_speaker)
+    session = await open_scene(store, chat=backend)
+    await say(session, "Wren, a map please.")
+    await say(session, "Suzune, what do you think of it?")
+    messages = backend.calls[-1]["messages"]
+    system = messages[0]["content"]
+    assert "Suzune is in a scene with Wren, Kai." in system
+    assert "goal for this conversation" not in system
+    window = [m for m in messages[1:] if m["role"] != "system"]
+    # Wren's line reaches Suzune as someone else's, named; Kai's too.
+    assert window[-1]["role"] == "user"
+    assert "Wren: " in window[-1]["content"] and "(Wren speaking)" in window[-1]["content"]
+    assert "Kai: " in window[-1]["content"] and "what do you think" in window[-1]["content"]
+
+
+async def test_continue_three_gives_three_character_turns_and_next_picks(store: Store) -> None:
+    session = await open_scene(store)
+    await say(session, "Hello both.")
+    before = len(await session.transcript())
+    finished = [e async for e in session.continue_turns(3) if isinstance(e, ReplyFinished)]
+    assert len(finished) == 3
+    path = await session.transcript()
+    assert len(path) == before + 3 and all(m.role is Role.ASSISTANT for m in path[-3:])
+    speakers = [m.speaker for m in path[-4:]]
+    assert all(a != b for a, b in zip(speakers, speakers[1:]))  # nobody answers itself with another there
+    [reply] = [e.message async for e in session.next_turn("Suzune") if isinstance(e, ReplyFinished)]
+    assert reply.speaker == "suzune"
+
+
+async def test_invite_leave_and_undo_follow_the_tree(store: Store, omoide_home: Path) -> None:
+    add_mika(omoide_home)
+    session = await open_scene(store)
+    await say(session, "Hi.")
+    note = await session.invite("Mika")
+    assert note.role is Role.SYSTEM and note.stage == "invite" and note.content == "Mika joins the scene."
+    assert [c.id for c in session.present] == ["suzune", "wren", "mika"]
+    assert (await store.chats.get(session.chat.id)).cast == ("suzune", "wren", "mika")
+    assert await say(session, "Mika, any letters?") == [("Mika", "(? speaking)")]
+    await session.leave("wren")
+    assert [c.id for c in session.present] == ["suzune", "mika"]
+    await session.undo()  # back before the leave... and before the last exchange
+    await session.refresh()
+    assert "wren" in [c.id for c in session.present]
+
+
+async def test_a_swipe_regenerates_the_same_speaker_and_save_memory_goes_to_the_speakers_diary(store: Store) -> None:
+    backend = ScriptedBackend(default=echo_speaker)
+    backend.add(["Charts are ready. <save_memory>Kai asked for charts.</save_memory>"])
+    session = await open_scene(store, chat=backend)
+    await say(session, "Wren, charts?")
+    [entry] = (await session.memory()).diary
+    assert entry.owner == "wren"
+    async for _ in session.regenerate():
+        pass
+    group, _index = await session.swipes()
+    assert [m.speaker for m in group] == ["wren", "wren"]
+    await say(session, "Suzune?")
+    assert "Kai asked for charts." not in backend.calls[-1]["messages"][0]["content"]
+    assert "Kai asked for charts." not in str(backend.calls[-1]["messages"][-1]["content"])
+
+
+async def test_gossip_target_in_the_prompt_at_rate_one_and_never_at_zero(store: Store, omoide_home: Path) -> None:
+    add_mika(omoide_home)
+    backend = ScriptedBackend(default=echo_speaker)
+    session = await open_scene(store, chat=backend, gossip_rate=1.0)
+    await say(session, "Wren?")
+    assert "## Mika, on Wren's mind" in backend.calls[-1]["messages"][0]["content"]
+    assert session.last_prompt is not None and session.last_prompt.gossip == "Mika"
+    quiet_backend = ScriptedBackend(default=echo_speaker)
+    quiet = await ChatSession.open(store, find_character("suzune"), settings(gossip_rate=0.0), quiet_backend, new=True)
+    for _ in range(5):
+        await say(quiet, "Hello")
+    assert all("on Suzune's mind" not in c["messages"][0]["content"] for c in quiet_backend.calls)
+
+
+async def test_end_gives_every_pair_a_relationship_and_familiarity(store: Store, omoide_home: Path) -> None:
+    add_mika(omoide_home)
+    session = await open_scene(store)
+    await say(session, "Wren, Suzune, meet each other.")
+    async for _ in session.next_turn():
+        pass
+    conversation = await session.end_conversation(background=False)
+    assert {p.key for p in conversation.participants} == {"suzune", "wren", KAI}
+    result = await session.world.run(conversation.id)
+    assert result.failed == []
+    suzune, wren = await store.world.view("suzune"), await store.world.view("wren")
+    assert suzune.about("wren").familiarity == pytest.approx(0.15) and suzune.about(KAI).familiarity == pytest.approx(0.15)
+    assert wren.about("suzune").familiarity == pytest.approx(0.15) and wren.about(KAI).familiarity == pytest.approx(0.15)
+    assert suzune.about("wren").descriptor and wren.about("suzune").memory
+    # A later scene without Wren: Suzune's familiarity with her decays.
+    await session.invite("Mika")
+    await session.leave("Wren")
+    await say(session, "Mika, hello.")
+    second = await session.end_conversation(background=False)
+    await session.world.run(second.id)
+    assert (await store.world.view("suzune")).about("wren").familiarity < 0.15
+    assert (await store.world.view("suzune")).about("mika").familiarity == pytest.approx(0.15)
+
+
+def test_random_source_is_injectable() -> None:
+    assert random.Random(7).random() == random.Random(7).random()
