@@ -180,6 +180,7 @@ class ChatSession(SceneTurns, Navigation):
         self.chat = await self.store.chats.get(self.chat.id)
         if self.cast.is_scene(self.chat):
             self.present = await self.cast.present(self.chat, self.chat.head_id)
+            self.memory_worker.speaker_names = self.cast.names(self.chat)
         return self.chat
 
     @property

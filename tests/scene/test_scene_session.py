@@ -177,3 +177,18 @@ async def test_end_gives_every_pair_a_relationship_and_familiarity(store: Store,
 
 def test_random_source_is_injectable() -> None:
     assert random.Random(7).random() == random.Random(7).random()
+
+
+async def test_summaries_and_memos_of_a_scene_name_each_speaker(store: Store) -> None:
+    from omoide.memory.memos import memo_request
+    from omoide.memory.summary import summary_request
+
+    session = await open_scene(store)
+    await say(session, "Wren, tell us a story.")
+    await say(session, "Suzune, your turn.")
+    path = [m for m in await session.transcript() if m.role is not Role.SYSTEM]
+    names = session.memory_worker.speaker_names
+    assert names == {"suzune": "Suzune", "wren": "Wren"}
+    text = summary_request("Suzune", "Kai", None, path, names)[-1]["content"]
+    assert "Wren: (Wren speaking)" in text and "Suzune: (Suzune speaking)" in text and "Kai: Wren, tell us" in text
+    assert "Wren: (Wren speaking)" in memo_request("Suzune", "Kai", path, names=names)[-1]["content"]

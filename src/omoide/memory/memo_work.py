@@ -10,7 +10,7 @@ adds a version to the same memo.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 from omoide.config import Settings
 from omoide.domain import Memo, MemoAuthor, Message
@@ -45,7 +45,7 @@ class MemoWork:
         s = self.settings
         return near_stretch(batch=s.memo_batch, count=s.memo_prompt_count, step=s.memo_roll_step, recent=s.memo_recent_messages)
 
-    async def make_due(self, head_id: int, *, name: str, user: str) -> int:
+    async def make_due(self, head_id: int, *, name: str, user: str, names: Mapping[str, str] | None = None) -> int:
         """Make a memo for each full batch near `head_id` that has none; returns
         how many failed (each one is now a gap in the book)."""
         path = await self.store.messages.path(head_id, limit=self.reach)
@@ -55,7 +55,7 @@ class MemoWork:
             self.emit(MemoryWorkStarted("memo"))
             batch = path[path.index(first) : path.index(last) + 1]
             try:
-                highlights = parse_highlights(await self.complete(memo_request(name, user, batch), MEMO_MAX_TOKENS), _text(batch))
+                highlights = parse_highlights(await self.complete(memo_request(name, user, batch, names=names), MEMO_MAX_TOKENS), _text(batch))
             except (OmoideError, InvalidSummary) as exc:
                 reason = exc.message if isinstance(exc, OmoideError) else str(exc)
                 await self.store.memos.add(self.chat_id, last.id, author=MemoAuthor.MODEL, first_id=first.id, reason=reason)
@@ -66,7 +66,8 @@ class MemoWork:
             self.emit(MemoryWorkDone("memo", memo=memo))
         return failed
 
-    async def retry(self, memo: Memo, *, name: str, user: str, at_id: int | None) -> Memo:
+    async def retry(self, memo: Memo, *, name: str, user: str, at_id: int | None,
+                    names: Mapping[str, str] | None = None) -> Memo:
         """Make a gap's memo again: a new version, with highlights or with the new reason."""
         if memo.first_id is None:
             return memo
@@ -74,7 +75,7 @@ class MemoWork:
         batch = await self.store.messages.path_slice(memo.anchor_id, first.depth, memo.anchor_depth - first.depth + 1)
         self.emit(MemoryWorkStarted("memo"))
         try:
-            highlights = parse_highlights(await self.complete(memo_request(name, user, batch), MEMO_MAX_TOKENS), _text(batch))
+            highlights = parse_highlights(await self.complete(memo_request(name, user, batch, names=names), MEMO_MAX_TOKENS), _text(batch))
         except (OmoideError, InvalidSummary) as exc:
             reason = exc.message if isinstance(exc, OmoideError) else str(exc)
             revised = await self.store.memos.revise(memo.id, author=MemoAuthor.MODEL, at_id=at_id, reason=reason)

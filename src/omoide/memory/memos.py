@@ -11,13 +11,13 @@ message on that path.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import tzinfo
 
 from omoide.domain import Memo, MemoAuthor, Message, Role
 from omoide.llm.base import ChatMessage
 from omoide.memory.summary import InvalidSummary
-from omoide.memory.window import stamp
+from omoide.memory.window import speaker_label, stamp
 
 MEMO_PROMPT = """You keep the memo book of a roleplay between {name} and {user}. Read the messages below and \
 write their Journey Highlights: the 2 or 3 moments worth remembering weeks from now.
@@ -50,9 +50,10 @@ _REFUSAL = re.compile(r"\b(I can(?:no|')t|I'm sorry|I am sorry|as an AI|I cannot
 _ROLEPLAY = ("*", '"', "“", "「", "(")
 
 
-def memo_request(name: str, user: str, batch: Sequence[Message], tz: tzinfo | None = None) -> list[ChatMessage]:
+def memo_request(name: str, user: str, batch: Sequence[Message], tz: tzinfo | None = None,
+                 names: Mapping[str, str] | None = None) -> list[ChatMessage]:
     lines = [
-        f"{stamp(m.created_at, tz)} {name if m.role is Role.ASSISTANT else user}: {m.content.strip()}"
+        f"{stamp(m.created_at, tz)} {speaker_label(m, name, user, names)}: {m.content.strip()}"
         for m in batch
         if m.role in (Role.USER, Role.ASSISTANT) and m.content.strip()
     ]

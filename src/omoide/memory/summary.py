@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from omoide import templates
 from omoide.domain import Message, Role
 from omoide.llm.base import ChatMessage
-from omoide.memory.window import stamp
+from omoide.memory.window import speaker_label, stamp
 
 SUMMARY_PROMPT = """Summarize the following conversation between {name} and {user}. Focus on:
 1. Key events and decisions
@@ -35,10 +36,11 @@ def split_for_compression(window: list[Message], *, threshold: int, keep_recent:
     return window[: len(window) - keep_recent]
 
 
-def summary_request(name: str, user: str, previous: str | None, chunk: list[Message]) -> list[ChatMessage]:
+def summary_request(name: str, user: str, previous: str | None, chunk: list[Message],
+                    names: Mapping[str, str] | None = None) -> list[ChatMessage]:
     lines = []
     for message in chunk:
-        speaker = name if message.role is Role.ASSISTANT else user
+        speaker = speaker_label(message, name, user, names)
         lines.append(f"{stamp(message.created_at)} {speaker}: {message.content.strip()}")
     parts = []
     if previous:

@@ -49,6 +49,8 @@ class MemoryWorker:
         self.settings = settings
         self.backend = backend
         self.user_name = user_name
+        self.speaker_names: dict[str, str] = {}
+        """In a group scene: character id -> name, so summaries and memos say who spoke."""
         self.on_event = on_event
         self.status = ""
         self.failures = 0
@@ -118,7 +120,8 @@ class MemoryWorker:
         compress the summary (styles 'summary', 'both') and the diary if due."""
         style = self.settings.memory_style
         if style != "summary":
-            if await self.memos.make_due(head_id, name=self.character.display_name, user=self.user_name):
+            if await self.memos.make_due(head_id, name=self.character.display_name, user=self.user_name,
+                                          names=self.speaker_names):
                 self.failures += 1
         if style != "memos":
             await self._compress_summary(head_id)
@@ -127,7 +130,8 @@ class MemoryWorker:
     async def retry_memo(self, memo_id: int, at_id: int | None) -> Memo:
         """Try a gap in the memo book again (from the book or the CLI)."""
         memo = await self.store.memos.get(memo_id)
-        return await self.memos.retry(memo, name=self.character.display_name, user=self.user_name, at_id=at_id)
+        return await self.memos.retry(memo, name=self.character.display_name, user=self.user_name, at_id=at_id,
+                                         names=self.speaker_names)
 
     async def _anchor(self, start_head: int) -> int:
         """Where a result computed at `start_head` is recorded: the chat's head if
@@ -148,7 +152,8 @@ class MemoryWorker:
         self._emit(MemoryWorkStarted("summary"))
         name = self.character.display_name
         try:
-            request = summary_request(name, self.user_name, state.summary.content if state.summary else None, chunk)
+            request = summary_request(name, self.user_name, state.summary.content if state.summary else None, chunk,
+                                      self.speaker_names)
             text = validate_summary(await self._complete(request), name=name, user=self.user_name)
         except (OmoideError, InvalidSummary) as exc:
             self.failures += 1

@@ -67,11 +67,14 @@ class SceneCast:
     def participants(self, present: Sequence[Character], user_name: str) -> list[Participant]:
         return [*(Participant(c.id, c.display_name) for c in present), Participant(user_key(user_name), user_name)]
 
+    def names(self, chat: Chat) -> dict[str, str]:
+        """Id -> display name of everyone ever in the chat (who is still in the library)."""
+        return {k: self.character(k).display_name for k in chat.participants if k == self.host.id or self.directory.get(k)}
+
     def facts(self, chat: Chat, me: Character, present: Sequence[Character]) -> SceneFacts | None:
         if not self.is_scene(chat):
             return None
-        names = {k: self.character(k).display_name for k in chat.cast if k == self.host.id or self.directory.get(k)}
-        names[me.id] = me.display_name
+        names = {**self.names(chat), me.id: me.display_name}
         return SceneFacts(me.id, chat.character, names, tuple(c.display_name for c in present if c.id != me.id))
 
     def speaker_of(self, chat: Chat, message: Message) -> str:
