@@ -20,6 +20,7 @@ from omoide.book_cli import memos_command
 from omoide.cli_output import fail
 from omoide.errors import OmoideError
 from omoide.safe_text import inert, oneline, safe
+from omoide.say_cli import StreamedText as StreamedText  # re-exported: tests and scripts import it from here
 
 if TYPE_CHECKING:
     from omoide.runtime import Workspace
@@ -40,20 +41,6 @@ err = Console(stderr=True)
 
 def _fail(exc: OmoideError) -> NoReturn:
     fail(exc)
-
-
-class StreamedText:
-    """A reply streamed to stdout, made inert piece by piece; a CR that ends one
-    piece is held back in case the next one starts with its LF."""
-
-    def __init__(self) -> None:
-        self._held = ""
-
-    def feed(self, delta: str, *, end: bool = False) -> str:
-        data, self._held = self._held + delta, ""
-        if data.endswith("\r") and not end:
-            data, self._held = data[:-1], "\r"
-        return inert(data)
 
 
 def run(coro_factory: Callable[[], Awaitable[T]]) -> T:
@@ -117,18 +104,21 @@ _mount_models()
 @app.command()
 def chat(
     character: Annotated[str | None, typer.Argument(help="Character id or name (default: the most recent chat's).")] = None,
+    others: Annotated[list[str] | None, typer.Argument(help="More characters: opens a group scene with all of them.")] = None,
     new: Annotated[bool, typer.Option("--new", help="Start a new chat instead of reopening the most recent.")] = False,
     chat_id: Annotated[int | None, typer.Option("--chat", help="Open this chat (see `omoide chats`).")] = None,
     branch: Annotated[str | None, typer.Option("--branch", help="Open the chat at this saved branch.")] = None,
 ) -> None:
-    """Chat with a character in the terminal UI."""
+    """Chat with a character in the terminal UI; name more to open a group scene
+    (`omoide chat suzune wren`)."""
     from omoide.runtime import Runtime
 
     async def go() -> None:
         runtime = await Runtime.start()
         try:
             name = character or await _most_recent_character(runtime)
-            session = await runtime.session(runtime.character(name), chat_id=chat_id, new=new)
+            cast = [runtime.character(o) for o in others or []]
+            session = await runtime.session(runtime.character(name), chat_id=chat_id, new=new, others=cast)
             if branch:
                 await session.restore_branch(branch)
             from omoide.tui import run_chat_async
@@ -146,70 +136,6 @@ async def _most_recent_character(workspace: Workspace) -> str | None:
 
 
 @app.command()
-def say(
-    character: Annotated[str, typer.Argument(help="Character id or name.")],
-    message: Annotated[str, typer.Argument(help="What you say. Use - to read it from standard input.")],
-    new: Annotated[bool, typer.Option("--new", help="Say it in a new chat.")] = False,
-    chat_id: Annotated[int | None, typer.Option("--chat", help="Say it in this chat.")] = None,
-) -> None:
-    """Send one message and stream the reply to stdout (for scripts).
-
-    Both messages are stored in the character's most recent chat, so `omoide chat`
-    shows them. Memory work (summary, diary) finishes before the command exits."""
-    from omoide.events import ChangedElsewhere, DiarySaved, MemoryEvent, MemoryWorkDone, MemoryWorkStarted, ProfileLearned, ReplyDelta, ReplyFailed, ReplyFinished
-    from omoide.runtime import Runtime
-
-    def on_memory(event: MemoryEvent) -> None:
-        match event:
-            case MemoryWorkStarted(kind=kind):
-                err.print(f"[dim]Updating memory ({kind})…[/]")
-            case MemoryWorkDone(kind=kind):
-                err.print(f"[dim]Memory updated ({kind}).[/]")
-
-    text = sys.stdin.read() if message == "-" else message
-    failed: list[OmoideError] = []
-    shown = StreamedText()
-
-    async def go() -> None:
-        runtime = await Runtime.start()
-        session = None
-        try:
-            session = await runtime.session(runtime.character(character), chat_id=chat_id, new=new, on_memory_event=on_memory)
-            async for event in session.send(text):
-                match event:
-                    case ReplyDelta(text=delta):
-                        sys.stdout.write(shown.feed(delta))
-                        sys.stdout.flush()
-                    case DiarySaved(entry=entry):
-                        err.print(safe(f"✎ {session.character.display_name} wrote in the diary: {entry.content}", "dim"))
-                    case ProfileLearned(fact=fact, accepted=accepted):
-                        then = "added to your profile" if accepted else f"`omoide profile accept {fact.id}` adds it to your profile"
-                        err.print(safe(f"{session.character.display_name} learned about you: {fact.content} ({then})", "dim"))
-                    case ReplyFinished():
-                        sys.stdout.write(shown.feed("", end=True) + "\n")
-                    case ReplyFailed(error=error):
-                        failed.append(error)
-                    case ChangedElsewhere(note=note):
-                        err.print(safe(note, "yellow"), soft_wrap=True)
-            problems = session.last_prompt.tool_problems if session.last_prompt else []
-            for problem in problems:
-                err.print(safe(f"Note: {problem}", "yellow"), soft_wrap=True)
-            await session.wait_for_memory_work()
-            if session.memory_status:
-                err.print(safe(session.memory_status, "yellow"))
-        finally:
-            # Ctrl+C lands here as a cancellation: the reply is already stored as
-            # interrupted; memory work is stopped before the store closes.
-            if session is not None:
-                await session.aclose()
-            await runtime.aclose()
-
-    run(go)
-    if failed:
-        _fail(failed[0])
-
-
-@app.command()
 def chats(
     character: Annotated[str | None, typer.Argument(help="Only this character's chats.")] = None,
     archived: Annotated[bool, typer.Option("--archived", help="Include archived chats.")] = False,
@@ -224,10 +150,10 @@ def chats(
             rows = await workspace.store.chats.list(char_id, include_archived=archived)
         finally:
             await workspace.aclose()
-        table = Table("id", "character", "title", "messages", "updated", title="Chats")
+        table = Table("id", "characters", "title", "messages", "updated", title="Chats")
         for c in rows:
             title = Text.assemble(safe(c.title), (" (archived)" if c.archived else "", "dim"))
-            table.add_row(str(c.id), safe(c.character), title, str(c.message_count), f"{c.updated_at.astimezone():%Y-%m-%d %H:%M}")
+            table.add_row(str(c.id), safe(", ".join(c.participants)), title, str(c.message_count), f"{c.updated_at.astimezone():%Y-%m-%d %H:%M}")
         out.print(table if rows else "No chats yet. Start one with `omoide chat`.")
 
     run(go)
@@ -365,25 +291,29 @@ def export(
         workspace = await Workspace.open()
         try:
             char = workspace.character(character)
-            chat = await workspace.store.chats.get(chat_id) if chat_id else await workspace.store.chats.latest(char.id)
+            # The newest chat the character is in: its own, or a scene it is part of.
+            chat = await workspace.store.chats.get(chat_id) if chat_id else next(
+                (c for c in await workspace.store.chats.list() if char.id in c.participants), None)
             if chat is None:
                 raise OmoideError(f"No chat with {char.display_name} yet.", "Start one with `omoide chat`.")
             user = workspace.settings.user_name
+            names = {key: _display_name(workspace, key) for key in chat.participants}
+            host = names.get(chat.character, char.display_name)
             if format == "tree":
                 messages = await workspace.store.messages.tree(chat.id)
                 branches = [{"name": b.name, "message_id": b.message_id, "auto": b.auto} for b in await workspace.store.branches.list(chat.id)]
                 memos = [memo_json(v) for v in await workspace.store.memos.history(chat.id)]  # every version, oldest first
-                return st.write_tree(messages, head_id=chat.head_id, character=char.id, title=chat.title,
-                                     extra={"branches": branches, "memos": memos})
+                return st.write_tree(messages, head_id=chat.head_id, character=chat.character, title=chat.title,
+                                     extra={"branches": branches, "memos": memos, "participants": list(chat.participants)})
             path = await workspace.store.messages.path(chat.head_id)
             meta = await workspace.store.exchange.messages(chat.id)
             if format == "md":
-                text = st.write_markdown(path, user_name=user, character_name=char.display_name, title=chat.title, meta=meta)
+                text = st.write_markdown(path, user_name=user, character_name=host, title=chat.title, meta=meta, names=names)
                 pages = await workspace.store.memos.on_path(chat.head_id)
                 return text + ("\n" + book_markdown(pages, title="Memo book", empty="") if pages else "")
             swipes = {m.id: await workspace.store.messages.siblings(m) for m in path if m.role == "assistant"}
-            return st.write_chat(path, swipes, user_name=user, character_name=char.display_name, created=chat.created_at,
-                                 chat_meta=await workspace.store.exchange.chat(chat.id), meta=meta)
+            return st.write_chat(path, swipes, user_name=user, character_name=host, created=chat.created_at,
+                                 chat_meta=await workspace.store.exchange.chat(chat.id), meta=meta, names=names)
         finally:
             await workspace.aclose()
 
@@ -396,6 +326,13 @@ def export(
     else:
         # JSON escapes control characters itself; Markdown is text for a terminal.
         sys.stdout.write(inert(text) if format == "md" else text)
+
+
+def _display_name(workspace: Workspace, key: str) -> str:
+    try:
+        return workspace.character(key).display_name
+    except OmoideError:
+        return key
 
 
 @app.command("import-chat")
@@ -443,6 +380,15 @@ def paths() -> None:
     out.print(safe(f"database:    {locations.database_file()}"))
     out.print(safe(f"characters:  {locations.user_characters_dir()}"))
     out.print(safe(f"log file:    {locations.log_file()}"))
+
+
+def _mount_say() -> None:
+    from omoide.say_cli import register
+
+    register(app, run=run, fail=_fail)
+
+
+_mount_say()
 
 
 def _mount_world() -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from omoide.characters.library import default_character, find_character
@@ -69,10 +69,11 @@ class Runtime(Workspace):
         chat_id: int | None = None,
         new: bool = False,
         on_memory_event: Callable[[MemoryEvent], None] | None = None,
+        others: Sequence[Character] = (),
     ) -> ChatSession:
         return await ChatSession.open(
             self.store, character, self.settings, self.backend,
-            chat_id=chat_id, new=new, summarizer=self.summarizer, on_memory_event=on_memory_event,
+            chat_id=chat_id, new=new, summarizer=self.summarizer, on_memory_event=on_memory_event, others=others,
         )
 
     async def aclose(self) -> None:

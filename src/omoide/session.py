@@ -229,6 +229,8 @@ class ChatSession(SceneTurns, Navigation):
         if not text:
             raise CommandError("There is nothing to send.", "Type a message first.")
         chat = await self.refresh()
+        if speaker:
+            self.check_speaker(speaker)  # before your message is stored
         await self.world.end_if_idle(chat, self.participants)
         moved = chat.head_id != self._own_head
         for _attempt in range(5):

@@ -144,6 +144,10 @@ async def test_gossip_target_in_the_prompt_at_rate_one_and_never_at_zero(store: 
     await say(session, "Wren?")
     assert "## Mika, on Wren's mind" in backend.calls[-1]["messages"][0]["content"]
     assert session.last_prompt is not None and session.last_prompt.gossip == "Mika"
+    from omoide.tui.screens.inspector import inspector_text
+
+    shown = inspector_text(session.last_prompt)
+    assert "Gossip target of this conversation: Mika" in shown and "Speaker: Wren: Wren was named in the message" in shown
     quiet_backend = ScriptedBackend(default=echo_speaker)
     quiet = await ChatSession.open(store, find_character("suzune"), settings(gossip_rate=0.0), quiet_backend, new=True)
     for _ in range(5):

@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 from omoide.domain import Message, MessageStatus, Role
@@ -190,8 +191,17 @@ def st_file_date(moment: datetime) -> str:
     return f"{t.year}-{t.month}-{t.day}@{t.hour}h{t.minute}m{t.second}s"
 
 
+def speaker_name(message: Message, user_name: str, character_name: str, names: Mapping[str, str] | None) -> str:
+    """The name a message is written under: the user's, or in a group scene its
+    speaker's (`names`: character id -> name), else the chat's character's."""
+    if message.role is Role.USER:
+        return user_name
+    return (names or {}).get(message.speaker or "", character_name)
+
+
 def write_chat(path_messages: list[Message], swipes: dict[int, list[Message]], *, user_name: str, character_name: str,
-               created: datetime, chat_meta: dict[str, Any] | None = None, meta: dict[int, dict[str, Any]] | None = None) -> str:
+               created: datetime, chat_meta: dict[str, Any] | None = None, meta: dict[int, dict[str, Any]] | None = None,
+               names: Mapping[str, str] | None = None) -> str:
     """The current path as SillyTavern JSONL; `swipes` maps a message id to its
     siblings (itself included) to write as swipes. `chat_meta` and `meta` are what
     an import kept (the header; each message's other fields), given back as they were."""
@@ -213,7 +223,7 @@ def write_chat(path_messages: list[Message], swipes: dict[int, list[Message]], *
         kept = meta.get(message.id, {})
         system = message.role is Role.SYSTEM
         record: dict[str, Any] = {
-            "name": user_name if message.role is Role.USER else character_name,
+            "name": speaker_name(message, user_name, character_name, names),
             "is_user": message.role is Role.USER,
             "is_system": bool(kept.get("is_system")) if system else False,
             "send_date": kept.get("send_date") or st_date(message.created_at),
@@ -236,7 +246,7 @@ def write_chat(path_messages: list[Message], swipes: dict[int, list[Message]], *
 
 
 def write_markdown(path_messages: list[Message], *, user_name: str, character_name: str, title: str,
-                   meta: dict[int, dict[str, Any]] | None = None) -> str:
+                   meta: dict[int, dict[str, Any]] | None = None, names: Mapping[str, str] | None = None) -> str:
     """The current path as Markdown, to the second; system and narrator messages
     appear under their own name, in italics."""
     parts = [f"# {title}\n"]
@@ -249,7 +259,7 @@ def write_markdown(path_messages: list[Message], *, user_name: str, character_na
         if message.role is Role.SYSTEM:
             parts.append(f"**{kept or 'System'}** · {when}\n\n*{message.content.strip()}*\n")
             continue
-        who = kept or (user_name if message.role is Role.USER else character_name)
+        who = kept or speaker_name(message, user_name, character_name, names)
         mark = " *(interrupted)*" if message.status in (MessageStatus.INTERRUPTED, MessageStatus.STREAMING) else ""
         parts.append(f"**{who}** · {when}{mark}\n\n{message.content.strip()}\n")
     return "\n".join(parts)
@@ -267,6 +277,7 @@ def write_tree(messages: list[Message], *, head_id: int | None, character: str, 
             {
                 "id": m.id, "parent_id": m.parent_id, "role": str(m.role), "content": m.content,
                 "created_at": m.created_at.isoformat(), "status": str(m.status),
+                **({"speaker": m.speaker} if m.speaker else {}), **({"stage": m.stage} if m.stage else {}),
             }
             for m in messages
         ],

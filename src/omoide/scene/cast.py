@@ -89,7 +89,7 @@ class SceneCast:
         if forced:
             wanted = self.find(forced)
             if wanted.id not in {c.id for c in present}:
-                raise CommandError(f"{wanted.display_name} is not in this scene.",
+                raise CommandError(f"{wanted.display_name} is not in this chat.",
                                    f"/invite {wanted.display_name} first, or pick one of: {', '.join(c.display_name for c in present)}.")
             return speakers.Choice(wanted.id, wanted.display_name, f"{wanted.display_name} was picked by you")
         candidates = [speakers.Candidate(c.id, c.display_name, tuple(a for a in (c.nickname, c.name) if a)) for c in present]

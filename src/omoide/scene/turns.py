@@ -85,6 +85,14 @@ class SceneTurns:
 
     # -- who speaks ---------------------------------------------------------------------------
 
+    def check_speaker(self, name: str) -> Character:
+        """The present character called `name`, or a CommandError saying who is here."""
+        wanted = self.cast.find(name)
+        if wanted.id not in {c.id for c in self.present}:
+            raise CommandError(f"{wanted.display_name} is not in this chat.",
+                               f"/invite {wanted.display_name} first, or pick one of: {', '.join(c.display_name for c in self.present)}.")
+        return wanted
+
     async def choose_speaker(self, at: Message, *, text: str = "", forced: str | None = None) -> Choice:
         if not self.is_scene and not forced:
             return Choice(self.character.id, self.character.display_name, f"{self.character.display_name} is the only character here")

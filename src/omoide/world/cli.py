@@ -73,13 +73,16 @@ def end(
                 failed.extend(f for r in results for f in r.failed)
                 out.print(f"Ran {len(results)} unfinished pass(es).")
                 return
-            chat = await runtime.store.chats.get(chat_id) if chat_id else await runtime.store.chats.latest(char.id)
+            # The newest chat the character is in: its own, or a scene it is part of.
+            chat = await runtime.store.chats.get(chat_id) if chat_id else next(
+                (c for c in await runtime.store.chats.list() if char.id in c.participants), None)
             if chat is None:
                 raise OmoideError(f"No chat with {char.display_name} yet.", "Start one with `omoide chat`.")
-            session = await runtime.session(char, chat_id=chat.id)
+            session = await runtime.session(runtime.character(chat.character), chat_id=chat.id)
             conversation = await session.end_conversation(background=False)
             out.print(Text(f"Conversation #{conversation.id} ended (messages #{conversation.first_id}–#{conversation.end_id}). "
-                           f"{char.display_name} is remembering it…"))
+                           f"{' and '.join(p.name for p in conversation.characters)} "
+                           f"{'is' if len(conversation.characters) == 1 else 'are'} remembering it…"))
             result = await session.world.run(conversation.id)
             failed.extend(result.failed)
             for update in await runtime.store.world.updates(conversation_id=conversation.id):

@@ -45,6 +45,10 @@ def inspector_text(prompt: AssembledPrompt | None) -> str:
         lines.append(f"The backend reported {usage.prompt_tokens} prompt tokens{cache}.")
     lines.append("Dropped to fit: " + ("; ".join(prompt.dropped) if prompt.dropped else "nothing"))
     lines.append("Lore that fired: " + ("; ".join(prompt.lore) if prompt.lore else "none"))
+    if prompt.speaker:
+        lines.append("Speaker: " + prompt.speaker)
+    if prompt.gossip:
+        lines.append(f"Gossip target of this conversation: {prompt.gossip} (gossip_rate; in the world layer)")
     if prompt.tool_problems:
         lines.append("Tool calls that failed or were cut: " + "; ".join(prompt.tool_problems))
     if prompt.memories:
