@@ -26,6 +26,6 @@ if TYPE_CHECKING:
 
 
 async def run_chat_async(session: ChatSession) -> None:
-    from omoide.tui.app import run_chat_async as run
+    from omoide.tui.running import run_chat_async as run
 
     await run(session)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import signal
 from collections.abc import AsyncIterator, Callable, Mapping
 
 from textual import work
@@ -47,6 +46,7 @@ from omoide.tui.commands import HANDLERS, open_branch_picker
 from omoide.tui.host import CommandTable
 from omoide.tui.memos import memo_status, memos_command, open_book
 from omoide.tui.memory_commands import MEMORY_HANDLERS
+from omoide.tui.scene_commands import SCENE_HANDLERS
 from omoide.tui.messages import MemoryUpdate, TurnUpdate
 from omoide.tui.widgets.composer import Composer
 from omoide.tui.widgets.diary import DiaryPane
@@ -89,6 +89,7 @@ class OmoideApp(App[None]):
         self.commands.register_all(HANDLERS)
         self.commands.register("memos", memos_command)
         self.commands.register_all(MEMORY_HANDLERS)
+        self.commands.register_all(SCENE_HANDLERS)
         session.on_memory_event = self.handle_memory_event
         keymap: Mapping[str, str] | None = getattr(session.settings, "keymap", None)
         if keymap:
@@ -113,7 +114,8 @@ class OmoideApp(App[None]):
         yield StatusBar(id="status", markup=False)
 
     def _title(self) -> str:
-        return inert(f"{self.session.character.display_name} — {self.session.chat.title or 'chat #' + str(self.session.chat.id)}")
+        names = ", ".join(c.display_name for c in self.session.present)
+        return inert(f"{names} — {self.session.chat.title or 'chat #' + str(self.session.chat.id)}")
 
     async def on_mount(self) -> None:
         status = self.query_one(StatusBar)
@@ -138,6 +140,7 @@ class OmoideApp(App[None]):
         chat = await self.session.refresh()
         self.session.accept_head(chat.head_id)  # what is shown is what you write after
         self.query_one("#title", Static).update(self._title())
+        self.transcript.speaker_names = self.session.cast.names(chat) if self.session.is_scene else {}
         await self.transcript.show_path(chat.head_id)
         await self.refresh_diary()
         self._update_tokens()
@@ -221,7 +224,7 @@ class OmoideApp(App[None]):
                 await self.transcript.add(msg)
             case ReplyStarted(message=msg):
                 self.reply_view = await self.transcript.add(msg, live=True)
-                status.activity = f"{self.session.character.display_name} is writing…"
+                status.activity = f"{self.session.speaker_name(msg)} is writing…"
                 self._update_tokens()
             case ReplyDelta(text=text):
                 if self.reply_view is not None:
@@ -462,36 +465,3 @@ class OmoideApp(App[None]):
 
 OTHER_WRITERS_INTERVAL = 1.0
 """Seconds between checks for another window writing in the same chat."""
-
-
-async def run_chat_async(session: ChatSession) -> None:
-    """Run the TUI on an open session, in the caller's event loop (the session's
-    store connection and memory worker live there).
-
-    SIGTERM and SIGHUP end the app the way Ctrl+Q does, so a streaming reply is
-    kept (interrupted) and the terminal leaves the alternate screen with mouse
-    tracking off; the process then exits with 128 + the signal number."""
-    app = OmoideApp(session)
-    loop = asyncio.get_running_loop()
-    received: list[int] = []
-
-    def on_signal(signum: int) -> None:
-        received.append(signum)
-        app.exit(return_code=128 + signum)
-
-    handled = [s for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if s is not None]
-    for signum in handled:
-        try:
-            loop.add_signal_handler(signum, on_signal, int(signum))
-        except (NotImplementedError, RuntimeError, ValueError):  # Windows, or not the main thread
-            pass
-    try:
-        await app.run_async()
-    finally:
-        for signum in handled:
-            try:
-                loop.remove_signal_handler(signum)
-            except (NotImplementedError, RuntimeError, ValueError):
-                pass
-    if received:
-        raise SystemExit(128 + received[0])

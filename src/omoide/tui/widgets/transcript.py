@@ -32,6 +32,8 @@ class Transcript(VerticalScroll):
         self.navigator = navigator
         """Reads the pages; the app replaces it when it opens another chat."""
         self.speaker = speaker
+        self.speaker_names: dict[str, str] = {}
+        """In a group scene: character id -> name, for each reply's header."""
         self.user_name = user_name
         self.at_live_end = True
         """True when the newest mounted message is the chat's head."""
@@ -42,7 +44,8 @@ class Transcript(VerticalScroll):
         return list(self.query(MessageView))
 
     def view(self, message: Message, *, live: bool = False) -> MessageView:
-        return MessageView(message, self.speaker, user_name=self.user_name, live=live)
+        speaker = "Stage" if message.stage else self.speaker_names.get(message.speaker or "", self.speaker)
+        return MessageView(message, speaker, user_name=self.user_name, live=live)
 
     async def show_path(self, head_id: int | None) -> None:
         """Show the newest page of the path ending at `head_id`."""

@@ -1,0 +1,61 @@
+"""The group-scene slash commands: /invite, /leave, /next, /continue."""
+
+from __future__ import annotations
+
+from omoide.commands import ParsedCommand
+from omoide.scene.turns import CONTINUE_MAX
+from omoide.tui.host import Handler, Host
+
+
+def _busy(app: Host) -> bool:
+    if app.turn_running:
+        app.notify("A reply is still coming; press Esc to stop it first.", severity="warning")
+        return True
+    return False
+
+
+async def _invite(app: Host, command: ParsedCommand) -> None:
+    if not command.raw_args or _busy(app):
+        if not command.raw_args:
+            app.notify("Usage: /invite NAME", severity="warning")
+        return
+    note = await app.session.invite(command.raw_args)
+    await app.show_chat()
+    app.notify(f"{note.content} /next lets someone speak; name a character to speak to them.", timeout=4)
+
+
+async def _leave(app: Host, command: ParsedCommand) -> None:
+    if not command.raw_args or _busy(app):
+        if not command.raw_args:
+            app.notify("Usage: /leave NAME", severity="warning")
+        return
+    note = await app.session.leave(command.raw_args)
+    await app.show_chat()
+    app.notify(note.content, timeout=3)
+
+
+async def _next(app: Host, command: ParsedCommand) -> None:
+    if _busy(app):
+        return
+    name = command.raw_args or None
+    if name:
+        app.session.check_speaker(name)  # a clear notice now, not a failed turn
+    app.run_turn(lambda: app.session.next_turn(name))
+
+
+async def _continue(app: Host, command: ParsedCommand) -> None:
+    if _busy(app):
+        return
+    raw = command.raw_args or "3"
+    if not raw.isdigit():
+        app.notify(f"'{raw}' is not a number of turns. Usage: /continue [N]", severity="warning")
+        return
+    turns = int(raw)
+    if not 1 <= turns <= CONTINUE_MAX:
+        app.notify(f"/continue takes 1 to {CONTINUE_MAX} turns.", severity="warning")
+        return
+    app.run_turn(lambda: app.session.continue_turns(turns))
+    app.notify(f"The characters talk among themselves for {turns} turn(s); Esc stops them.", timeout=3)
+
+
+SCENE_HANDLERS: dict[str, Handler] = {"invite": _invite, "leave": _leave, "next": _next, "continue": _continue}

@@ -1,0 +1,75 @@
+"""A group scene in the real TUI (Pilot): speaker names, /invite, /leave, /next, /continue and Esc."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from omoide.characters.library import find_character
+from omoide.config import Settings
+from omoide.domain import MessageStatus, Role
+from omoide.session import ChatSession
+from omoide.store import Store
+from omoide.tui.app import OmoideApp
+from tests.scene.test_scene_session import add_mika, echo_speaker
+from tests.scripted import ScriptedBackend
+from tests.tui.test_app import SIZE, notices, texts, type_and_send, wait_for
+
+
+@pytest.fixture
+async def store(tmp_path: Path):
+    s = await Store.open(tmp_path / "omoide.db")
+    yield s
+    await s.close()
+
+
+async def scene_app(store: Store, backend: ScriptedBackend) -> OmoideApp:
+    settings = Settings(user_name="Kai", scene_seed=3, gossip_rate=0.0)
+    session = await ChatSession.open(store, find_character("suzune"), settings, backend, others=[find_character("wren")])
+    return OmoideApp(session)
+
+
+async def test_a_scene_shows_speaker_names_and_invite_leave_next_work(store: Store, omoide_home: Path) -> None:
+    add_mika(omoide_home)
+    app = await scene_app(store, ScriptedBackend(default=echo_speaker))
+    async with app.run_test(size=SIZE) as pilot:
+        assert "Suzune, Wren" in str(app.query_one("#title").render())
+        await type_and_send(pilot, "Wren, good evening.")
+        await wait_for(pilot, lambda: len(texts(app)) == 3 and app.reply_view is None, timeout=60)
+        assert texts(app)[1:] == [("Kai", "Wren, good evening."), ("Wren", "(Wren speaking)")]
+
+        await type_and_send(pilot, "/invite Mika")
+        await wait_for(pilot, lambda: ("Stage", "Mika joins the scene.") in texts(app), timeout=60)
+        assert [c.id for c in app.session.present] == ["suzune", "wren", "mika"]
+        assert "Mika" in str(app.query_one("#title").render())
+
+        await type_and_send(pilot, "/next Suzune")
+        await wait_for(pilot, lambda: texts(app)[-1] == ("Suzune", "(Suzune speaking)") and app.reply_view is None, timeout=60)
+
+        await type_and_send(pilot, "/leave Wren")
+        await wait_for(pilot, lambda: ("Stage", "Wren leaves the scene.") in texts(app), timeout=60)
+        assert [c.id for c in app.session.present] == ["suzune", "mika"]
+
+        await type_and_send(pilot, "/next Wren")
+        await wait_for(pilot, lambda: any("Wren is not in this chat" in n for n in notices(app)), timeout=60)
+
+
+async def test_continue_runs_character_turns_and_escape_stops_them(store: Store) -> None:
+    hold = asyncio.Event()
+    backend = ScriptedBackend(default=echo_speaker)
+    app = await scene_app(store, backend)
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, "/continue 2")
+        await wait_for(pilot, lambda: len(texts(app)) == 3 and not app.turn_running, timeout=60)
+        assert {name for name, _ in texts(app)[1:]} == {"Suzune", "Wren"}  # two turns, nobody answers itself
+
+        backend.add(["(first)"], ["(held) and a sentence long enough to be shown at once. ", hold])
+        await type_and_send(pilot, "/continue 5")
+        await wait_for(pilot, lambda: "(held)" in texts(app)[-1][1], timeout=60)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not app.turn_running, timeout=60)
+        path = await app.session.transcript()
+        assert len([m for m in path if m.role is Role.ASSISTANT]) == 1 + 2 + 2  # greeting, 2, then 2 of the 5
+        assert path[-1].status is MessageStatus.INTERRUPTED and path[-1].content.startswith("(held)")
