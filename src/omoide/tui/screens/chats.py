@@ -48,7 +48,7 @@ class ChatListScreen(ModalScreen[int | str | None]):
 
     async def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        table.add_columns("", "title", "messages", "updated", "")
+        table.add_columns("", "title", "with", "messages", "updated", "")
         await self.refresh_rows()
 
     async def refresh_rows(self) -> None:
@@ -58,7 +58,8 @@ class ChatListScreen(ModalScreen[int | str | None]):
         for chat in self.chats:
             table.add_row(
                 *plain(
-                    "●" if chat.id == self.current_id else "", chat.title or f"chat #{chat.id}", str(chat.message_count),
+                    "●" if chat.id == self.current_id else "", chat.title or f"chat #{chat.id}", ", ".join(chat.participants),
+                    str(chat.message_count),
                     f"{chat.updated_at.astimezone():%Y-%m-%d %H:%M}", "archived" if chat.archived else "",
                 ),
                 key=str(chat.id),
