@@ -196,3 +196,18 @@ async def test_summaries_and_memos_of_a_scene_name_each_speaker(store: Store) ->
     text = summary_request("Suzune", "Kai", None, path, names)[-1]["content"]
     assert "Wren: (Wren speaking)" in text and "Suzune: (Suzune speaking)" in text and "Kai: Wren, tell us" in text
     assert "Wren: (Wren speaking)" in memo_request("Suzune", "Kai", path, names=names)[-1]["content"]
+
+
+async def test_an_idle_scene_ends_with_everyone_present(store: Store) -> None:
+    from datetime import datetime, timedelta, timezone
+
+    session = await open_scene(store, world_min_messages=2)
+    await say(session, "Wren, a story?")
+    await say(session, "Suzune, and you?")
+    later = datetime.now(timezone.utc) + timedelta(hours=4)
+    session.world.clock = lambda: later
+    await session.world.sweep()
+    [conversation] = await store.world.conversations(chat_id=session.chat.id)
+    assert conversation.reason == "idle"
+    assert {p.key for p in conversation.participants} == {"suzune", "wren", KAI}
+    assert (await store.world.view("wren")).about("suzune").familiarity > 0

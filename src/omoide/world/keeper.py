@@ -187,11 +187,19 @@ class WorldKeeper:
         if len(said) < self.settings.world_min_messages or not any(m.role is Role.USER for m in said):
             return None
         if participants is None:
-            character = self.directory.get(chat.character)
-            if character is None:
+            participants = await self._participants(chat)
+            if participants is None:
                 return None
-            participants = one_on_one(character, chat.persona or self.settings.user_name)
         return await self.end(chat, participants, reason="idle")
+
+    async def _participants(self, chat: Chat) -> list[Participant] | None:
+        """Who is in `chat` at its head: its character, or in a group scene everyone
+        present (read from the stage notes on the path); and the user."""
+        user = chat.persona or self.settings.user_name
+        present = await self.store.scenes.present(chat, chat.head_id)
+        found = [(key, self.directory.get(key)) for key in present]
+        characters = [Participant(key, c.display_name) for key, c in found if c is not None]
+        return [*characters, Participant(user_key(user), user)] if characters else None
 
     async def end_if_idle(self, chat: Chat, participants: list[Participant]) -> None:
         """Before a message is stored: end an idle conversation and remember it in the background."""
