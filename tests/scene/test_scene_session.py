@@ -211,3 +211,35 @@ async def test_an_idle_scene_ends_with_everyone_present(store: Store) -> None:
     assert conversation.reason == "idle"
     assert {p.key for p in conversation.participants} == {"suzune", "wren", KAI}
     assert (await store.world.view("wren")).about("suzune").familiarity > 0
+
+
+async def test_diaries_are_compressed_per_character_and_never_leak(store: Store) -> None:
+    """Wren's diary fills up and is compressed into a block of her own; Suzune's
+    entry stays hers, word for word, and neither reads the other's."""
+    def chat(messages: list) -> list:  # type: ignore[type-arg]
+        system = str(messages[0]["content"])
+        if "Halloran" in system:
+            return [f"(Wren) <save_memory>Wren's secret line {len(messages)}.</save_memory>"]
+        return ["(Suzune) <save_memory>Suzune's private note.</save_memory>"]
+
+    def summarize(messages: list) -> list:  # type: ignore[type-arg]
+        text = str(messages[-1]["content"])
+        assert "Suzune's private note" not in text or "Wren's secret" not in text  # one diary per request
+        return ["- Wren keeps her secrets in one compressed line."]
+
+    summarizer = ScriptedBackend(default=summarize, model="summarizer")
+    session = await ChatSession.open(store, find_character("suzune"), settings(diary_prompt_lines=4, diary_compress_lines=4),
+                                     ScriptedBackend(default=chat), summarizer=summarizer, others=[find_character("wren")])
+    await say(session, "Suzune, hi.")
+    for i in range(5):
+        await say(session, f"Wren, story {i}?")
+    diary = (await session.memory()).diary
+    wren_blocks = [e for e in diary if e.compressed and e.owner == "wren"]
+    assert wren_blocks and "compressed line" in wren_blocks[-1].content
+    suzune_entries = [e for e in diary if e.owner == "suzune"]
+    assert [e.content for e in suzune_entries] == ["Suzune's private note."]
+    state = await session.memory()
+    suzune_view = session.own_memory(state, find_character("suzune")).diary
+    wren_view = session.own_memory(state, find_character("wren")).diary
+    assert all(e.owner in (None, "suzune") for e in suzune_view) and any(e.owner == "suzune" for e in suzune_view)
+    assert all(e.owner in (None, "wren") for e in wren_view) and wren_view[0].compressed

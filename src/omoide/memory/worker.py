@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from omoide.characters.model import Character
 from omoide.config import Settings
-from omoide.domain import DiaryAuthor, Memo, MemoryState
+from omoide.domain import DiaryAuthor, DiaryEntry, Memo, MemoryState
 from omoide.errors import OmoideError
 from omoide.events import MemoryEvent, MemoryWorkDone, MemoryWorkFailed, MemoryWorkStarted
 from omoide.llm.base import Backend, ChatMessage, TextDelta
@@ -173,19 +173,30 @@ class MemoryWorker:
         return state, entries[-1].id if entries else None
 
     async def _compress_diary(self, head_id: int) -> None:
+        """Compress the diary once it is due. In a group scene each character's
+        diary (its entries and the ones everyone reads) is compressed on its own,
+        into a block of its own; the others' entries are kept as they are."""
         state, diary_head = await self._diary_pointer(head_id)
         settings = self.settings
-        if not compression_due(state.diary, prompt_lines=settings.diary_prompt_lines, compress_lines=settings.diary_compress_lines):
+        owners: list[str | None] = [*sorted({e.owner for e in state.diary if e.owner})] or [None]
+        plans: list[tuple[str | None, list[DiaryEntry], list[DiaryEntry]]] = []  # (owner, squeeze, keep)
+        for owner in owners:
+            view = [e for e in state.diary if owner is None or e.owner in (None, owner)]
+            if not compression_due(view, prompt_lines=settings.diary_prompt_lines, compress_lines=settings.diary_compress_lines):
+                continue
+            keep = [e for e in view if not e.compressed and (e.importance or DEFAULT_IMPORTANCE) >= KEEP_VERBATIM]
+            squeeze = [e for e in view if e not in keep]
+            if len(squeeze) >= 2:  # else only important entries (and at most one old block): nothing to merge
+                plans.append((owner, squeeze, keep))
+        if not plans:
             return
-        keep = [e for e in state.diary if not e.compressed and (e.importance or DEFAULT_IMPORTANCE) >= KEEP_VERBATIM]
-        squeeze = [e for e in state.diary if e not in keep]
-        if len(squeeze) < 2:
-            return  # only important entries (and at most one old block): nothing to merge
         self._emit(MemoryWorkStarted("diary"))
-        name = self.character.display_name
+        texts: list[str] = []
         try:
-            request = diary_compression_request(name, squeeze, compressed_lines(self.settings.diary_prompt_lines))
-            text = validate_diary(await self._complete(request))
+            for owner, squeeze, _ in plans:
+                name = self.speaker_names.get(owner or "", self.character.display_name)
+                request = diary_compression_request(name, squeeze, compressed_lines(self.settings.diary_prompt_lines))
+                texts.append(validate_diary(await self._complete(request)))
         except (OmoideError, InvalidSummary) as exc:
             self.failures += 1
             self._emit(MemoryWorkFailed("diary", _reason(exc)))
@@ -196,13 +207,25 @@ class MemoryWorker:
             # An entry was saved while we worked; compressing over it would hide it.
             self._emit(MemoryWorkFailed("diary", "the diary changed while it was being compressed"))
             return
-        entry = await self.store.memory.add_diary_entry(self.chat_id, anchor, text, DiaryAuthor.COMPRESSION)
-        newest = entry
-        for kept in keep:  # word for word after the block, with their own dates and weights
+        folded = {e.id for _, squeeze, _ in plans for e in squeeze}
+        kept_ids = {e.id for _, _, keep in plans for e in keep}
+        # Blocks first (one per compressed diary, at one message: the chain walk takes
+        # them together), then the old blocks and entries of diaries not compressed,
+        # then what is kept word for word.
+        others = [e for e in state.diary if e.id not in folded and e.id not in kept_ids]
+        blocks = [(owner, text) for (owner, _, _), text in zip(plans, texts, strict=True)]
+        blocks += [(e.owner, e.content) for e in others if e.compressed]
+        entry = newest = None
+        for owner, text in blocks:
+            newest = await self.store.memory.add_diary_entry(self.chat_id, anchor, text, DiaryAuthor.COMPRESSION, owner=owner)
+            entry = entry or newest
+        verbatim = [e for e in state.diary if e.id in kept_ids or (e in others and not e.compressed)]
+        for kept in verbatim:  # with their own dates, weights and owners
             newest = await self.store.memory.add_diary_entry(
                 self.chat_id, anchor, kept.content, kept.author, importance=kept.importance, emotion=kept.emotion,
-                origin_id=kept.memory_id, created_at=kept.created_at.isoformat(),
+                origin_id=kept.memory_id, created_at=kept.created_at.isoformat(), owner=kept.owner,
             )
+        assert entry is not None and newest is not None
         current = state.summary
         await self.store.memory.add_summary(
             self.chat_id,

@@ -3,6 +3,8 @@ diary entries, and the memory state in force at any head."""
 
 from __future__ import annotations
 
+from types import EllipsisType
+
 from omoide.domain import DiaryAuthor, DiaryEntry, MemoryState, Summary
 from omoide.errors import NotFound
 from omoide.store import rows
@@ -34,6 +36,7 @@ class MemoryRepository:
     async def add_diary_entry(
         self, chat_id: int, message_id: int, content: str, author: DiaryAuthor, *,
         importance: int | None = None, emotion: str | None = None, origin_id: int | None = None, created_at: str | None = None,
+        owner: str | None | EllipsisType = ...,
     ) -> DiaryEntry:
         """Record a diary entry at `message_id`; it exists on that message's subtree.
         `created_at` keeps an older date (an entry kept through a compression)."""
@@ -45,7 +48,9 @@ class MemoryRepository:
             if row is None or row[0] != chat_id:
                 raise NotFound(f"Message #{message_id} is not in chat #{chat_id}.", "Reopen the chat and try again.")
             # In a scene, what a character writes goes to its own diary: the speaker of the reply it wrote at.
-            owner = row[2] if author is DiaryAuthor.CHARACTER and row[3] == "assistant" else None
+            # (`owner` given: a compression writing a character's block or keeping its entries.)
+            if owner is ...:
+                owner = row[2] if author is DiaryAuthor.CHARACTER and row[3] == "assistant" else None
             cur = await conn.execute(
                 """INSERT INTO diary_entries (chat_id, message_id, prev_id, author, content, created_at, importance, emotion,
                                               origin_id, owner)
@@ -81,16 +86,19 @@ class MemoryRepository:
 
     async def diary_chain(self, newest_id: int | None, *, stop_at: int | None = None, limit: int = DIARY_CHAIN_CAP) -> list[DiaryEntry]:
         """Entries linked backwards from `newest_id`, oldest first. The walk stops
-        after a compressed entry (it stands for everything before it), before
+        after a compressed entry (it stands for everything before it; in a group
+        scene one compression writes a block per character at one message, and
+        the walk takes them all), before
         `stop_at`, or after `limit` entries."""
         if newest_id is None or newest_id == stop_at:
             return []
         result = await self.db.all(
-            """WITH RECURSIVE chain(id, prev_id, author, n) AS (
-                   SELECT id, prev_id, author, 1 FROM diary_entries WHERE id = :newest
+            """WITH RECURSIVE chain(id, prev_id, author, message_id, n) AS (
+                   SELECT id, prev_id, author, message_id, 1 FROM diary_entries WHERE id = :newest
                    UNION ALL
-                   SELECT d.id, d.prev_id, d.author, chain.n + 1 FROM diary_entries d JOIN chain ON d.id = chain.prev_id
-                   WHERE chain.author != 'compression' AND d.id IS NOT :stop AND chain.n < :limit
+                   SELECT d.id, d.prev_id, d.author, d.message_id, chain.n + 1 FROM diary_entries d JOIN chain ON d.id = chain.prev_id
+                   WHERE (chain.author != 'compression' OR (d.author = 'compression' AND d.message_id = chain.message_id))
+                     AND d.id IS NOT :stop AND chain.n < :limit
                ) SELECT d.* FROM chain JOIN diary_entries d ON d.id = chain.id ORDER BY chain.n DESC""",
             {"newest": newest_id, "stop": stop_at, "limit": limit},
         )
