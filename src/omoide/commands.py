@@ -50,8 +50,8 @@ _SPECS = [
     CommandSpec("next", "/next [NAME]", "A character speaks without your turn (NAME picks who)."),
     CommandSpec("continue", "/continue [N]", "The characters talk among themselves for N turns (Esc stops)."),
     CommandSpec("end", "/end", "End the conversation: the character remembers it (in the background)."),
-    CommandSpec("world", "/world", "What the character carries about you and others; edit any of it."),
-    CommandSpec("log", "/log", "What each conversation changed in the character's memory."),
+    CommandSpec("world", "/world [NAME]", "What the character carries about you and others; edit any of it."),
+    CommandSpec("log", "/log [NAME]", "What each conversation changed in the character's memory."),
     CommandSpec("quit", "/quit", "Leave omoide."),
 ]
 

@@ -55,6 +55,11 @@ async def test_a_scene_shows_speaker_names_and_invite_leave_next_work(store: Sto
         await type_and_send(pilot, "/next Wren")
         await wait_for(pilot, lambda: any("Wren is not in this chat" in n for n in notices(app)), timeout=60)
 
+        await type_and_send(pilot, "/world Wren")  # what one character of the scene carries
+        await wait_for(pilot, lambda: getattr(app.screen, "owner", None) == "wren", timeout=60)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is app.screen_stack[0], timeout=60)
+
         await pilot.press("ctrl+l")  # the chat list names everyone who was in the scene
         await wait_for(pilot, lambda: app.screen.query("DataTable") and app.screen.query_one("DataTable").row_count == 1, timeout=60)
         row = app.screen.query_one("DataTable").get_row_at(0)

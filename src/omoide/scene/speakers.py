@@ -82,7 +82,8 @@ def choose(
     weights = {c.key: weight(familiarity.get(c.key, 0.0), turns_since.get(c.key)) for c in pool}
     if len(pool) == 1:
         only = pool[0]
-        return Choice(only.key, only.name, f"{only.name} is the only one who can answer", weights)
+        why = "the only one here" if len(candidates) == 1 else f"the only one here besides {previous_name or 'the last speaker'}"
+        return Choice(only.key, only.name, f"{only.name} is {why}", weights)
     picked = rng.choices(pool, weights=[weights[c.key] for c in pool])[0]
     total = sum(weights.values())
 

@@ -23,10 +23,11 @@ LOG_LIMIT = 50
 
 
 async def log_command(app: Host, command: ParsedCommand) -> None:
-    owner = app.session.character.id
+    who = app.session.cast.find(command.raw_args) if command.raw_args else app.session.character  # /log NAME in a scene
+    owner = who.id
     book = app.session.world.book
     rows = await book.log(owner, LOG_LIMIT)
-    app.push_screen(LogScreen(app.session.character.display_name, rows, await book.edits(owner), dict(book.names)))
+    app.push_screen(LogScreen(who.display_name, rows, await book.edits(owner), dict(book.names)))
 
 
 def conversation_label(c: Conversation, updates: list[Update]) -> Text:

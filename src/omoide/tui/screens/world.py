@@ -30,15 +30,17 @@ async def end_command(app: Host, command: ParsedCommand) -> None:
         app.notify("A reply is still coming; let it finish (or Esc) before ending the conversation.", severity="warning")
         return
     conversation = await app.session.end_conversation()
-    name = app.session.character.display_name
-    app.notify(f"Conversation #{conversation.id} ended. {name} is remembering it in the background; "
+    names = [p.name for p in conversation.characters]
+    who = f"{' and '.join(names)} {'is' if len(names) == 1 else 'are'}"
+    app.notify(f"Conversation #{conversation.id} ended. {who} remembering it in the background; "
                "/log shows what changed, /world what they carry now.", timeout=8)
 
 
 async def world_command(app: Host, command: ParsedCommand) -> None:
     book = app.session.world.book
     book.names.update({p.key: p.name for p in app.session.participants})
-    app.push_screen(WorldScreen(book, app.session.character.id, app.session.character.display_name))
+    who = app.session.cast.find(command.raw_args) if command.raw_args else app.session.character  # /world NAME in a scene
+    app.push_screen(WorldScreen(book, who.id, who.display_name))
 
 
 class EditFieldScreen(TextEditScreen):
