@@ -48,7 +48,8 @@ class ChatMemory:
         )
         events: list[TurnEvent] = [DiarySaved(entry)]
         if note.about_user and author is DiaryAuthor.CHARACTER:
-            learned = await self.profile.learn(content, character=self.character_id, chat_id=self.chat_id, message_id=message_id)
+            speaker = entry.owner or self.character_id  # in a group scene: whoever learned it
+            learned = await self.profile.learn(content, character=speaker, chat_id=self.chat_id, message_id=message_id)
             if learned.fact is not None:
                 events.append(ProfileLearned(learned.fact, learned.accepted))
         return events

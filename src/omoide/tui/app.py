@@ -229,9 +229,10 @@ class OmoideApp(App[None]):
             case ReplyDelta(text=text):
                 if self.reply_view is not None:
                     self.reply_view.append(text)
-            case DiarySaved():
+            case DiarySaved(entry=entry):
                 await self.refresh_diary()
-                self.notify(f"{self.session.character.display_name} wrote in the diary.", timeout=3)
+                writer = self.session.cast.names(self.session.chat).get(entry.owner or "", self.session.character.display_name)
+                self.notify(f"{writer} wrote in the diary.", timeout=3)
             case ProfileLearned(fact=fact, accepted=accepted):
                 name = self.session.character.display_name
                 then = "It is in your profile now." if accepted else "/profile to accept or reject it."
