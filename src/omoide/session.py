@@ -387,7 +387,7 @@ class ChatSession(SceneTurns, Navigation):
         fired = [hit for result in scans for hit in result]
         skipped = [skip for result in scans for skip in result.skipped]
         world = await self.world.prompt_layers(speaker, self.participants, state.window)
-        gossip, target = await self.gossip_for(speaker, head_id)
+        gossip, target = ("", "") if "world" in self.chat.amnesia else await self.gossip_for(speaker, head_id)
         if gossip:
             world["world"] = "\n\n".join(p for p in (world["world"], gossip) if p)
         ctx = PromptContext(
