@@ -223,7 +223,7 @@ def window_messages(window: Sequence[Message], tz: tzinfo | None, scene: SceneFa
             who = user_name if role == "user" else scene.names.get(scene.speaker(message), scene.speaker(message))
             role = "assistant" if role == "assistant" and scene.speaker(message) == scene.me else "user"
             if role == "user":
-                text = f"{who}: {text}"
+                text = f"{stamp(message.created_at, tz)} {who}: {message.content.strip()}"
                 if out and out[-1]["role"] == "user":
                     out[-1]["content"] = f"{out[-1]['content']}\n{text}"
                     continue

@@ -243,3 +243,21 @@ async def test_diaries_are_compressed_per_character_and_never_leak(store: Store)
     wren_view = session.own_memory(state, find_character("wren")).diary
     assert all(e.owner in (None, "suzune") for e in suzune_view) and any(e.owner == "suzune" for e in suzune_view)
     assert all(e.owner in (None, "wren") for e in wren_view) and wren_view[0].compressed
+
+
+async def test_a_scene_prompt_reads_as_a_play_script_with_every_speaker_named(store: Store) -> None:
+    """The embedded model's play script: each of the others' lines under its own name."""
+    from omoide.llm.play_script import script_prompt
+
+    backend = ScriptedBackend(default=echo_speaker)
+    session = await open_scene(store, chat=backend)
+    await say(session, "Wren, a map please.")
+    await say(session, "Suzune, what do you think?")
+    messages = backend.calls[-1]["messages"]
+    names = messages[0]["speakers"]
+    assert names == ["Kai", "Suzune", "Wren"]
+    script = script_prompt(messages, names[0], names[1], others=names[2:])
+    lines = script.split("The scene so far, as a play script:\n")[1].splitlines()
+    said = [line.split("] ", 1)[1] for line in lines if line.startswith("[")]
+    assert said[1:] == ["Kai: Wren, a map please.", "Wren: (Wren speaking)", "Kai: Suzune, what do you think?", "Suzune:"]
+    assert said[0].startswith("Suzune: *Suzune looks up")

@@ -300,7 +300,7 @@ class LocalBackend:
         """Whether `messages` go to the model as a play script: a chat reply (its
         head names the two speakers) on an embedded model."""
         speakers = messages[0].get("speakers") if messages else None
-        return self.embedded and self.settings.embedded_prompt == "script" and bool(speakers) and len(speakers or ()) == 2
+        return self.embedded and self.settings.embedded_prompt == "script" and len(speakers or ()) >= 2
 
     def render_prompt(self, messages: list[ChatMessage]) -> str:
         """The prompt text exactly as the model reads it: for a chat reply on an
@@ -313,9 +313,9 @@ class LocalBackend:
         llama = self._ensure()
         plain = _plain(tiny.shape(messages) if self.embedded else messages)
         if self.scripted(messages):
-            user, character = messages[0]["speakers"]
+            user, character, *others = messages[0]["speakers"]
             bos = _special_text(llama, llama.token_bos()) if llama.metadata.get("tokenizer.ggml.add_bos_token") == "true" else ""
-            return bos + script_prompt(plain, user, character)
+            return bos + script_prompt(plain, user, character, others=others)
         template = llama.metadata.get("tokenizer.chat_template")
         if not template:
             if llama.metadata.get("general.architecture", "").startswith("gemma"):

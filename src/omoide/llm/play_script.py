@@ -19,7 +19,22 @@ from omoide.memory.window import split_stamp
 SCENE_OPENING = "The scene so far, as a play script:"
 
 
-def script_prompt(messages: Sequence[Mapping[str, Any]], user: str, character: str) -> str:
+def _named_lines(content: str, names: Sequence[str]) -> list[str] | None:
+    """A group scene's user turn ("[stamp] Name: text" lines, see prompt.window_messages)
+    as script lines, or None when it is not one."""
+    lines: list[str] = []
+    for raw in content.split("\n"):
+        _, text = split_stamp(raw)
+        if any(text.startswith(f"{name}: ") for name in names):
+            lines.append(raw)
+        elif lines:
+            lines[-1] += "\n" + raw  # a message of several lines
+        else:
+            return None
+    return lines
+
+
+def script_prompt(messages: Sequence[Mapping[str, Any]], user: str, character: str, *, others: Sequence[str] = ()) -> str:
     """`messages` (a chat prompt: the leading system message, the window, the
     tail as a system note) as one text ending where the character speaks next,
     at the time of the last message: the stamp goes before the name, so the
@@ -31,6 +46,9 @@ def script_prompt(messages: Sequence[Mapping[str, Any]], user: str, character: s
         role = message["role"]
         if role == "system" and index == 0:
             head = content
+        elif role == "user" and others and (named := _named_lines(content, (user, *others))):
+            lines.extend(named)  # a group scene: everyone else's lines, each under its speaker
+            when = split_stamp(named[-1])[0] or when
         elif role in ("user", "assistant"):
             stamp, text = split_stamp(content)
             when = stamp or when
