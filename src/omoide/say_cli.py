@@ -105,14 +105,20 @@ async def _print(session: ChatSession, turn: AsyncGenerator[TurnEvent, None], fa
     from omoide.events import ChangedElsewhere, DiarySaved, ProfileLearned, ReplyDelta, ReplyFailed, ReplyFinished, ReplyStarted
 
     shown = StreamedText()
+    started = False
     async with aclosing(turn) as events:
         async for event in events:
             match event:
                 case ReplyStarted(message=reply) if session.is_scene:
                     sys.stdout.write(inert(f"{session.speaker_name(reply)}: "))
-                case ReplyDelta(text=delta):
+                case ReplyDelta(text=delta) if session.is_scene:
                     # In a scene, one line per reply: NAME: text.
-                    sys.stdout.write(shown.feed(delta.replace("\r", " ").replace("\n", " ") if session.is_scene else delta))
+                    line = delta.replace("\r", " ").replace("\n", " ")
+                    sys.stdout.write(shown.feed(line if started else line.lstrip()))
+                    started = started or bool(line.strip())
+                    sys.stdout.flush()
+                case ReplyDelta(text=delta):
+                    sys.stdout.write(shown.feed(delta))
                     sys.stdout.flush()
                 case DiarySaved(entry=entry):
                     err.print(safe(f"✎ {session.cast.names(session.chat).get(entry.owner or '', session.character.display_name)} wrote in the diary: {entry.content}", "dim"))

@@ -147,6 +147,9 @@ class ChatSession(SceneTurns, Navigation):
             await store.messages.mark_streaming_interrupted(chat.id)
         session = cls(store, character, settings, backend, chat, summarizer=summarizer, on_memory_event=on_memory_event)
         await session.refresh()
+        for other in others:  # named to be in the scene: one who had left comes back (a stage note)
+            if other.id not in {c.id for c in session.present}:
+                await session.invite(other.id)
         return session
 
     async def open_another(self, chat_id: int | None) -> ChatSession:

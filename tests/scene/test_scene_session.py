@@ -261,3 +261,14 @@ async def test_a_scene_prompt_reads_as_a_play_script_with_every_speaker_named(st
     said = [line.split("] ", 1)[1] for line in lines if line.startswith("[")]
     assert said[1:] == ["Kai: Wren, a map please.", "Wren: (Wren speaking)", "Kai: Suzune, what do you think?", "Suzune:"]
     assert said[0].startswith("Suzune: *Suzune looks up")
+
+
+async def test_naming_the_cast_again_brings_back_one_who_had_left(store: Store) -> None:
+    session = await open_scene(store)
+    await say(session, "Hi.")
+    await session.leave("Wren")
+    again = await open_scene(store)
+    assert again.chat.id == session.chat.id
+    assert [c.id for c in again.present] == ["suzune", "wren"]
+    notes = [m.content for m in await again.transcript() if m.stage]
+    assert notes == ["Wren leaves the scene.", "Wren joins the scene."]
