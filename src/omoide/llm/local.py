@@ -298,7 +298,7 @@ class LocalBackend:
 
     def scripted(self, messages: list[ChatMessage]) -> bool:
         """Whether `messages` go to the model as a play script: a chat reply (its
-        head names the two speakers) on an embedded model."""
+        head names the speakers) on an embedded model."""
         speakers = messages[0].get("speakers") if messages else None
         return self.embedded and self.settings.embedded_prompt == "script" and len(speakers or ()) >= 2
 
