@@ -13,6 +13,7 @@ from omoide.domain import MessageStatus, Role
 from omoide.session import ChatSession
 from omoide.store import Store
 from omoide.tui.app import OmoideApp
+from omoide.tui.widgets.composer import Composer
 from tests.scene.test_scene_session import add_mika, echo_speaker
 from tests.scripted import ScriptedBackend
 from tests.tui.test_app import SIZE, notices, texts, type_and_send, wait_for
@@ -36,6 +37,7 @@ async def test_a_scene_shows_speaker_names_and_invite_leave_next_work(store: Sto
     app = await scene_app(store, ScriptedBackend(default=echo_speaker))
     async with app.run_test(size=SIZE) as pilot:
         assert "Suzune, Wren" in str(app.query_one("#title").render())
+        assert str(app.query_one("#input", Composer).placeholder).startswith("Message Suzune, Wren…")
         await type_and_send(pilot, "Wren, good evening.")
         await wait_for(pilot, lambda: len(texts(app)) == 3 and app.reply_view is None, timeout=60)
         assert texts(app)[1:] == [("Kai", "Wren, good evening."), ("Wren", "(Wren speaking)")]
@@ -51,6 +53,7 @@ async def test_a_scene_shows_speaker_names_and_invite_leave_next_work(store: Sto
         await type_and_send(pilot, "/leave Wren")
         await wait_for(pilot, lambda: ("Stage", "Wren leaves the scene.") in texts(app), timeout=60)
         assert [c.id for c in app.session.present] == ["suzune", "mika"]
+        assert str(app.query_one("#input", Composer).placeholder).startswith("Message Suzune, Mika…")
 
         await type_and_send(pilot, "/next Wren")
         await wait_for(pilot, lambda: any("Wren is not in this chat" in n for n in notices(app)), timeout=60)

@@ -110,8 +110,12 @@ class OmoideApp(App[None]):
             yield Transcript(self.session.navigator, self.session.character.display_name, self.session.user_name)
             yield DiaryPane(self.session.character.display_name)
         with Vertical(id="composer"):
-            yield Composer(placeholder=inert(f"Message {self.session.character.display_name}…  (/help for commands)"), id="input")
+            yield Composer(placeholder=self._placeholder(), id="input")
         yield StatusBar(id="status", markup=False)
+
+    def _placeholder(self) -> str:
+        names = ", ".join(c.display_name for c in self.session.present)
+        return inert(f"Message {names}…  (/help for commands)")
 
     def _title(self) -> str:
         names = ", ".join(c.display_name for c in self.session.present)
@@ -140,6 +144,7 @@ class OmoideApp(App[None]):
         chat = await self.session.refresh()
         self.session.accept_head(chat.head_id)  # what is shown is what you write after
         self.query_one("#title", Static).update(self._title())
+        self.query_one(Composer).placeholder = self._placeholder()
         self.transcript.speaker_names = self.session.cast.names(chat) if self.session.is_scene else {}
         await self.transcript.show_path(chat.head_id)
         await self.refresh_diary()
