@@ -79,6 +79,13 @@ def test_a_reply_that_only_repeats_an_earlier_reply_leaves_nothing_not_a_lone_as
     assert shown == "" and guard.stopped and guard.reason == "copied the prompt"
 
 
+def test_in_a_scene_another_character_s_line_ends_the_reply_and_is_a_stop_string() -> None:
+    guard = ReplyGuard("Kai", "Suzune", CARD, others=["Wren"])
+    shown = guard.feed("*She sighs.* Fine, one more cup.\nWren: I'll have one too.") + guard.finish()
+    assert shown == "*She sighs.* Fine, one more cup." and guard.reason == "speaker"
+    assert "\nWren:" in stop_strings("Kai", ["Wren"]) and "\nWren:" not in stop_strings("Kai")
+
+
 def test_speech_that_repeats_a_short_word_is_left_alone() -> None:
     text = "No, no, no. You're not paying tonight. Ha ha ha, look at your face."
     assert stream(text)[0] == text

@@ -139,6 +139,8 @@ class _Generation:
         self._stop = threading.Event()
         speakers = messages[0].get("speakers") if messages else None
         self._user, self._character = (speakers[0], speakers[1]) if speakers and len(speakers) >= 2 else (backend.settings.user_name, "")
+        self._others: list[str] = list(speakers[2:]) if speakers else []
+        """The other characters of a group scene: a line opened by one of them ends the reply."""
         self._source = "\n".join(m.get("content") or "" for m in messages if m["role"] in ("system", "assistant"))
         """The prompt's own text and the character's earlier lines, which a reply must not recite."""
 
@@ -169,7 +171,7 @@ class _Generation:
                     ))
                     return
                 self._put(Usage(prompt_tokens=prompt_tokens))
-                params = tiny.sampling(backend.settings, self._user, script=backend.scripted(self._messages)).kwargs()
+                params = tiny.sampling(backend.settings, self._user, script=backend.scripted(self._messages), others=self._others).kwargs()
                 for attempt in range(1, ATTEMPTS + 1):
                     interrupt.arm(self._stop)
                     chunks = llama.create_completion(
@@ -197,7 +199,7 @@ class _Generation:
     def _relay(self, chunks: Iterator[CreateCompletionStreamResponse], *, last: bool) -> bool:
         """Hand the guarded text over; False (and nothing handed over) when the
         guard cut the reply to nothing and another attempt may follow."""
-        guard = tiny.ReplyGuard(self._user, self._character, self._source)
+        guard = tiny.ReplyGuard(self._user, self._character, self._source, self._others)
         finish, tokens = "stop", 0
         for chunk in chunks:
             self._model.interrupt.disarm()

@@ -71,20 +71,21 @@ def speaker_names(user_name: str) -> list[str]:
     return list(dict.fromkeys(n for n in names if n.strip()))
 
 
-def stop_strings(user_name: str) -> list[str]:
-    stops = [f"\n{name}:" for name in speaker_names(user_name)]
+def stop_strings(user_name: str, others: Sequence[str] = ()) -> list[str]:
+    """`others`: the other characters of a group scene, whose lines are not this reply's."""
+    stops = [f"\n{name}:" for name in [*speaker_names(user_name), *others]]
     # <START> separates the card's example dialogues: writing it is starting another example.
     stops += [f"\n**{user_name}:**", f"\n*{user_name}:*", "\n#", "<START>", "<|im_end|>", "<end_of_turn>", "<|im_start|>"]
     return list(dict.fromkeys(stops))
 
 
-def sampling(settings: Settings, user_name: str, *, script: bool = False) -> Sampling:
+def sampling(settings: Settings, user_name: str, *, script: bool = False, others: Sequence[str] = ()) -> Sampling:
     """`script`: the prompt is a play script, whose notes for the turn are lines
     in brackets; a reply that opens such a line is writing the prompt."""
     return Sampling(
         temperature=settings.temperature, top_p=settings.top_p, min_p=settings.min_p, top_k=settings.top_k,
         repeat_penalty=settings.repeat_penalty, frequency_penalty=settings.frequency_penalty,
-        presence_penalty=settings.presence_penalty, stop=stop_strings(user_name) + (["\n("] if script else []), seed=settings.seed,
+        presence_penalty=settings.presence_penalty, stop=stop_strings(user_name, others) + (["\n("] if script else []), seed=settings.seed,
     )
 
 
@@ -128,8 +129,8 @@ def _norm(text: str) -> str:
 class ReplyGuard:
     """Feed it the streamed text; it says what may be shown and when to stop."""
 
-    def __init__(self, user_name: str, character_name: str = "", source: str = "") -> None:
-        names = [re.escape(n) for n in speaker_names(user_name)]
+    def __init__(self, user_name: str, character_name: str = "", source: str = "", others: Sequence[str] = ()) -> None:
+        names = [re.escape(n) for n in [*speaker_names(user_name), *others]]
         if character_name.strip():
             names.append(re.escape(character_name))
         # A speaker's label at the start of any line but the first: the model is writing the next turn.
