@@ -20,7 +20,11 @@ chat is measured. For every reply it counts:
   catches the usual ways a tiny model drops the part, not every way;
 - repeats an earlier reply: 8+ consecutive words lifted from one of the
   character's earlier replies in the same chat;
-- generation speed: completion tokens / seconds from the first text to the end.
+- reply time: seconds from sending the line to the reply's end (prompt
+  processing, generation, and any attempt the guard threw away), and the
+  completion tokens of the kept reply over that time. (Timed from the first
+  text shown it would flatter short replies: the guard holds back the first
+  48 characters.)
 """
 
 from __future__ import annotations
@@ -148,18 +152,17 @@ async def one_run(model: str | None, seed: int, show: bool, shape: str | None = 
     try:
         session = await runtime.session(runtime.character("suzune"), new=True)
         for line in SCRIPT:
-            first: float | None = None
+            started = time.perf_counter()
             text, tokens = "", 0
             async for event in session.send(line):
                 match event:
                     case ReplyDelta(text=delta):
-                        first = first or time.perf_counter()
                         text += delta
                     case ReplyFinished(usage=usage):
                         tokens = (usage.completion_tokens or 0) if usage else 0
                     case ReplyFailed(error=error):
                         text += f"\n[failed: {error.message}]"
-            seconds = time.perf_counter() - first if first else 0.0
+            seconds = time.perf_counter() - started
             prompt = session.last_prompt
             system = "\n".join(m.get("content") or "" for m in (prompt.messages if prompt else []) if m["role"] == "system")
             earlier = "\n".join(r.text for r in run.replies)
@@ -180,7 +183,7 @@ def main() -> None:
     parser.add_argument("--model", help="an embedded model name or a .gguf path (default: the configured default)")
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--show", action="store_true", help="print every reply")
-    parser.add_argument("--shape", choices=["script", "chat"], help="the embedded prompt shape (default: the setting's)")
+    parser.add_argument("--shape", choices=["auto", "script", "chat"], help="the embedded prompt shape (default: the setting's)")
     args = parser.parse_args()
     os.environ["OMOIDE_HOME"] = tempfile.mkdtemp(prefix="omoide-first-chat-")
     runs = []
@@ -196,7 +199,8 @@ def main() -> None:
     print(f"{'replies repeating earlier':<28}{sum(r.count('repeats') for r in runs):>4} / {turns}")
     print(f"{'empty replies':<28}{sum(1 for r in runs for x in r.replies if not x.text.strip()):>4} / {turns}")
     print(f"{'median reply length':<28}{statistics.median(x.tokens for r in runs for x in r.replies):>4} tokens")
-    print(f"{'generation speed':<28}{statistics.mean(r.tokens_per_second for r in runs):>6.1f} tokens/s")
+    print(f"{'median reply time':<28}{statistics.median(x.seconds for r in runs for x in r.replies):>6.2f} s")
+    print(f"{'tokens per second of turn':<28}{statistics.mean(r.tokens_per_second for r in runs):>6.1f}")
 
 
 if __name__ == "__main__":

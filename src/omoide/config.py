@@ -64,10 +64,12 @@ class Settings(BaseSettings):
     """Embedded model: penalty growing with how often a token already appears in the reply."""
     presence_penalty: float = Field(0.2, ge=0.0, le=2.0)
     """Embedded model: penalty on any token already in the reply."""
-    embedded_prompt: Literal["script", "chat"] = "script"
+    embedded_prompt: Literal["auto", "script", "chat"] = "auto"
     """Embedded model: a chat reply is the next line of a play script it continues
-    ("script"; tiny models answer in character that way) or a turn through its chat
-    template ("chat"; they tend to answer like an assistant)."""
+    ("script") or a turn through its chat template ("chat"). "auto": the script for
+    SmolLM2, which through its template answers like an assistant; Gemma's turn
+    format for the Gemma 3 270M base model, which leaves half its script lines
+    empty (benchmarks/first_chat.py)."""
     seed: int | None = None
     """Embedded model: a fixed seed makes its replies repeatable (benchmarks use it)."""
     context_size: int = Field(8192, ge=512)

