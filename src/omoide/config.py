@@ -96,6 +96,10 @@ class Settings(BaseSettings):
     """Messages always sent verbatim (tier 1)."""
     summary_threshold: int = Field(20, ge=3)
     """Uncovered messages on the path that trigger compression into the summary."""
+    summary_merge_chars: int = Field(6000, ge=0)
+    """Each compression appends a paragraph to the running summary (the earlier text
+    stays byte for byte, so prompt caches keep it) until the summary is this long;
+    the next compression then rewrites it into one. 0: rewrite every time."""
     diary_prompt_lines: int = Field(50, ge=1)
     """Diary lines injected into every prompt."""
     diary_compress_lines: int = Field(50, ge=2)

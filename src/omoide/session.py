@@ -28,6 +28,7 @@ from omoide.llm.base import Backend
 from omoide.memory.book import MemoBook, memory_state
 from omoide.memory.chatmemory import ChatMemory
 from omoide.memory.recall import Recalled
+from omoide.memory.shared import chat_prefix
 from omoide.memory.weights import DEFAULT_IMPORTANCE
 from omoide.memory.worker import MemoryWorker
 from omoide.profile import ProfileBook, prompt_section
@@ -338,7 +339,8 @@ class ChatSession(SceneTurns, Navigation):
                         prompt.tool_problems = list(stream.problems)
                         self.pending_recall = []
                         await self.weights.note_mentions(event.message, state, names)
-                        self.memory_worker.schedule(event.message.id)
+                        shared = self.memory_worker.backend is self.backend  # the same cache: extend the chat's prompt
+                        self.memory_worker.schedule(event.message.id, chat_prefix(prompt, event.message) if shared else None)
                         if not self._swept or self.world.needs_retry:
                             self._swept = True
                             self.world.schedule_sweep()

@@ -17,7 +17,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-
+from omoide.memory.shared import task_of
 from tests.faultserver import FaultServer, Reply, Request, sse, text_chunk
 
 KILLS = 50
@@ -32,8 +32,8 @@ class SlowServer:
     def __call__(self, request: Request) -> Reply:
         if "tokenize" in request.path or "apply-template" in request.path:
             return Reply(status=404, body=b'{"error": "no tokenizer here"}')
-        system = request.json()["messages"][0]["content"]
-        if system.startswith("Summarize the following conversation"):
+        task = task_of(request.json()["messages"])
+        if task.startswith(("Summarize the following conversation", "Continue the running summary")):
             self.summaries += 1
             summary = "They spoke about the lighthouse and the maps, and she seemed glad he had come back again."
             return Reply(chunks=[0.2, sse(text_chunk(summary), text_chunk("", "stop"), "[DONE]")])

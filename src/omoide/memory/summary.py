@@ -24,6 +24,21 @@ SUMMARY_TEMPLATE = templates.register(
 )
 
 
+SEGMENT_PROMPT = """Continue the running summary of the story between {name} and {user}.
+The summary so far is given for context only: do not repeat it or rewrite it.
+Summarize only the conversation below, as the next part of the summary. Focus on:
+1. Key events and decisions
+2. Emotional moments and shifts in mood
+3. Promises, plans, or commitments made
+4. Relationship dynamics (who initiated what)
+Write in third person, past tense, one or two short paragraphs.
+Reply with the new part of the summary only."""
+SEGMENT_TEMPLATE = templates.register(
+    "summary_segment", SEGMENT_PROMPT, ("name", "user"),
+    "The next part of a chat's running summary (appended; the earlier text stays as it is).",
+)
+
+
 class InvalidSummary(ValueError):
     """The model's output is not a usable summary."""
 
@@ -38,17 +53,34 @@ def split_for_compression(window: list[Message], *, threshold: int, keep_recent:
 
 def summary_request(name: str, user: str, previous: str | None, chunk: list[Message],
                     names: Mapping[str, str] | None = None) -> list[ChatMessage]:
+    """Fold `chunk` and the previous summary into one new summary."""
+    return _request(SUMMARY_TEMPLATE.name, name, user, previous, chunk, "Previous summary", names)
+
+
+def segment_request(name: str, user: str, previous: str | None, chunk: list[Message],
+                    names: Mapping[str, str] | None = None) -> list[ChatMessage]:
+    """Summarize `chunk` alone, as the part that follows `previous`."""
+    return _request(SEGMENT_TEMPLATE.name, name, user, previous, chunk, "The summary so far", names)
+
+
+def append_segment(summary: str, segment: str) -> str:
+    """The running summary with `segment` after it; the earlier text is kept byte for byte."""
+    return f"{summary.rstrip()}\n\n{segment.strip()}" if summary.strip() else segment.strip()
+
+
+def _request(template: str, name: str, user: str, previous: str | None, chunk: list[Message], label: str,
+             names: Mapping[str, str] | None) -> list[ChatMessage]:
     lines = []
     for message in chunk:
         speaker = speaker_label(message, name, user, names)
         lines.append(f"{stamp(message.created_at)} {speaker}: {message.content.strip()}")
     parts = []
     if previous:
-        parts.append(f"Previous summary:\n{previous.strip()}\n")
+        parts.append(f"{label}:\n{previous.strip()}\n")
     parts.append("Conversation:\n" + "\n".join(lines))
     parts.append("\nSummary:")
     return [
-        {"role": "system", "content": templates.get(SUMMARY_TEMPLATE.name).render(name=name, user=user)},
+        {"role": "system", "content": templates.get(template).render(name=name, user=user)},
         {"role": "user", "content": "\n".join(parts)},
     ]
 

@@ -20,7 +20,10 @@ from omoide.events import MemoryEvent, MemoryWorkDone, MemoryWorkFailed, MemoryW
 from omoide.llm.base import Backend, ChatMessage, TextDelta
 from omoide.memory.diary import compressed_lines, compression_due, diary_compression_request
 from omoide.memory.memo_work import MemoWork
-from omoide.memory.summary import InvalidSummary, split_for_compression, summary_request, validate_diary, validate_summary
+from omoide.memory.shared import ChatPrefix, continue_chat, fits
+from omoide.memory.summary import (
+    InvalidSummary, append_segment, segment_request, split_for_compression, summary_request, validate_diary, validate_summary,
+)
 from omoide.memory.weights import DEFAULT_IMPORTANCE, KEEP_VERBATIM
 from omoide.store import Store
 
@@ -56,6 +59,9 @@ class MemoryWorker:
         self.failures = 0
         self._task: asyncio.Task[None] | None = None
         self._again: int | None = None
+        self.prefix: ChatPrefix | None = None
+        """The chat's prompt as the next turn begins it, when memory work shares the
+        chat's backend: requests are sent as its continuation (memory/shared.py)."""
         self.memos = MemoWork(store, chat_id, settings, self._complete, self._emit)
 
     def _emit(self, event: MemoryEvent) -> None:
@@ -82,8 +88,10 @@ class MemoryWorker:
     def running(self) -> bool:
         return self._task is not None and not self._task.done()
 
-    def schedule(self, head_id: int) -> None:
-        """Check, in the background, whether memory work is due at `head_id`."""
+    def schedule(self, head_id: int, prefix: ChatPrefix | None = None) -> None:
+        """Check, in the background, whether memory work is due at `head_id`;
+        `prefix` is the chat's prompt as it now stands (None: requests stand alone)."""
+        self.prefix = prefix
         if self.running:
             self._again = head_id
             return
@@ -151,10 +159,18 @@ class MemoryWorker:
             return
         self._emit(MemoryWorkStarted("summary"))
         name = self.character.display_name
+        previous = state.summary.content.strip() if state.summary and state.summary.content.strip() else None
+        # Append-only until the summary reaches summary_merge_chars: the text
+        # already in every prompt stays byte for byte, so prompt caches keep it.
+        append = previous is not None and len(previous) < self.settings.summary_merge_chars
         try:
-            request = summary_request(name, self.user_name, state.summary.content if state.summary else None, chunk,
-                                      self.speaker_names)
-            text = validate_summary(await self._complete(request), name=name, user=self.user_name)
+            if append:
+                request = segment_request(name, self.user_name, previous, chunk, self.speaker_names)
+                segment = validate_summary(await self._complete(request), name=name, user=self.user_name)
+                text = append_segment(state.summary.content if state.summary else "", segment)
+            else:
+                request = summary_request(name, self.user_name, previous, chunk, self.speaker_names)
+                text = validate_summary(await self._complete(request), name=name, user=self.user_name)
         except (OmoideError, InvalidSummary) as exc:
             self.failures += 1
             self._emit(MemoryWorkFailed("summary", _reason(exc)))
@@ -242,6 +258,9 @@ class MemoryWorker:
         ignores max_tokens or never ends its stream is given up, not waited on."""
         parts: list[str] = []
         size = 0
+        prefix = self.prefix
+        if prefix is not None and fits(prefix, messages, max_tokens=max_tokens, context_size=self.settings.context_size):
+            messages = continue_chat(prefix, messages)
         events = self.backend.stream(messages, max_tokens=max_tokens)
         try:
             async with asyncio.timeout(self.settings.memory_timeout):

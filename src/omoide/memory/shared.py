@@ -1,0 +1,74 @@
+"""Memory work sent as a continuation of the chat's own prompt.
+
+A llama.cpp-style server keeps the last prompt it evaluated in its cache slot
+(llama-cpp-python's server and the embedded model have exactly one). A summary
+request of its own replaces the chat's prompt there, and the next reply is
+evaluated from scratch. Sent instead as the chat's prompt (card, memory, the
+raw window and the reply just stored, laid out exactly as the next turn will
+lay them out) with the instruction appended as one more user message, it
+extends the cached prefix: the server evaluates the instruction only, and the
+next turn finds everything up to the reply still cached.
+
+The instruction carries the same material as the standalone request (the
+messages to summarize are quoted again), so the answer is the same kind of
+text and is parsed the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import tzinfo
+
+from omoide.domain import Message
+from omoide.llm.base import ChatMessage
+from omoide.prompt import AssembledPrompt, window_messages
+
+PAUSE = (
+    "(The story pauses here. What follows is not a message in the roleplay: it is a task "
+    "for you as the story's writer. Do it exactly as asked, outside the story.)"
+)
+CHARS_PER_TOKEN = 3
+"""A cautious count of characters per token for text not yet counted (more tokens than most models use)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChatPrefix:
+    """The chat's prompt as the next turn will begin it, and about how many tokens it takes."""
+
+    messages: list[ChatMessage]
+    tokens: int
+
+
+def chat_prefix(prompt: AssembledPrompt, reply: Message, tz: tzinfo | None = None) -> ChatPrefix:
+    """The prompt `reply` answered, without its volatile tail (the clock and
+    the rest, which the next turn moves to after the window), and with `reply`
+    appended as the next turn's window shows it."""
+    messages = list(prompt.messages)
+    if len(messages) > 1 and messages[-1]["role"] == "system":
+        messages.pop()
+    shown = window_messages([reply], tz)
+    tail = next((layer.tokens for layer in prompt.layers if layer.name == "tail"), 0)
+    tokens = max(prompt.total_tokens - tail, 0) + sum(len(m.get("content", "")) for m in shown) // CHARS_PER_TOKEN + 8
+    return ChatPrefix([*messages, *shown], tokens)
+
+
+def continue_chat(prefix: ChatPrefix, request: list[ChatMessage]) -> list[ChatMessage]:
+    """`request` (a standalone memory request: its instruction and its material)
+    as one user message appended to the chat's prompt."""
+    task = "\n\n".join(m.get("content", "").strip() for m in request if m.get("content", "").strip())
+    return [*prefix.messages, {"role": "user", "content": f"{PAUSE}\n\n{task}"}]
+
+
+def fits(prefix: ChatPrefix, request: list[ChatMessage], *, max_tokens: int, context_size: int) -> bool:
+    """Whether the continued request, and an answer of `max_tokens`, fit the context."""
+    extra = sum(len(m.get("content", "")) for m in request) // CHARS_PER_TOKEN + len(PAUSE) // CHARS_PER_TOKEN + 16
+    return prefix.tokens + extra + max_tokens <= context_size
+
+
+def task_of(messages: list[ChatMessage]) -> str:
+    """The task a memory request asks for, sent alone or as a continuation of
+    the chat: for servers and logs that tell requests apart."""
+    last = messages[-1].get("content", "") if messages else ""
+    if messages and messages[-1]["role"] == "user" and last.startswith(PAUSE):
+        return last[len(PAUSE):].lstrip()
+    return messages[0].get("content", "") if messages else ""
