@@ -339,8 +339,9 @@ class ChatSession(SceneTurns, Navigation):
                         prompt.tool_problems = list(stream.problems)
                         self.pending_recall = []
                         await self.weights.note_mentions(event.message, state, names)
-                        shared = self.memory_worker.backend is self.backend  # the same cache: extend the chat's prompt
-                        self.memory_worker.schedule(event.message.id, chat_prefix(prompt, event.message) if shared else None)
+                        prefix = chat_prefix(prompt, event.message)  # memory work on the chat's backend extends it
+                        self.memory_worker.schedule(event.message.id, prefix if self.memory_worker.backend is self.backend else None)
+                        self.world.prefix = (self.chat.id, prefix) if self.world.backend is self.backend else None
                         if not self._swept or self.world.needs_retry:
                             self._swept = True
                             self.world.schedule_sweep()

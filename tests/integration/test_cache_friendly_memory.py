@@ -150,3 +150,22 @@ async def test_the_embedded_model_reads_the_chats_tokens_first_in_a_memory_reque
     shared = next((i for i, (a, b) in enumerate(zip(sent, asked)) if a != b), min(len(sent), len(asked)))
     assert shared >= len(before_tail) - len(local.tokenize("<|im_start|>assistant\n")), (shared, len(before_tail))
     assert shared / len(sent) > 0.6
+
+
+async def test_the_world_pass_of_the_chats_conversation_continues_its_prompt(store: Store) -> None:
+    from omoide.characters.library import find_character
+    from tests.world_script import WorldScript, step_of
+
+    script = WorldScript()
+    answer = script.default()
+    backend = ScriptedBackend(default=lambda m: answer(m) if step_of(m) != "chat" else ["*She nods.* Good luck."])
+    session = await ChatSession.open(store, find_character("suzune"), Settings(user_name="Kai", context_size=8192), backend)
+    await talk(session, 1)
+    chat = backend.calls[-1]["messages"]
+    conversation = await session.end_conversation(background=False)
+    result = await session.world.run(conversation.id)
+    assert result.failed == [] and script.steps()
+    world = [c["messages"] for c in backend.calls if step_of(c["messages"]) != "chat"]
+    assert len(world) == len(script.asked)
+    for request in world:
+        assert request[: len(chat) - 1] == chat[:-1] and request[-1]["content"].startswith(PAUSE)

@@ -16,11 +16,13 @@ text and is parsed the same way.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import tzinfo
+from typing import Any
 
 from omoide.domain import Message
-from omoide.llm.base import ChatMessage
+from omoide.llm.base import Backend, ChatMessage, Event, TokenCount, ToolSpec
 from omoide.prompt import AssembledPrompt, window_messages
 
 PAUSE = (
@@ -63,6 +65,47 @@ def fits(prefix: ChatPrefix, request: list[ChatMessage], *, max_tokens: int, con
     """Whether the continued request, and an answer of `max_tokens`, fit the context."""
     extra = sum(len(m.get("content", "")) for m in request) // CHARS_PER_TOKEN + len(PAUSE) // CHARS_PER_TOKEN + 16
     return prefix.tokens + extra + max_tokens <= context_size
+
+
+def continued(prefix: ChatPrefix | None, request: list[ChatMessage], *, max_tokens: int, context_size: int) -> list[ChatMessage]:
+    """`request` as a continuation of `prefix`, or as it is when there is no
+    prefix or the continuation (and its answer) would not fit the context."""
+    if prefix is None or not fits(prefix, request, max_tokens=max_tokens, context_size=context_size):
+        return request
+    return continue_chat(prefix, request)
+
+
+class Continuing:
+    """The chat's backend for work that reads the chat's own conversation (the
+    world pass of the conversation that just ended): every request is sent as
+    a continuation of the chat's prompt. Closing it leaves the backend open."""
+
+    def __init__(self, backend: Backend, prefix: ChatPrefix, *, context_size: int, max_tokens: int) -> None:
+        self.backend = backend
+        self.prefix = prefix
+        self.context_size = context_size
+        self.max_tokens = max_tokens
+        self.name, self.model, self.supports_tools = backend.name, backend.model, backend.supports_tools
+
+    def stream(
+        self,
+        messages: list[ChatMessage],
+        *,
+        tools: list[ToolSpec] | None = None,
+        tool_choice: str | dict[str, Any] | None = None,
+        max_tokens: int | None = None,
+    ) -> AsyncIterator[Event]:
+        request = continued(self.prefix, messages, max_tokens=max_tokens or self.max_tokens, context_size=self.context_size)
+        return self.backend.stream(request, tools=tools, tool_choice=tool_choice, max_tokens=max_tokens)
+
+    async def count_tokens(self, messages: list[ChatMessage]) -> TokenCount:
+        return await self.backend.count_tokens(messages)
+
+    async def check(self) -> str:
+        return await self.backend.check()
+
+    async def aclose(self) -> None:
+        pass
 
 
 def task_of(messages: list[ChatMessage]) -> str:

@@ -20,7 +20,7 @@ from omoide.events import MemoryEvent, MemoryWorkDone, MemoryWorkFailed, MemoryW
 from omoide.llm.base import Backend, ChatMessage, TextDelta
 from omoide.memory.diary import compressed_lines, compression_due, diary_compression_request
 from omoide.memory.memo_work import MemoWork
-from omoide.memory.shared import ChatPrefix, continue_chat, fits
+from omoide.memory.shared import ChatPrefix, continued
 from omoide.memory.summary import (
     InvalidSummary, append_segment, segment_request, split_for_compression, summary_request, validate_diary, validate_summary,
 )
@@ -258,9 +258,7 @@ class MemoryWorker:
         ignores max_tokens or never ends its stream is given up, not waited on."""
         parts: list[str] = []
         size = 0
-        prefix = self.prefix
-        if prefix is not None and fits(prefix, messages, max_tokens=max_tokens, context_size=self.settings.context_size):
-            messages = continue_chat(prefix, messages)
+        messages = continued(self.prefix, messages, max_tokens=max_tokens, context_size=self.settings.context_size)
         events = self.backend.stream(messages, max_tokens=max_tokens)
         try:
             async with asyncio.timeout(self.settings.memory_timeout):

@@ -37,6 +37,7 @@ from omoide.domain import Chat, Message, Role
 from omoide.errors import CommandError, OmoideError
 from omoide.events import MemoryEvent, MemoryWorkDone, MemoryWorkFailed, MemoryWorkStarted
 from omoide.llm.base import Backend
+from omoide.memory.shared import ChatPrefix, Continuing
 from omoide.store import Store
 from omoide.store.world import Conflict
 from omoide.world.book import WorldBook
@@ -133,6 +134,9 @@ class WorldKeeper:
         self._book: WorldBook | None = None
         self.needs_retry = False
         """A pass failed somewhere: the next sweep (after the next reply) runs it again."""
+        self.prefix: tuple[int, ChatPrefix] | None = None
+        """(chat id, its prompt as it now stands) when the pass shares the chat's backend:
+        that chat's passes continue its prompt, so its cached prefix survives them."""
 
     @property
     def book(self) -> WorldBook:
@@ -262,8 +266,12 @@ class WorldKeeper:
             messages = await self._messages(conv)
             user = next((p.name for p in conv.participants if p.is_user), self.settings.user_name)
             descriptions = {p.key: self.directory.description(p.key, user) for p in conv.characters}
+            backend: Backend = self.backend
+            if self.prefix is not None and self.prefix[0] == conv.chat_id:
+                backend = Continuing(self.backend, self.prefix[1], context_size=self.settings.context_size,
+                                     max_tokens=self.settings.world_max_tokens)
             run = ConversationPass(
-                self.store, self.backend, conv, messages, descriptions=descriptions, speaker=speaker_for(conv, self.directory),
+                self.store, backend, conv, messages, descriptions=descriptions, speaker=speaker_for(conv, self.directory),
                 settings=self.pass_settings, run=self.gate.run, lock=self.lock,
             )
             result = await run.run()
