@@ -1,0 +1,234 @@
+"""Prefix-cache reuse on a real llama.cpp-style server, as the server itself reports it.
+
+    python benchmarks/server_cache.py [--turns 41] [--threshold 20 40] [--max-tokens 400]
+
+Starts llama-cpp-python's OpenAI-compatible server (`python -m llama_cpp.server`)
+with the shipped SmolLM2-135M (n_ctx 8192, one cache slot, verbose), then for
+each summary threshold drives one chat through the real `omoide say` process,
+one message per process, memory work included (`say` waits for it). After each
+turn it reads what the server logged for that turn: its own "N prefix-match
+hit" line and the "prompt eval time ... / M tokens" line of every request.
+The first request of a turn is the chat's reply; the rest are memory work.
+
+Per turn, reuse = tokens the server took from its cache / tokens in the prompt
+(hit / (hit + evaluated)). Printed: mean and median over the turns after the
+first, and token-weighted (sum of hits / sum of prompt tokens), for the chat's
+replies; the same for the memory requests; and the prompt-to-prompt figure
+(each reply prompt against the previous reply prompt, as the client renders
+them with the model's template and tokenizer), which is what the server would
+reuse if nothing else ever ran between two turns.
+
+What this does not cover: other servers' cache policies (llama.cpp's C++
+server with several slots, vLLM, the cloud APIs' explicit caching), the
+'memos' and 'both' memory styles, the world pass at a conversation's end
+(it needs an idle chat or /end), and replies streamed through the TUI (the
+same session code as `say`). SmolLM2-135M writes poor summaries: a rejected
+one is retried after a later turn, and that request counts here as well.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).parents[1]
+HIT = re.compile(r"Llama\.generate: (\d+) prefix-match hit, remaining (\d+) prompt tokens to eval")
+CACHED = re.compile(r"Llama\.generate: full prompt already cached")
+EVAL = re.compile(r"prompt eval time =\s+[\d.]+ ms /\s+(\d+) tokens")
+LINES = [
+    "Good evening. Is the shrine still open?", "I brought you some tea from the city.",
+    "What do you do here when nobody visits?", "The lanterns look beautiful tonight.",
+    "Tell me about the festival next week.", "I had a long day at work, honestly.",
+    "Do you remember what I told you about my sister?", "The rain is getting heavier.",
+    "Can I help you sweep the steps?", "What is your favourite season, and why?",
+    "I think someone was following me on the path.", "Let's sit by the pond for a while.",
+    "My train leaves early tomorrow.", "Do you ever get lonely up here?",
+    "I found an old charm under the bench.", "What would you wish for, if you could?",
+]
+
+
+@dataclass
+class Request:
+    hit: int
+    total: int
+
+    @property
+    def share(self) -> float:
+        return self.hit / self.total if self.total else 0.0
+
+
+@dataclass
+class Run:
+    replies: list[Request] = field(default_factory=list)
+    memory: list[Request] = field(default_factory=list)
+    prompt_to_prompt: list[float] = field(default_factory=list)
+    failed_memory: int = 0
+
+
+def parse(log: str) -> list[Request]:
+    """The requests the server logged, in order: (tokens reused, tokens in the prompt)."""
+    requests: list[Request] = []
+    hit: int | None = None
+    for line in log.splitlines():
+        if m := HIT.search(line):
+            hit = int(m.group(1))
+        elif CACHED.search(line):
+            hit = -1
+        elif m := EVAL.search(line):
+            evaluated = int(m.group(1))
+            if hit == -1:  # the whole prompt came from the cache
+                requests.append(Request(evaluated, evaluated))
+            else:
+                requests.append(Request(hit or 0, (hit or 0) + evaluated))
+            hit = None
+    return requests
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_server(model: Path, log: Path, *extra: str) -> tuple[subprocess.Popen[bytes], str]:
+    port = free_port()
+    command = [
+        sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--model_alias", "smollm2",
+        "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "8192", "--n_threads", "2", "--verbose", "true", *extra,
+    ]
+    with log.open("wb") as out:
+        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    base = f"http://127.0.0.1:{port}/v1"
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"llama_cpp.server exited: {log.read_text()[-2000:]}")
+        try:
+            if httpx.get(f"{base}/models", timeout=2).status_code == 200:
+                return proc, base
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    proc.terminate()
+    raise SystemExit("llama_cpp.server did not start within 180 s")
+
+
+def prompt_tokens(env: dict[str, str]) -> list[list[int]]:
+    """Every reply prompt of the chat, rebuilt at its parent with the client's
+    own assembly and tokenized with the model's template (the prompt-to-prompt figure)."""
+    code = (
+        "import asyncio, json, sys\n"
+        "from omoide.runtime import Runtime\n"
+        "from omoide.llm.local import LocalBackend\n"
+        "from omoide.domain import Role\n"
+        "async def main():\n"
+        "    rt = await Runtime.start()\n"
+        "    s = await rt.session(rt.character('suzune'))\n"
+        "    tok = LocalBackend(s.settings)\n"
+        "    path = await s.store.messages.path((await s.refresh()).head_id, limit=100000)\n"
+        "    out = []\n"
+        "    for m in path:\n"
+        "        if m.role is Role.USER:\n"
+        "            p = await s.build_prompt(m.id)\n"
+        "            out.append(tok.tokenize(tok.render_prompt(p.messages)))\n"
+        "    await s.aclose(); await rt.aclose()\n"
+        "    json.dump(out, sys.stdout)\n"
+        "asyncio.run(main())\n"
+    )
+    import json
+
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    return list(json.loads(done.stdout))
+
+
+def common(a: list[int], b: list[int]) -> int:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def drive(base: str, log: Path, threshold: int, turns: int, max_tokens: int, src: Path) -> Run:
+    home = Path(tempfile.mkdtemp(prefix="omoide-server-cache-"))
+    env = {
+        **os.environ, "OMOIDE_HOME": str(home), "OMOIDE_BASE_URL": base, "OMOIDE_MODEL": "smollm2",
+        "OMOIDE_SUMMARY_THRESHOLD": str(threshold), "OMOIDE_MAX_TOKENS": str(max_tokens),
+        "OMOIDE_TEMPERATURE": "0.7", "OMOIDE_DISCOVER_SERVERS": "[]", "PYTHONPATH": str(src), "PYTHONDONTWRITEBYTECODE": "1",
+    }
+    run = Run()
+    for turn in range(turns):
+        before = log.stat().st_size
+        done = subprocess.run(
+            [sys.executable, "-c", "from omoide.cli import main; main()", "say", "suzune", LINES[turn % len(LINES)]],
+            env=env, capture_output=True, text=True, timeout=900,
+        )
+        if done.returncode != 0:
+            raise SystemExit(f"omoide say failed on turn {turn + 1}: {done.stderr[-2000:]}")
+        run.failed_memory += done.stderr.count("memory failed")
+        with log.open("rb") as f:
+            f.seek(before)
+            requests = parse(f.read().decode("utf-8", "replace"))
+        if not requests:
+            raise SystemExit(f"the server logged no request for turn {turn + 1}")
+        if turn > 0:  # the first turn has nothing to reuse (and probes the server's tool support)
+            run.replies.append(requests[0])
+            run.memory += requests[1:]
+        print(f"    turn {turn + 1:>3}: reply reused {requests[0].share:6.1%} of {requests[0].total:>5} tokens"
+              + (f"; {len(requests) - 1} memory request(s)" if len(requests) > 1 else ""), flush=True)
+    prompts = prompt_tokens(env)
+    run.prompt_to_prompt = [common(a, b) / len(b) for a, b in zip(prompts, prompts[1:])]
+    return run
+
+
+def figures(requests: list[Request]) -> str:
+    shares = [r.share for r in requests]
+    if not shares:
+        return "none"
+    weighted = sum(r.hit for r in requests) / max(sum(r.total for r in requests), 1)
+    return f"mean {statistics.mean(shares):6.1%}  median {statistics.median(shares):6.1%}  token-weighted {weighted:6.1%}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--turns", type=int, default=41, help="messages sent per run (the first has nothing to reuse)")
+    parser.add_argument("--threshold", type=int, nargs="+", default=[20, 40], help="summary_threshold per run (recent_messages stays 15)")
+    parser.add_argument("--max-tokens", type=int, default=400, help="max_tokens of each reply")
+    parser.add_argument("--src", type=Path, default=ROOT / "src", help="the omoide source tree to drive (to compare another version)")
+    args = parser.parse_args()
+    from omoide.llm.model_file import smollm2_path
+
+    with tempfile.TemporaryDirectory() as tmp:
+        log = Path(tmp) / "server.log"
+        proc, base = start_server(smollm2_path(), log)
+        try:
+            results = []
+            for threshold in args.threshold:
+                print(f"  threshold {threshold} (recent 15), {args.turns} turns through `omoide say`:", flush=True)
+                results.append((threshold, drive(base, log, threshold, args.turns, args.max_tokens, args.src)))
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+    print(f"\nprefix-cache reuse from llama_cpp.server's log (SmolLM2-135M, n_ctx 8192, one slot; load {os.getloadavg()[0]:.1f}):")
+    for threshold, run in results:
+        print(f"  recent 15, threshold {threshold}:")
+        print(f"    replies, server log:     {figures(run.replies)}  ({len(run.replies)} turns)")
+        print(f"    prompt to prompt:        mean {statistics.mean(run.prompt_to_prompt):6.1%}  median {statistics.median(run.prompt_to_prompt):6.1%}")
+        print(f"    memory requests:         {figures(run.memory)}  ({len(run.memory)} requests, {run.failed_memory} turn(s) reported a failure)")
+        print(f"    replies reusing < 10%:   {sum(1 for r in run.replies if r.share < 0.10)} of {len(run.replies)}")
+
+
+if __name__ == "__main__":
+    main()
