@@ -3,7 +3,7 @@
     python benchmarks/embedded_cache.py [--turns 30]
     PYTHONPATH=/other/omoide/src python benchmarks/embedded_cache.py   # another version, to compare
 
-A chat with the embedded SmolLM2-135M (in process: one model, one cache), at
+A chat with the embedded SmolLM2-135M (in process: one model, one cache, one thread), at
 the seed defaults (recent 15, threshold 20), context 8192, replies of at most
 48 tokens, memory work on the same model (the default). Per turn: the time
 from sending to the first token of the reply. Turns that come right after
@@ -38,7 +38,7 @@ from omoide.store import Store  # noqa: E402
 async def run(turns: int) -> tuple[list[float], list[float], int]:
     from omoide.llm.local import LocalBackend
 
-    settings = Settings(user_name="Kai", max_tokens=48, context_size=8192, temperature=0.7)
+    settings = Settings(user_name="Kai", max_tokens=48, context_size=8192, temperature=0.7, threads=1)
     model = LocalBackend(settings)
     await model.load()
     started: list[MemoryEvent] = []

@@ -101,11 +101,11 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_server(model: Path, log: Path, *extra: str) -> tuple[subprocess.Popen[bytes], str]:
+def start_server(model: Path, log: Path, threads: int, *extra: str) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     command = [
         sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--model_alias", "smollm2",
-        "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "8192", "--n_threads", "2", "--verbose", "true", *extra,
+        "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "8192", "--n_threads", str(threads), "--verbose", "true", *extra,
     ]
     with log.open("wb") as out:
         proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
@@ -206,13 +206,15 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=41, help="messages sent per run (the first has nothing to reuse)")
     parser.add_argument("--threshold", type=int, nargs="+", default=[20, 40], help="summary_threshold per run (recent_messages stays 15)")
     parser.add_argument("--max-tokens", type=int, default=400, help="max_tokens of each reply")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="the server's threads (1: on a shared 2-core machine, 2 threads spin against other work)")
     parser.add_argument("--src", type=Path, default=ROOT / "src", help="the omoide source tree to drive (to compare another version)")
     args = parser.parse_args()
     from omoide.llm.model_file import smollm2_path
 
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "server.log"
-        proc, base = start_server(smollm2_path(), log)
+        proc, base = start_server(smollm2_path(), log, args.threads)
         try:
             results = []
             for threshold in args.threshold:
