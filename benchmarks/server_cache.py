@@ -216,20 +216,21 @@ def main() -> None:
         log = Path(tmp) / "server.log"
         proc, base = start_server(smollm2_path(), log, args.threads)
         try:
-            results = []
             for threshold in args.threshold:
                 print(f"  threshold {threshold} (recent 15), {args.turns} turns through `omoide say`:", flush=True)
-                results.append((threshold, drive(base, log, threshold, args.turns, args.max_tokens, args.src)))
+                report(threshold, drive(base, log, threshold, args.turns, args.max_tokens, args.src))
         finally:
             proc.terminate()
             proc.wait(timeout=30)
-    print(f"\nprefix-cache reuse from llama_cpp.server's log (SmolLM2-135M, n_ctx 8192, one slot; load {os.getloadavg()[0]:.1f}):")
-    for threshold, run in results:
-        print(f"  recent 15, threshold {threshold}:")
-        print(f"    replies, server log:     {figures(run.replies)}  ({len(run.replies)} turns)")
-        print(f"    prompt to prompt:        mean {statistics.mean(run.prompt_to_prompt):6.1%}  median {statistics.median(run.prompt_to_prompt):6.1%}")
-        print(f"    memory requests:         {figures(run.memory)}  ({len(run.memory)} requests, {run.failed_memory} turn(s) reported a failure)")
-        print(f"    replies reusing < 10%:   {sum(1 for r in run.replies if r.share < 0.10)} of {len(run.replies)}")
+
+
+def report(threshold: int, run: Run) -> None:
+    print(f"prefix-cache reuse from llama_cpp.server's log (SmolLM2-135M, n_ctx 8192, one slot; load {os.getloadavg()[0]:.1f}):")
+    print(f"  recent 15, threshold {threshold}:")
+    print(f"    replies, server log:     {figures(run.replies)}  ({len(run.replies)} turns)")
+    print(f"    prompt to prompt:        mean {statistics.mean(run.prompt_to_prompt):6.1%}  median {statistics.median(run.prompt_to_prompt):6.1%}")
+    print(f"    memory requests:         {figures(run.memory)}  ({len(run.memory)} requests, {run.failed_memory} turn(s) reported a failure)")
+    print(f"    replies reusing < 10%:   {sum(1 for r in run.replies if r.share < 0.10)} of {len(run.replies)}", flush=True)
 
 
 if __name__ == "__main__":

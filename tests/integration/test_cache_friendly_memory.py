@@ -169,3 +169,19 @@ async def test_the_world_pass_of_the_chats_conversation_continues_its_prompt(sto
     assert len(world) == len(script.asked)
     for request in world:
         assert request[: len(chat) - 1] == chat[:-1] and request[-1]["content"].startswith(PAUSE)
+
+
+def test_the_play_script_ends_a_continued_request_with_its_task_not_a_cue() -> None:
+    """The embedded model reads a chat reply as a play script; memory work that
+    continues it reads the same script, then the task (no line for the character)."""
+    from omoide.llm.play_script import script_prompt
+
+    head: ChatMessage = {"role": "system", "content": "You are Mika."}
+    chat: list[ChatMessage] = [head, {"role": "user", "content": "[04/01 20:00] Hi"}, {"role": "system", "content": "It is evening."}]
+    reply: ChatMessage = {"role": "assistant", "content": "[04/01 20:01] Fresh bread today."}
+    task: ChatMessage = {"role": "user", "content": f"{PAUSE}\n\nSummarize it.\n\nSummary:"}
+    as_chat = script_prompt(chat, "Kai", "Mika")
+    as_task = script_prompt([head, chat[1], reply, task], "Kai", "Mika")
+    assert as_task.endswith("Summary:") and "Mika:\n" not in as_task and "Kai: (The story pauses" not in as_task
+    assert as_task.startswith(as_chat.split("(It is evening.)")[0])
+    assert "[04/01 20:01] Mika: Fresh bread today." in as_task

@@ -27,6 +27,13 @@ class ChatMessage(TypedDict, total=False):
 
 
 WIRE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
+MEMORY_TASK = (
+    "(The story pauses here. What follows is not a message in the roleplay: it is a task "
+    "for you as the story's writer. Do it exactly as asked, outside the story.)"
+)
+"""Opens the last message of memory work sent as a continuation of the chat's
+prompt (memory/shared.py); a backend that lays chats out its own way (the
+embedded play script) sets that message apart as a task, not a line spoken."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from omoide.llm.base import MEMORY_TASK
 from omoide.memory.window import split_stamp
 
 SCENE_OPENING = "The scene so far, as a play script:"
@@ -41,6 +42,10 @@ def script_prompt(messages: Sequence[Mapping[str, Any]], user: str, character: s
     model has no stamp of its own to write. A prompt whose last message is the
     character's own ends inside that line, so the model continues it."""
     head, lines, when = "", [], ""
+    task = ""
+    if messages and messages[-1]["role"] == "user" and str(messages[-1].get("content") or "").startswith(MEMORY_TASK):
+        # Memory work continuing the chat: the script as the chat left it, then the task, not a line.
+        task, messages = str(messages[-1]["content"]).strip(), messages[:-1]
     for index, message in enumerate(messages):
         content = (message.get("content") or "").strip()
         role = message["role"]
@@ -55,7 +60,9 @@ def script_prompt(messages: Sequence[Mapping[str, Any]], user: str, character: s
             lines.append(f"{stamp + ' ' if stamp else ''}{user if role == 'user' else character}: {text}")
         elif content:  # a note for this turn (date, fresh diary lines, lore) or a tool's answer
             lines.append(f"({content})")
-    if not messages or messages[-1]["role"] != "assistant":
+    if task:
+        lines.append(f"\n{task}")
+    elif not messages or messages[-1]["role"] != "assistant":
         lines.append(f"{when + ' ' if when else ''}{character}:")
     script = SCENE_OPENING + "\n" + "\n".join(lines)
     return f"{head}\n\n{script}" if head else script

@@ -22,13 +22,10 @@ from datetime import tzinfo
 from typing import Any
 
 from omoide.domain import Message
-from omoide.llm.base import Backend, ChatMessage, Event, TokenCount, ToolSpec
+from omoide.llm.base import MEMORY_TASK, Backend, ChatMessage, Event, TokenCount, ToolSpec
 from omoide.prompt import AssembledPrompt, window_messages
 
-PAUSE = (
-    "(The story pauses here. What follows is not a message in the roleplay: it is a task "
-    "for you as the story's writer. Do it exactly as asked, outside the story.)"
-)
+PAUSE = MEMORY_TASK
 CHARS_PER_TOKEN = 3
 """A cautious count of characters per token for text not yet counted (more tokens than most models use)."""
 
