@@ -148,6 +148,8 @@ def prompt_tokens(env: dict[str, str]) -> list[list[int]]:
     )
     import json
 
+    # The server lays prompts out with the model's chat template; so must the count.
+    env = {**env, "OMOIDE_EMBEDDED_PROMPT": "chat"}
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     return list(json.loads(done.stdout))
 
