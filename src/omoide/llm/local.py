@@ -144,8 +144,9 @@ class _Generation:
         self._user, self._character = (speakers[0], speakers[1]) if speakers and len(speakers) >= 2 else (backend.settings.user_name, "")
         self._others: list[str] = list(speakers[2:]) if speakers else []
         """The other characters of a group scene: a line opened by one of them ends the reply."""
-        self._source = "\n".join(m.get("content") or "" for m in messages if m["role"] in ("system", "assistant"))
-        """The prompt's own text and the character's earlier lines, which a reply must not recite."""
+        self._source = "\n".join(m.get("content") or "" for m in messages if m["role"] == "system")
+        """The prompt's own text, which a reply must not recite. (Not the character's earlier
+        lines: a tiny model's replies share their openings, and cutting those left replies empty.)"""
 
     def start(self) -> None:
         threading.Thread(target=self.run, name=_THREAD_NAME, daemon=True).start()
