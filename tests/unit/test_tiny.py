@@ -73,9 +73,9 @@ def test_reciting_the_card_or_the_lore_is_cut_where_the_recital_starts() -> None
     assert stream(text)[0] == text  # talking about the same things is fine
 
 
-def test_a_reply_that_only_repeats_an_earlier_reply_leaves_nothing_not_a_lone_asterisk() -> None:
-    earlier = "*She looks at the cat, and asks what it does.*"
-    shown, guard = stream("*She looks at the cat, and asks what it wants.*", source=CARD + "\n" + earlier)
+def test_a_cut_that_would_leave_only_an_asterisk_leaves_nothing_so_the_model_tries_again() -> None:
+    recited = "*She looks at the cat, and asks what it does.*"
+    shown, guard = stream("*She looks at the cat, and asks what it wants.*", source=CARD + "\n" + recited)
     assert shown == "" and guard.stopped and guard.reason == "copied the prompt"
 
 
