@@ -313,6 +313,7 @@ async def test_paging_up_to_the_top_loads_older_messages_and_keeps_the_place(sto
 
     app = await long_chat_app(store, 120)
     async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.transcript.whole)  # the page's rest is mounted after the first paint
         first_shown = texts(app)[0][1]
         assert app.query_one("#input").has_focus
         for _ in range(40):

@@ -2,7 +2,10 @@
 
 Only a bounded page of messages is ever mounted (Textual slows down with
 hundreds of widgets): older ones load on demand at the top, and the page is
-trimmed from the far end as it grows.
+trimmed from the far end as it grows. A page is mounted in two steps: first
+the messages that fill the screen (the ones next to where the reader looks),
+then, after that first paint, the rest of the page (`complete()`), so opening
+a chat or jumping to its start costs a screenful of widgets, not a page.
 
 The view is anchored (Textual's `anchor()`): it stays at the bottom while
 Markdown lays itself out and while a reply streams in, until the user scrolls
@@ -12,6 +15,8 @@ right after mounting, is not enough: the Markdown blocks grow after that.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from textual.containers import VerticalScroll
 
 from omoide.domain import Message
@@ -20,6 +25,16 @@ from omoide.tui.widgets.message import MessageView
 
 PAGE = 40
 MAX_MOUNTED = 100
+MIN_MESSAGE_ROWS = 3
+"""A message's least height (header, one line, margin): how many can fill the screen."""
+
+
+@dataclass(slots=True)
+class _HeldBack:
+    """The part of a page not mounted yet: above the mounted messages, or below."""
+
+    messages: list[Message]
+    above: bool
 
 
 class Transcript(VerticalScroll):
@@ -39,6 +54,7 @@ class Transcript(VerticalScroll):
         """True when the newest mounted message is the chat's head."""
         self.head_id: int | None = None
         self._loading = False
+        self._held: _HeldBack | None = None
 
     def views(self) -> list[MessageView]:
         return list(self.query(MessageView))
@@ -47,11 +63,71 @@ class Transcript(VerticalScroll):
         speaker = "Stage" if message.stage else self.speaker_names.get(message.speaker or "", self.speaker)
         return MessageView(message, speaker, user_name=self.user_name, live=live)
 
+    def screenful(self) -> int:
+        """How many messages can fill the screen at the least: mounted first."""
+        return max(8, self.app.size.height // MIN_MESSAGE_ROWS + 1)
+
+    async def _replace(self, messages: list[Message], *, shown_first: str, whole: bool = False) -> None:
+        """Mount a new page: the screenful at its `shown_first` end ("bottom" or
+        "top") now, the rest after the next paint (or all of it now: `whole`)."""
+        self._held = None
+        n = len(messages) if whole else self.screenful()
+        if shown_first == "bottom":
+            now, rest = messages[-n:], messages[:-n]
+        else:
+            now, rest = messages[:n], messages[n:]
+        loading, self._loading = self._loading, True  # emptied, the view is at the top: that loads nothing
+        try:
+            await self.remove_children()
+            await self.mount_all([self.view(m) for m in now])
+        finally:
+            self._loading = loading
+        if rest:
+            self._held = _HeldBack(rest, above=shown_first == "bottom")
+            self.call_after_refresh(self._complete_later)
+
+    @property
+    def whole(self) -> bool:
+        """True once the page shown is mounted whole (nothing held back)."""
+        return self._held is None
+
+    async def complete(self) -> None:
+        """Mount the part of the page held back for the first paint. Paging calls
+        it first; while it mounts, scrolling loads no other page."""
+        if self._held is None:
+            return
+        if self._loading:  # a page is being replaced or loaded: once it is, try again
+            self.call_after_refresh(self._complete_later)
+            return
+        self._loading = True
+        try:
+            await self._mount_held()
+        finally:
+            self._loading = False
+
+    def _complete_later(self) -> None:
+        # In a worker: awaiting a mount inside a refresh callback would wait on the
+        # very message loop that runs the callback.
+        self.run_worker(self.complete(), group="complete", exit_on_error=False)
+
+    async def _mount_held(self) -> None:
+        """Only under `_loading`; `whole` turns true once the views are mounted."""
+        held = self._held
+        if held is None or not self.is_attached:
+            self._held = None
+            return
+        views = self.views()
+        if held.above and views:
+            await self.mount_all([self.view(m) for m in held.messages], before=views[0])
+        else:
+            await self.mount_all([self.view(m) for m in held.messages])
+        if self._held is held:
+            self._held = None
+
     async def show_path(self, head_id: int | None) -> None:
         """Show the newest page of the path ending at `head_id`."""
-        await self.remove_children()
         messages = await self.navigator.path(head_id, limit=PAGE)
-        await self.mount_all([self.view(m) for m in messages])
+        await self._replace(messages, shown_first="bottom")
         self.head_id = head_id
         self.at_live_end = True
         self.scroll_end(animate=False)  # re-anchors
@@ -88,11 +164,14 @@ class Transcript(VerticalScroll):
 
     async def load_older(self) -> int:
         """Prepend the page before the oldest mounted message; returns how many."""
-        views = self.views()
-        if self._loading or not views or views[0].message.parent_id is None:
+        if self._loading:
             return 0
         self._loading = True
         try:
+            await self._mount_held()
+            views = self.views()
+            if not views or views[0].message.parent_id is None:
+                return 0
             older = await self.navigator.path(views[0].message.parent_id, limit=PAGE)
             if not older:
                 return 0
@@ -113,10 +192,9 @@ class Transcript(VerticalScroll):
     async def show_around(self, head_id: int, message: Message) -> None:
         """Show the page of the path that holds `message`, scrolled to it."""
         self.release_anchor()
-        await self.remove_children()
         start = max(0, message.depth - PAGE // 2)
         page = await self.navigator.path_slice(head_id, start, PAGE)
-        await self.mount_all([self.view(m) for m in page])
+        await self._replace(page, shown_first="top", whole=True)
         self.head_id = head_id
         self.at_live_end = bool(page) and page[-1].id == head_id
         target = self.query(f"#msg-{message.id}")
@@ -128,20 +206,22 @@ class Transcript(VerticalScroll):
         if head_id is None:
             return
         self.release_anchor()
-        await self.remove_children()
         first = await self.navigator.start(head_id, PAGE)
-        await self.mount_all([self.view(m) for m in first])
+        await self._replace(first, shown_first="top")
         self.head_id = head_id
         self.at_live_end = bool(first) and first[-1].id == head_id
         self.scroll_home(animate=False)
 
     async def load_newer(self) -> int:
         """Append the page after the newest mounted message, when away from the end."""
-        views = self.views()
-        if self._loading or self.at_live_end or not views or self.head_id is None:
+        if self._loading:
             return 0
         self._loading = True
         try:
+            await self._mount_held()
+            views = self.views()
+            if self.at_live_end or not views or self.head_id is None:
+                return 0
             newer = await self.navigator.path_slice(self.head_id, views[-1].message.depth + 1, PAGE)
             # Reaching the bottom re-anchored the view; reading on, it must not jump to the new end.
             self.release_anchor()
