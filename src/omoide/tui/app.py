@@ -132,10 +132,11 @@ class OmoideApp(App[None]):
         await self.show_chat()
         self.query_one("#input", Input).focus()
         self.set_interval(OTHER_WRITERS_INTERVAL, self.watch_other_writers)
-        self.call_after_refresh(self._offer_servers)
+        self.set_timer(FIRST_RUN_DELAY, self._offer_servers)
 
     def _offer_servers(self) -> None:
-        """After the first paint: the first-run offer's imports and probes never delay it."""
+        """After the chat is on screen: the first-run offer's imports (httpx) and
+        probes never delay its first paint, nor the rest of the page mounted after it."""
         from omoide.tui.screens.first_run import start_first_run
 
         start_first_run(self)
@@ -163,12 +164,16 @@ class OmoideApp(App[None]):
         return self.query_one(DiaryPane)
 
     async def refresh_diary(self) -> None:
+        """Read and render the diary, when the pane is shown: hidden, it is read
+        when it opens (a long chat's diary is thousands of lines to render)."""
+        if not self.diary.has_class("visible"):
+            return
         memory = await self.session.memory()
         await self.diary.show_entries(memory.diary)
 
     async def show_diary(self) -> None:
-        await self.refresh_diary()
         self.diary.add_class("visible")
+        await self.refresh_diary()
 
     def prefill(self, text: str) -> None:
         self.query_one("#input", Input).value = text
@@ -471,3 +476,5 @@ class OmoideApp(App[None]):
 
 OTHER_WRITERS_INTERVAL = 1.0
 """Seconds between checks for another window writing in the same chat."""
+FIRST_RUN_DELAY = 0.5
+"""Seconds after mounting before the first-run offer imports its parts and probes."""

@@ -15,8 +15,16 @@ def plain(*cells: str) -> list[Text]:
     return [safe(cell) for cell in cells]
 
 
+_parser: MarkdownIt | None = None
+
+
 def chat_markdown() -> MarkdownIt:
     """Markdown for chat text: emphasis, lists and code, but no raw HTML. With HTML
     on (the default), '<secret>' or '<b>' is a tag that the widget drops, so
-    'She whispered <secret>' would lose a word."""
-    return MarkdownIt("gfm-like", options_update={"html": False})
+    'She whispered <secret>' would lose a word. One parser for every message:
+    building one costs more than parsing a chat message, and parsing keeps no
+    state between calls."""
+    global _parser
+    if _parser is None:
+        _parser = MarkdownIt("gfm-like", options_update={"html": False})
+    return _parser
