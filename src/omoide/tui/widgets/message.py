@@ -2,14 +2,16 @@
 
 Roleplay `*actions*` are Markdown emphasis, so they render in italics.
 Streaming text is buffered and flushed on a timer, at most ~20 times a second
-(the Markdown widget cannot take more, and a timer means a pause in the stream
-never leaves text stuck in the buffer), then rendered once in full at the end.
+and less while you type (`pacing`: every redraw delays your keys), then
+rendered once in full at the end. A timer means a pause in the stream never
+leaves text stuck in the buffer.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime
+from time import monotonic
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -19,9 +21,8 @@ from textual.widgets.markdown import MarkdownStream
 
 from omoide.domain import Message, MessageStatus, Role
 from omoide.safe_text import inert
+from omoide.tui.widgets import pacing
 from omoide.tui.widgets.text import chat_markdown
-
-FLUSH_INTERVAL = 0.05
 
 
 def when(moment: datetime) -> str:
@@ -50,6 +51,7 @@ class MessageView(Vertical):
         self._pending: list[str] = []
         self._stream: MarkdownStream | None = None
         self._flusher: Timer | None = None
+        self._shown_at = float("-inf")
         self.set_class(self._interrupted, "interrupted")
 
     def compose(self) -> ComposeResult:
@@ -84,15 +86,23 @@ class MessageView(Vertical):
             self.query_one(".meta", Static).update(self._meta())
 
     def append(self, text: str) -> None:
-        """Buffer streamed text; the flusher shows it within FLUSH_INTERVAL."""
+        """Buffer streamed text; the flusher shows it when `pacing` allows."""
         self.text += text
         self._pending.append(text)
-        if self._flusher is None:
-            self._flusher = self.set_interval(FLUSH_INTERVAL, self._flush)
+        self._schedule()
+
+    def _schedule(self) -> None:
+        if self._flusher is None and self.live:
+            self._flusher = self.set_timer(pacing.next_check(self._shown_at), self._flush)
 
     async def _flush(self) -> None:
+        self._flusher = None
         if not self._pending or not self.live:
             return
+        if pacing.hold_for(self._shown_at) > 0:  # you are typing: wait for your key to show
+            self._flusher = self.set_timer(pacing.next_check(self._shown_at), self._flush)
+            return
+        self._shown_at = monotonic()
         if self._stream is None:
             # Created here, right before its first write: that write yields, so the stream's
             # task starts. Stopping a task that never started raises CancelledError in the
@@ -100,6 +110,8 @@ class MessageView(Vertical):
             self._stream = Markdown.get_stream(self.query_one(Markdown))
         chunk, self._pending = "".join(self._pending), []
         await self._stream.write(inert(chunk))
+        if self._pending:
+            self._schedule()
 
     async def finish(self, message: Message | None = None, *, interrupted: bool = False) -> None:
         """End streaming and render the final text once, in full."""
