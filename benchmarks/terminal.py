@@ -43,17 +43,21 @@ def _tmux(*args: str) -> str:
     return subprocess.run(["tmux", "-L", SOCKET, *args], capture_output=True, text=True, check=False).stdout
 
 
-def _screen(session: str) -> str:
+def tmux_screen(session: str) -> str:
     return _tmux("capture-pane", "-p", "-t", session)
+
+
+def tmux_send(session: str, keys: str, *, literal: bool = False) -> None:
+    _tmux("send-keys", "-t", session, *(["-l"] if literal else []), keys)
 
 
 def _wait_for(session: str, text: str, timeout: float) -> float:
     deadline = time.perf_counter() + timeout
     while time.perf_counter() < deadline:
-        if text in _screen(session):
+        if text in tmux_screen(session):
             return time.perf_counter()
         time.sleep(POLL)
-    raise SystemExit(f"'{text}' never appeared on screen; the screen was:\n{_screen(session)}")
+    raise SystemExit(f"'{text}' never appeared on screen; the screen was:\n{tmux_screen(session)}")
 
 
 def _memory(pid: int) -> tuple[float, float]:
@@ -61,9 +65,8 @@ def _memory(pid: int) -> tuple[float, float]:
     return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
 
 
-def run_chat(home: str, *, last: str, first: str, args: tuple[str, ...] = ("chat", "suzune"), timeout: float = 120.0) -> TerminalFigures:
-    """Launch `omoide chat` on the data in `home`; `last` and `first` are texts
-    of the chat's last and first messages, as they appear on screen."""
+def tmux_launch(home: str, args: tuple[str, ...]) -> str:
+    """Start `omoide ARGS` on the data in `home` in a new tmux session; its name."""
     global _launches
     _launches += 1
     session = f"bench{os.getpid()}-{_launches}"
@@ -71,23 +74,45 @@ def run_chat(home: str, *, last: str, first: str, args: tuple[str, ...] = ("chat
     if os.environ.get("PYTHONPATH"):
         env += f" PYTHONPATH={shlex.quote(os.environ['PYTHONPATH'])}"
     command = f"exec env {env} {shlex.quote(omoide_command())} {' '.join(shlex.quote(a) for a in args)}"
+    _tmux("new-session", "-d", "-s", session, "-x", str(SIZE[0]), "-y", str(SIZE[1]), command)
+    return session
+
+
+def _pid(session: str) -> int:
+    return int(_tmux("list-panes", "-t", session, "-F", "#{pane_pid}").split()[0])
+
+
+def tmux_stop(session: str, timeout: float = 30.0) -> None:
+    """Ctrl+Q, wait for the process to end (the next launch must not meet it
+    still closing), then close the session."""
     try:
-        start = time.perf_counter()
-        _tmux("new-session", "-d", "-s", session, "-x", str(SIZE[0]), "-y", str(SIZE[1]), command)
-        painted = _wait_for(session, last, timeout) - start
-        pid = int(_tmux("list-panes", "-t", session, "-F", "#{pane_pid}").split()[0])
-        rss_paint, _ = _memory(pid)
-        t0 = time.perf_counter()
-        _tmux("send-keys", "-t", session, "C-Home")
-        jumped = _wait_for(session, first, timeout) - t0
-        _, rss_peak = _memory(pid)
-        _tmux("send-keys", "-t", session, "C-q")
+        pid = _pid(session)
+        tmux_send(session, "C-q")
         deadline = time.perf_counter() + timeout
         while Path(f"/proc/{pid}").exists() and time.perf_counter() < deadline:
-            time.sleep(POLL)  # the next launch must not meet this one still closing
-        return TerminalFigures(painted, jumped, rss_paint, rss_peak)
+            time.sleep(POLL)
+    except (IndexError, ValueError):  # the process had already ended
+        pass
     finally:
         _tmux("kill-session", "-t", session)
+
+
+def run_chat(home: str, *, last: str, first: str, args: tuple[str, ...] = ("chat", "suzune"), timeout: float = 120.0) -> TerminalFigures:
+    """Launch `omoide chat` on the data in `home`; `last` and `first` are texts
+    of the chat's last and first messages, as they appear on screen."""
+    start = time.perf_counter()
+    session = tmux_launch(home, args)
+    try:
+        painted = _wait_for(session, last, timeout) - start
+        pid = _pid(session)
+        rss_paint, _ = _memory(pid)
+        t0 = time.perf_counter()
+        tmux_send(session, "C-Home")
+        jumped = _wait_for(session, first, timeout) - t0
+        _, rss_peak = _memory(pid)
+        return TerminalFigures(painted, jumped, rss_paint, rss_peak)
+    finally:
+        tmux_stop(session, timeout)
 
 
 def load() -> str:
