@@ -51,6 +51,17 @@ async def test_pages_of_the_path_come_oldest_first(store: Store) -> None:
     assert await nav.path(None, limit=5) == []
 
 
+async def test_a_slice_ending_where_the_story_has_not_branched_is_the_same_from_every_branch(store: Store) -> None:
+    """Depths 0-2 have one message each (the walk starts there), 3 and 4 two."""
+    chat, ids = await lighthouse(store)
+    nav = Navigator(store, chat)
+    for head in (ids[4], ids[6]):
+        assert [m.id for m in await nav.start(head, 3)] == [ids[0], ids[1], ids[2]]
+    assert [m.id for m in await nav.path_slice(ids[4], 1, 3)] == [ids[1], ids[2], ids[3]]
+    assert [m.id for m in await nav.path_slice(ids[6], 1, 3)] == [ids[1], ids[2], ids[5]]
+    assert [m.id for m in await nav.path_slice(ids[2], 0, 5)] == [ids[0], ids[1], ids[2]]
+
+
 async def test_goto_finds_a_message_on_the_path_and_explains_one_that_is_not(store: Store) -> None:
     chat, ids = await lighthouse(store)
     other = await store.chats.create("mika", title="Another day", greeting="Hello again.")

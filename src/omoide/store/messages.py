@@ -195,14 +195,26 @@ class MessageRepository:
 
     async def path_slice(self, head_id: int, start_depth: int, count: int) -> list[Message]:
         """The messages at depths [start_depth, start_depth + count) on the path to
-        `head_id`, oldest first. Costs a walk from the head up to `start_depth`."""
-        cte = walk_up("up", start=":head", until="up.depth > :start")
+        `head_id`, oldest first. The walk up starts at the slice's last depth when
+        the chat has one message there (it is then on the path), else at the head."""
+        start = await self._only_message_at(head_id, start_depth + count - 1)
+        cte = walk_up("up", start=":from", until="up.depth > :start")
         result = await self.db.all(
             f"""WITH RECURSIVE {cte} SELECT {rows.M_MESSAGE_COLUMNS} FROM up JOIN messages m ON m.id = up.id
                 WHERE up.depth >= :start AND up.depth < :start + :count ORDER BY up.depth""",
-            {"head": head_id, "start": start_depth, "count": count},
+            {"from": start or head_id, "start": start_depth, "count": count},
         )
         return [rows.message(r) for r in result]
+
+    async def _only_message_at(self, head_id: int, depth: int) -> int | None:
+        """The chat's one message at `depth`, if it has exactly one and the head is
+        at least that deep (every path to the head passes through it)."""
+        found = await self.db.all(
+            """SELECT m.id FROM messages h JOIN messages m ON m.chat_id = h.chat_id AND m.depth = :depth
+               WHERE h.id = :head AND h.depth >= :depth LIMIT 2""",
+            {"head": head_id, "depth": depth},
+        )
+        return found[0][0] if len(found) == 1 else None
 
     async def first_on_path_since(self, head_id: int, moment: str) -> Message | None:
         """The oldest message on the path to `head_id` written at or after `moment` (ISO)."""

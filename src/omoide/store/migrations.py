@@ -336,3 +336,16 @@ MIGRATIONS.append(
         """,
     )
 )
+
+
+MIGRATIONS.append(
+    Migration(
+        "0016_messages_by_depth",
+        """
+        -- A depth where the chat has one message only: that message lies on every
+        -- path through that depth, so a slice of a path starts its walk there
+        -- (Ctrl+Home on a long chat) instead of at the head.
+        CREATE INDEX messages_by_depth ON messages(chat_id, depth);
+        """,
+    )
+)
