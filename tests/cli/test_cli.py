@@ -185,3 +185,22 @@ def test_commands_that_never_talk_to_a_model_work_when_the_backend_cannot_be_bui
     assert "Hojicha tonight, please." in results["search"].stdout
     assert "No branches in chat" in results["branches"].stdout
     assert "Hojicha tonight, please." in results["export"].stdout
+
+
+def test_omoide_chat_from_the_command_line_loads_no_other_command_group(tmp_path: Path) -> None:
+    """`omoide chat` skips the other groups' imports; its own options still parse,
+    and every other command still has its groups."""
+    import os
+    import subprocess
+    import sys
+
+    script = Path(sys.executable).with_name("omoide")
+    env = {**os.environ, "OMOIDE_HOME": str(tmp_path)}
+    probe = ("import sys; sys.argv = [sys.argv[1], *sys.argv[2:]]; import omoide.cli as c; "
+             "print(sorted(m for m in sys.modules if m.startswith('omoide.world') or m == 'omoide.profile_cli'))")
+    only_chat = subprocess.run([sys.executable, "-c", probe, str(script), "chat", "--help"], env=env, capture_output=True, text=True, check=True)
+    assert only_chat.stdout.strip() == "[]"
+    other = subprocess.run([sys.executable, "-c", probe, str(script), "world", "--help"], env=env, capture_output=True, text=True, check=True)
+    assert "omoide.world.cli" in other.stdout and "omoide.profile_cli" in other.stdout
+    chat_help = subprocess.run([str(script), "chat", "--help"], env=env, capture_output=True, text=True, check=True)
+    assert "--new" in chat_help.stdout and "--branch" in chat_help.stdout
