@@ -37,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parents[1]))
 
 from make_chat import make_chat, sentence  # noqa: E402
+from prefix import common_prefix  # noqa: E402
 
 from omoide.characters.library import find_character  # noqa: E402
 from omoide.config import Settings  # noqa: E402
@@ -86,15 +87,6 @@ def fair_prompt(ctx: PromptContext, memory, path) -> list[ChatMessage]:  # type:
     ours = assemble(ctx, memory).messages
     tail = [ours[-1]] if len(ours) > 1 and ours[-1]["role"] == "system" else []
     return [ours[0], *window_messages(path[-15:], None), *tail]
-
-
-def common_prefix(a: list[int], b: list[int]) -> int:
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return n
 
 
 @dataclass

@@ -42,6 +42,8 @@ from pathlib import Path
 
 import httpx
 
+from prefix import common_prefix  # benchmarks/ is on sys.path when this runs as a script
+
 ROOT = Path(__file__).parents[1]
 HIT = re.compile(r"Llama\.generate: (\d+) prefix-match hit, remaining (\d+) prompt tokens to eval")
 CACHED = re.compile(r"Llama\.generate: full prompt already cached")
@@ -154,15 +156,6 @@ def prompt_tokens(env: dict[str, str]) -> list[list[int]]:
     return list(json.loads(done.stdout))
 
 
-def common(a: list[int], b: list[int]) -> int:
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return n
-
-
 def drive(base: str, log: Path, threshold: int, turns: int, max_tokens: int, src: Path) -> Run:
     home = Path(tempfile.mkdtemp(prefix="omoide-server-cache-"))
     env = {
@@ -191,7 +184,7 @@ def drive(base: str, log: Path, threshold: int, turns: int, max_tokens: int, src
         print(f"    turn {turn + 1:>3}: reply reused {requests[0].share:6.1%} of {requests[0].total:>5} tokens"
               + (f"; {len(requests) - 1} memory request(s)" if len(requests) > 1 else ""), flush=True)
     prompts = prompt_tokens(env)
-    run.prompt_to_prompt = [common(a, b) / len(b) for a, b in zip(prompts, prompts[1:])]
+    run.prompt_to_prompt = [common_prefix(a, b) / len(b) for a, b in zip(prompts, prompts[1:])]
     return run
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from omoide.commands import ParsedCommand
 from omoide.scene.turns import CONTINUE_MAX
 from omoide.tui.host import Handler, Host
@@ -15,23 +17,27 @@ def _busy(app: Host) -> bool:
 
 
 async def _invite(app: Host, command: ParsedCommand) -> None:
-    if not command.raw_args or _busy(app):
-        if not command.raw_args:
-            app.notify("Usage: /invite NAME", severity="warning")
-        return
-    note = await app.session.invite(command.raw_args)
-    await app.show_chat()
-    app.notify(f"{note.content} /next lets someone speak; name a character to speak to them.", timeout=4)
+    await _change_cast(app, command, "invite")
 
 
 async def _leave(app: Host, command: ParsedCommand) -> None:
-    if not command.raw_args or _busy(app):
-        if not command.raw_args:
-            app.notify("Usage: /leave NAME", severity="warning")
+    await _change_cast(app, command, "leave")
+
+
+async def _change_cast(app: Host, command: ParsedCommand, change: Literal["invite", "leave"]) -> None:
+    if not command.raw_args:
+        app.notify(f"Usage: /{change} NAME", severity="warning")
         return
-    note = await app.session.leave(command.raw_args)
+    if _busy(app):
+        return
+    if change == "invite":
+        note = await app.session.invite(command.raw_args)
+        told = f"{note.content} /next lets someone speak; name a character to speak to them."
+    else:
+        note = await app.session.leave(command.raw_args)
+        told = note.content
     await app.show_chat()
-    app.notify(note.content, timeout=3)
+    app.notify(told, timeout=4)
 
 
 async def _next(app: Host, command: ParsedCommand) -> None:

@@ -35,10 +35,12 @@ def world_block(view: WorldView, me: str, others: Sequence[Participant]) -> str:
     return "\n\n".join(parts)
 
 
-def mention_note(view: WorldView, me: str, key: str, name: str) -> str:
+def _remembered(view: WorldView, me: str, key: str, name: str) -> list[str]:
+    """What `me` carries of `name`: the descriptor, then the consolidated memory
+    (or, before there is one, what it heard second-hand)."""
     rel = view.relationships.get(key)
-    if rel is None or not (rel.memory.strip() or rel.descriptor.strip() or rel.offscreen):
-        return f"{name} was just mentioned. {me} has no memories of {name} beyond what is said here."
+    if rel is None:
+        return []
     known = []
     if rel.descriptor.strip():
         known.append(f"{name} is, to {me}: {rel.descriptor.strip()}.")
@@ -46,19 +48,18 @@ def mention_note(view: WorldView, me: str, key: str, name: str) -> str:
         known.append(rel.memory.strip())
     elif rel.offscreen:
         known.extend(i.text for i in rel.offscreen)
+    return known
+
+
+def mention_note(view: WorldView, me: str, key: str, name: str) -> str:
+    known = _remembered(view, me, key, name)
+    if not known:
+        return f"{name} was just mentioned. {me} has no memories of {name} beyond what is said here."
     return f"{name} was just mentioned. What {me} remembers of {name}: " + " ".join(known)
 
 
 def gossip_block(view: WorldView, me: str, key: str, name: str) -> str:
     """The gossip target in `me`'s prompt: what it remembers of `name`, with a light nudge."""
-    rel = view.relationships.get(key)
-    known = []
-    if rel is not None:
-        if rel.descriptor.strip():
-            known.append(f"{name} is, to {me}: {rel.descriptor.strip()}.")
-        if rel.memory.strip():
-            known.append(rel.memory.strip())
-        elif rel.offscreen:
-            known.extend(i.text for i in rel.offscreen)
+    known = _remembered(view, me, key, name)
     remembered = f"What {me} remembers of {name}: " + " ".join(known) if known else f"{me} knows little of {name} so far."
     return f"## {name}, on {me}'s mind\n{remembered}\nIf it comes naturally, {me} might bring {name} up."
