@@ -19,7 +19,7 @@ from omoide.characters import lorebook
 from omoide.characters.attached import lorebooks_for
 from omoide.characters.model import Character, LoreEntry, Lorebook, substitute
 from omoide.config import Settings
-from omoide.domain import Chat, DiaryAuthor, DiaryEntry, MemoryState, Message, Role
+from omoide.domain import Chat, MemoryState, Message, Role
 from omoide.errors import CommandError, HeadMoved, NotFound, StorageUnavailable
 from omoide.events import (
     ChangedElsewhere, MemoryEvent, MemoryRecalled, ReplyFailed, ReplyFinished, ReplyStarted, TurnEvent, UserMessageStored,
@@ -27,9 +27,7 @@ from omoide.events import (
 from omoide.llm.base import Backend
 from omoide.memory.book import MemoBook, memory_state
 from omoide.memory.chatmemory import ChatMemory
-from omoide.memory.recall import Recalled
 from omoide.memory.shared import chat_prefix
-from omoide.memory.weights import DEFAULT_IMPORTANCE
 from omoide.memory.worker import MemoryWorker
 from omoide.profile import ProfileBook, prompt_section
 from omoide.navigator import Navigator
@@ -44,6 +42,7 @@ from omoide.scene.cast import SceneCast
 from omoide.scene.opening import create_chat, scene_chat
 from omoide.scene.speakers import Choice
 from omoide.scene.turns import SceneTurns
+from omoide.session_memory import UserMemory
 from omoide.session_nav import Navigation
 from omoide.world.model import Conversation, Participant
 
@@ -53,7 +52,7 @@ log = logging.getLogger(__name__)
 def _entry_label(entry: LoreEntry) -> str:
     return entry.name or (entry.keys[0] if entry.keys else "entry")
 
-class ChatSession(SceneTurns, Navigation):
+class ChatSession(SceneTurns, Navigation, UserMemory):
     def __init__(
         self,
         store: Store,
@@ -446,56 +445,6 @@ class ChatSession(SceneTurns, Navigation):
         if background:
             self.world.schedule(conversation.id)
         return conversation
-
-    # -- personas -------------------------------------------------------------------
-
-    def personas(self) -> dict[str, str]:
-        """Every persona you can be: the default (user_name) and the configured ones."""
-        return {self.settings.user_name: self.settings.user_persona, **self.settings.personas}
-
-    async def set_persona(self, name: str) -> tuple[str, str]:
-        """Talk as another persona in this chat from now on (remembered for the chat)."""
-        choices = self.personas()
-        match = next((n for n in choices if n.lower() == name.strip().lower()), None)
-        if match is None:
-            raise CommandError(
-                f"There is no persona named '{name}'.",
-                f"Personas: {', '.join(choices)}. Add more under [personas] in the config file.",
-            )
-        self.user_name, self.user_persona = match, choices[match]
-        self.memory_worker.user_name = match
-        stored = None if match == self.settings.user_name else match
-        self.chat = await self.store.chats.set_persona(self.chat.id, stored)
-        return self.user_name, self.user_persona
-
-    # -- memory ---------------------------------------------------------------------
-
-    async def remember(self, text: str, *, importance: int | None = None) -> DiaryEntry:
-        text = text.strip()
-        if not text:
-            raise CommandError("/remember needs something to remember.", "Usage: /remember [!] [--importance 1-5] TEXT")
-        chat = await self.refresh()
-        if chat.head_id is None:
-            raise CommandError("The chat is empty.", "Send a message first.")
-        return await self.store.memory.add_diary_entry(chat.id, chat.head_id, text, DiaryAuthor.USER, importance=importance or DEFAULT_IMPORTANCE)
-
-    async def recall(self, text: str) -> list[Recalled]:
-        """/recall: bring past moments matching `text` into the next prompt."""
-        chat = await self.refresh()
-        if not text.strip() or chat.head_id is None:
-            raise CommandError("/recall needs words to look for, in a chat that has begun.", "Usage: /recall the night at the lighthouse")
-        found = await self._recall_at(chat.head_id, text, await memory_state(self.store, self.settings, chat.head_id))
-        self.pending_recall = [r.line() for r in found]
-        return found
-
-    async def _recall_at(self, head_id: int, query: str, state: MemoryState) -> list[Recalled]:
-        names = (self.user_name, self.character.display_name)
-        return await self.weights.recall(head_id, query, state, now=self.clock(), names=names, hidden=self.chat.amnesia)
-
-    async def set_amnesia(self, tiers: list[str]) -> tuple[str, ...]:
-        """/amnesia TIER... hides memory tiers from this chat's prompt; no tiers: all back."""
-        self.chat = await self.weights.set_amnesia(tiers)
-        return self.chat.amnesia
 
     async def wait_for_memory_work(self) -> None:
         await self.memory_worker.wait()
