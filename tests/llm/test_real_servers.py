@@ -216,12 +216,17 @@ async def test_the_real_server_makes_a_memo_end_to_end(llama_server: str, tmp_pa
     session.memory_worker.schedule(head)
     await session.wait_for_memory_work()
     pages = await session.book.pages()
-    for _ in range(2):
+    # Greedy decoding is only nearly deterministic on a server whose cache holds
+    # earlier tests' prompts, so a retry samples: each try is then another go.
+    retrier = OpenAICompatBackend(Settings(base_url=llama_server, model="smollm2", temperature=0.8, context_size=2048, user_name="Kai"))
+    session.memory_worker.backend = retrier
+    for _ in range(4):
         if not pages or not pages[0].gap:
             break
         pages = [await session.book.retry(pages[0].id)]
     await store.close()
     await summarizer.aclose()
+    await retrier.aclose()
     assert len(pages) == 1
     memo = pages[0]
     assert not memo.gap, f"the real model never wrote highlights: {memo.reason}"
