@@ -99,3 +99,10 @@ async def test_auto_gives_smollm2_the_script_and_the_gemma_base_model_its_turn_f
     assert gemma.startswith("<bos><start_of_turn>user") and gemma.endswith("<start_of_turn>model\n")
     scripted = LocalBackend(Settings(context_size=2048, local_model="gemma-3-270m", embedded_prompt="script")).render_prompt(CHAT)
     assert scripted.startswith("<bos>") and scripted.endswith("Kai: Hello?\nSuzune:")
+
+
+async def test_the_repetition_penalty_reaches_back_over_the_character_s_last_replies(smollm2_path: Path) -> None:
+    from omoide.llm.local import LAST_N, LocalBackend
+
+    llama = LocalBackend(Settings(context_size=2048))._ensure()
+    assert LAST_N >= 256 and llama.last_n_tokens_size == LAST_N  # llama.cpp's default, 64, is less than one reply

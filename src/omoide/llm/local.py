@@ -51,6 +51,10 @@ if TYPE_CHECKING:
 
 _THREAD_NAME = "omoide-local-llm"
 ATTEMPTS = 2
+LAST_N = 512
+"""Tokens the repetition penalty looks back over (llama.cpp's default is 64):
+enough to reach the character's last reply or two, whose openings a tiny model
+otherwise copies turn after turn."""
 """Completions tried when the loop guard leaves nothing of a reply (the next has another seed)."""
 log = logging.getLogger(__name__)
 
@@ -114,7 +118,7 @@ def _load(path: Path, n_ctx: int, threads: int | None) -> _Model:
         if key not in _models:
             if not path.is_file():
                 raise LocalModelMissing(f"The model file {path} does not exist.", "Fix model_path in the config, or remove it to use the shipped model.")
-            llama = llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads or os.cpu_count() or 2, verbose=False)
+            llama = llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads or os.cpu_count() or 2, verbose=False, last_n_tokens_size=LAST_N)
             try:
                 interrupt = _Interrupt(llama)
             except BaseException:
