@@ -9,8 +9,8 @@ import pytest
 
 from omoide.characters.model import Character
 from omoide.config import Settings
-from omoide.llm.base import ChatMessage
-from omoide.memory.shared import PAUSE, task_of
+from omoide.llm.base import MEMORY_TASK, ChatMessage
+from omoide.memory.shared import task_of
 from omoide.prompt import render, shared_prefix_chars
 from omoide.session import ChatSession
 from omoide.store import Store
@@ -58,7 +58,7 @@ async def test_a_summary_request_continues_the_chats_prompt(store: Store) -> Non
     assert chat[-1]["role"] == "system" and "Current date and time" in chat[-1]["content"]
     assert request[: len(chat) - 1] == chat[:-1]
     assert request[len(chat) - 1]["role"] == "assistant" and request[len(chat) - 1]["content"].endswith("Fresh bread today.")
-    assert request[-1]["role"] == "user" and request[-1]["content"].startswith(PAUSE)
+    assert request[-1]["role"] == "user" and request[-1]["content"].startswith(MEMORY_TASK)
     assert "Kai: Message 0: how is the oven today?" in request[-1]["content"]  # the material is quoted as before
     # What a prefix cache holds after the chat's reply is still the start of the memory request.
     assert render(request).startswith(render(chat[:-1]))
@@ -168,7 +168,7 @@ async def test_the_world_pass_of_the_chats_conversation_continues_its_prompt(sto
     world = [c["messages"] for c in backend.calls if step_of(c["messages"]) != "chat"]
     assert len(world) == len(script.asked)
     for request in world:
-        assert request[: len(chat) - 1] == chat[:-1] and request[-1]["content"].startswith(PAUSE)
+        assert request[: len(chat) - 1] == chat[:-1] and request[-1]["content"].startswith(MEMORY_TASK)
 
 
 def test_the_play_script_ends_a_continued_request_with_its_task_not_a_cue() -> None:
@@ -179,7 +179,7 @@ def test_the_play_script_ends_a_continued_request_with_its_task_not_a_cue() -> N
     head: ChatMessage = {"role": "system", "content": "You are Mika."}
     chat: list[ChatMessage] = [head, {"role": "user", "content": "[04/01 20:00] Hi"}, {"role": "system", "content": "It is evening."}]
     reply: ChatMessage = {"role": "assistant", "content": "[04/01 20:01] Fresh bread today."}
-    task: ChatMessage = {"role": "user", "content": f"{PAUSE}\n\nSummarize it.\n\nSummary:"}
+    task: ChatMessage = {"role": "user", "content": f"{MEMORY_TASK}\n\nSummarize it.\n\nSummary:"}
     as_chat = script_prompt(chat, "Kai", "Mika")
     as_task = script_prompt([head, chat[1], reply, task], "Kai", "Mika")
     assert as_task.endswith("Summary:") and "Mika:\n" not in as_task and "Kai: (The story pauses" not in as_task

@@ -6,7 +6,7 @@ tools into an async stream of events. Consumers `match` on the event types.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypedDict, runtime_checkable
 
@@ -34,6 +34,11 @@ MEMORY_TASK = (
 """Opens the last message of memory work sent as a continuation of the chat's
 prompt (memory/shared.py); a backend that lays chats out its own way (the
 embedded play script) sets that message apart as a task, not a line spoken."""
+
+
+def is_memory_task(message: Mapping[str, Any]) -> bool:
+    """Whether `message` is the task of memory work continuing the chat's prompt."""
+    return message["role"] == "user" and str(message.get("content") or "").startswith(MEMORY_TASK)
 
 
 @dataclass(frozen=True, slots=True)

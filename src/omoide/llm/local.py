@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, cast
 from omoide.config import Settings
 from omoide.errors import BackendError, BadRequest, LocalModelMissing, ServerFailed
 from omoide.llm import llama_adapter, tiny
-from omoide.llm.base import MEMORY_TASK, ChatMessage, Done, Event, TextDelta, TokenCount, ToolSpec, Usage
+from omoide.llm.base import ChatMessage, Done, Event, TextDelta, TokenCount, ToolSpec, Usage, is_memory_task
 from omoide.llm.llama_log import route_llama_logs
 from omoide.llm.model_file import INSTALL_HINT
 from omoide.llm.play_script import script_prompt
@@ -142,7 +142,7 @@ class _Generation:
         self._queue: asyncio.Queue[_Item] = asyncio.Queue()
         self._stop = threading.Event()
         speakers = messages[0].get("speakers") if messages else None
-        task = bool(messages) and str(messages[-1].get("content") or "").startswith(MEMORY_TASK)
+        task = bool(messages) and is_memory_task(messages[-1])
         if task:  # memory work continuing the chat: guarded as memory work, which may quote the chat
             speakers, messages = None, [m for m in messages if m["role"] == "system"][:1]
         self._user, self._character = (speakers[0], speakers[1]) if speakers and len(speakers) >= 2 else (backend.settings.user_name, "")

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from omoide.llm.base import MEMORY_TASK
+from omoide.llm.base import is_memory_task
 from omoide.memory.window import split_stamp
 
 SCENE_OPENING = "The scene so far, as a play script:"
@@ -43,7 +43,7 @@ def script_prompt(messages: Sequence[Mapping[str, Any]], user: str, character: s
     character's own ends inside that line, so the model continues it."""
     head, lines, when = "", [], ""
     task = ""
-    if messages and messages[-1]["role"] == "user" and str(messages[-1].get("content") or "").startswith(MEMORY_TASK):
+    if messages and is_memory_task(messages[-1]):
         # Memory work continuing the chat: the script as the chat left it, then the task, not a line.
         task, messages = str(messages[-1]["content"]).strip(), messages[:-1]
     for index, message in enumerate(messages):

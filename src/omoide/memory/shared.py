@@ -22,10 +22,9 @@ from datetime import tzinfo
 from typing import Any
 
 from omoide.domain import Message
-from omoide.llm.base import MEMORY_TASK, Backend, ChatMessage, Event, TokenCount, ToolSpec
+from omoide.llm.base import MEMORY_TASK, Backend, ChatMessage, Event, TokenCount, ToolSpec, is_memory_task
 from omoide.prompt import AssembledPrompt, window_messages
 
-PAUSE = MEMORY_TASK
 CHARS_PER_TOKEN = 3
 """A cautious count of characters per token for text not yet counted (more tokens than most models use)."""
 
@@ -55,12 +54,12 @@ def continue_chat(prefix: ChatPrefix, request: list[ChatMessage]) -> list[ChatMe
     """`request` (a standalone memory request: its instruction and its material)
     as one user message appended to the chat's prompt."""
     task = "\n\n".join(m.get("content", "").strip() for m in request if m.get("content", "").strip())
-    return [*prefix.messages, {"role": "user", "content": f"{PAUSE}\n\n{task}"}]
+    return [*prefix.messages, {"role": "user", "content": f"{MEMORY_TASK}\n\n{task}"}]
 
 
 def fits(prefix: ChatPrefix, request: list[ChatMessage], *, max_tokens: int, context_size: int) -> bool:
     """Whether the continued request, and an answer of `max_tokens`, fit the context."""
-    extra = sum(len(m.get("content", "")) for m in request) // CHARS_PER_TOKEN + len(PAUSE) // CHARS_PER_TOKEN + 16
+    extra = sum(len(m.get("content", "")) for m in request) // CHARS_PER_TOKEN + len(MEMORY_TASK) // CHARS_PER_TOKEN + 16
     return prefix.tokens + extra + max_tokens <= context_size
 
 
@@ -108,7 +107,6 @@ class Continuing:
 def task_of(messages: list[ChatMessage]) -> str:
     """The task a memory request asks for, sent alone or as a continuation of
     the chat: for servers and logs that tell requests apart."""
-    last = messages[-1].get("content", "") if messages else ""
-    if messages and messages[-1]["role"] == "user" and last.startswith(PAUSE):
-        return last[len(PAUSE):].lstrip()
+    if messages and is_memory_task(messages[-1]):
+        return messages[-1].get("content", "")[len(MEMORY_TASK):].lstrip()
     return messages[0].get("content", "") if messages else ""
