@@ -342,18 +342,24 @@ class OmoideApp(App[None]):
 
     async def stop_turn_and_wait(self) -> None:
         """Stop a streaming reply and wait until it is stored as interrupted."""
+        if await self._cancel_turn():
+            # Settle the view now: the caller may replace the transcript before the
+            # worker's CANCELLED message reaches on_worker_state_changed.
+            await self._end_reply_view()
+
+    async def _cancel_turn(self) -> bool:
+        """Cancel the running turn and wait until it has stored what arrived;
+        False when no turn was running."""
         running = [w for w in self.workers if w.group == "turn" and w.state in (WorkerState.PENDING, WorkerState.RUNNING)]
         if not running:
-            return
+            return False
         self.workers.cancel_group(self, "turn")
         for worker in running:
             try:
                 await worker.wait()
             except Exception:  # WorkerCancelled, or the failure already shown
                 pass
-        # Settle the view now: the caller may replace the transcript before the
-        # worker's CANCELLED message reaches on_worker_state_changed.
-        await self._end_reply_view()
+        return True
 
     def action_stop_reply(self) -> None:
         if self.turn_running:
@@ -464,13 +470,7 @@ class OmoideApp(App[None]):
 
     async def on_unmount(self) -> None:
         # Closing mid-reply (Ctrl+Q, SIGTERM): let the turn store what arrived first.
-        running = [w for w in self.workers if w.group == "turn" and w.state in (WorkerState.PENDING, WorkerState.RUNNING)]
-        self.workers.cancel_group(self, "turn")
-        for worker in running:
-            try:
-                await worker.wait()
-            except Exception:  # WorkerCancelled, or a failure already shown
-                pass
+        await self._cancel_turn()
         await self.session.aclose()
 
 
