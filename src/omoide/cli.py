@@ -1,6 +1,6 @@
 """The `omoide` command. Heavy imports (Textual, llama.cpp) happen inside the
 commands that need them, so `omoide --help` is instant; `omoide chat` from the
-command line does not even load the other command groups (`_only_chat`)."""
+command line does not even load the other command groups (`only_chat`)."""
 
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ def _root(
         out.print(ctx.get_help())
 
 
-def _only_chat() -> bool:
+def only_chat() -> bool:
     """True when this process is `omoide chat ...` run from the command line: the
     other command groups, and all they import, are not needed (40 ms of start-up)."""
     return Path(sys.argv[0]).stem == "omoide" and sys.argv[1:2] == ["chat"]
@@ -383,7 +383,7 @@ def paths() -> None:
     out.print(safe(f"log file:    {locations.log_file()}"))
 
 
-if not _only_chat():
+if not only_chat():
     _mount_groups()
 
 

@@ -292,3 +292,22 @@ async def test_remember_shows_the_hidden_diary_pane_with_the_new_line_and_one_di
         await type_and_send(pilot, "/diary")
         await wait_for(pilot, lambda: not pane.display)
         assert pane.region.width == 0
+
+
+async def test_the_garbage_collector_held_for_start_up_is_back_after_the_first_paint(store: Store) -> None:
+    """`omoide` holds the collector until the chat is drawn (omoide.launch); a chat
+    left without it would grow without bound."""
+    import gc
+
+    from omoide.launch import hold_gc, release_gc
+
+    app = await make_app(store, ScriptedBackend())
+    hold_gc()
+    try:
+        assert not gc.isenabled()
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, gc.isenabled)
+            assert texts(app) == [("Mika", "*waves* Hello, Kai!")]
+    finally:
+        release_gc()
+        gc.enable()

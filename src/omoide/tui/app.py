@@ -24,6 +24,7 @@ from textual.worker import Worker, WorkerState
 
 from omoide import commands as slash
 from omoide.errors import OmoideError
+from omoide.launch import release_gc
 from omoide.events import (
     ChangedElsewhere,
     DiarySaved,
@@ -133,6 +134,7 @@ class OmoideApp(App[None]):
         self.query_one("#input", Input).focus()
         self.set_interval(OTHER_WRITERS_INTERVAL, self.watch_other_writers)
         self.set_timer(FIRST_RUN_DELAY, self._offer_servers)
+        self.call_after_refresh(release_gc)
 
     def _offer_servers(self) -> None:
         """After the chat is on screen: the first-run offer's imports (httpx) and
