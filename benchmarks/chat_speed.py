@@ -6,8 +6,10 @@ in a real terminal (tmux 160x50; see terminal.py).
 For an empty chat (0: only the greeting) and each other size, in a fresh data
 directory: the time from launching `omoide chat` to the chat's last message
 drawn; from Ctrl+Home to its first message drawn; the process's peak resident
-memory. Medians of `--runs` launches. Then typing while a reply streams at 200
-tokens/s (typing_latency.py). Each figure is printed next to its target and
+memory. omoide's modules are compiled first, as a user's first launch leaves
+them (`--no-bytecode`: every launch compiles them; see terminal.py). Medians of
+`--runs` launches. Then typing while a reply streams at 200 tokens/s
+(typing_latency.py). Each figure is printed next to its target and
 the machine's load average: on a shared machine the times move with it.
 """
 
@@ -26,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).parents[1]))
 
 from long_chats import FIRST, LAST, add_last_message  # noqa: E402
 from make_chat import make_chat  # noqa: E402
-from terminal import TerminalFigures, load, run_chat  # noqa: E402
+from terminal import TerminalFigures, bytecode, load, run_chat, without_bytecode  # noqa: E402
 from typing_latency import measure as measure_typing  # noqa: E402
 from typing_latency import p95  # noqa: E402
 
@@ -57,7 +59,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--keys", type=int, default=40)
     parser.add_argument("--rate", type=float, default=200.0)
+    parser.add_argument("--no-bytecode", action="store_true",
+                        help="launch without omoide's bytecode (an editable install under PYTHONDONTWRITEBYTECODE=1)")
     args = parser.parse_args()
+    print(without_bytecode() if args.no_bytecode else bytecode())
     before = load()
     rows = {n: open_chat(n, args.runs) for n in args.sizes}
     latencies = measure_typing(args.keys, args.rate) if args.keys else []

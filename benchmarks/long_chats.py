@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).parents[1]))
 
 from make_chat import make_chat  # noqa: E402
 
-from terminal import load, run_chat  # noqa: E402
+from terminal import bytecode, load, run_chat  # noqa: E402
 
 LAST = "That was the last message: lantern-7319."
 FIRST = "Oh. It's you."
@@ -92,6 +92,7 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
+    print(bytecode())
     before = load()
     rows = {n: measure(n, args.runs) for n in args.sizes}
     print(f"machine: {before} before, {load()} after")
