@@ -1,37 +1,16 @@
-"""The `omoide` command's entry point. It holds the garbage collector from the
-first import until the chat's first screen is drawn: start-up creates some
-hundred thousand long-lived objects (modules, classes, Textual's styles), and
-collecting while they are made only rescans them: 30-45 ms of the half second
-to the first screen, measured with benchmarks/chat_speed.py. `omoide chat` has the TUI call `release_gc()` after its first
-paint; every other command gets the collector back before it parses its
-arguments."""
+"""The `omoide` command's entry point: the garbage collector is held
+(`omoide.startup`) while the command's modules load, and for `omoide chat`
+until the chat's first screen is drawn."""
 
 from __future__ import annotations
 
-import gc
-
-_held = False
-
-
-def hold_gc() -> None:
-    global _held
-    if gc.isenabled():
-        gc.disable()
-        _held = True
-
-
-def release_gc() -> None:
-    """Turn the collector back on, if `hold_gc` turned it off (idempotent)."""
-    global _held
-    if _held:
-        _held = False
-        gc.enable()
+from omoide.startup import hold_gc, release_gc
 
 
 def main() -> None:
     hold_gc()
     try:
-        from omoide.cli import only_chat, main as cli_main
+        from omoide.cli import main as cli_main, only_chat
 
         if not only_chat():
             release_gc()

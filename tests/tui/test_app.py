@@ -295,11 +295,11 @@ async def test_remember_shows_the_hidden_diary_pane_with_the_new_line_and_one_di
 
 
 async def test_the_garbage_collector_held_for_start_up_is_back_after_the_first_paint(store: Store) -> None:
-    """`omoide` holds the collector until the chat is drawn (omoide.launch); a chat
+    """`omoide` holds the collector until the chat is drawn (omoide.startup); a chat
     left without it would grow without bound."""
     import gc
 
-    from omoide.launch import hold_gc, release_gc
+    from omoide.startup import hold_gc, release_gc
 
     app = await make_app(store, ScriptedBackend())
     hold_gc()

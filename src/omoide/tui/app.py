@@ -24,7 +24,7 @@ from textual.worker import Worker, WorkerState
 
 from omoide import commands as slash
 from omoide.errors import OmoideError
-from omoide.launch import release_gc
+from omoide.startup import release_gc
 from omoide.events import (
     ChangedElsewhere,
     DiarySaved,
