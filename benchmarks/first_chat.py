@@ -143,9 +143,8 @@ async def one_run(model: str | None, seed: int, show: bool, shape: str | None = 
         overrides["model_path"] = Path(model)
     elif model:
         overrides["local_model"] = model
-    if "seed" in Settings.model_fields:
-        overrides["seed"] = seed
-    if shape and "embedded_prompt" in Settings.model_fields:
+    overrides["seed"] = seed  # an older checkout without these settings ignores them
+    if shape:
         overrides["embedded_prompt"] = shape
     runtime = await Runtime.start(Settings(**overrides))  # type: ignore[arg-type]
     run = Run()

@@ -102,7 +102,7 @@ async def embedded(home: Path, runs: int, *, passes: bool = True, reply_pass_tok
         print(f"  embedded model:  {elapsed:.1f} s for one pass ({calls} LLM calls, {failed} failed validation)")
     if times:
         print(f"  embedded model:  {statistics.median(times):.1f} s per pass (median of {runs})")
-    settings = settings.model_copy(update={"world_max_tokens": reply_pass_tokens})
+    settings = settings.updated(world_max_tokens=reply_pass_tokens)
 
     # The next reply, on the same model as the pass. Three cases per run:
     #   cold:      the pass has finished; the model's cache holds the pass's last prompt, not the chat's

@@ -5,10 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from pydantic import SecretStr
 
 from omoide.characters.model import Character
-from omoide.config import Settings
+from omoide.config import Secret, Settings
 from omoide.domain import MemoryState, Summary
 from omoide.errors import AuthenticationFailed, ModelNotFound, ServerFailed, StreamStalled
 from omoide.llm.anthropic import AnthropicBackend, to_anthropic
@@ -23,7 +22,7 @@ KEY = "sk-ant-test-key"
 
 def backend(server: FaultServer) -> AnthropicBackend:
     return AnthropicBackend(Settings(backend="anthropic", base_url=f"http://127.0.0.1:{server.port}", model="claude-test",
-                                     api_key=SecretStr(KEY), max_retries=1))
+                                     api_key=Secret(KEY), max_retries=1))
 
 
 def recorded(name: str, split: int = 13) -> Reply:
@@ -121,7 +120,7 @@ async def test_cache_figures_reach_the_inspector_and_the_status_bar(fault_server
     fault_server.queue(*[reply] * 12)
     store = await Store.open(tmp_path / "omoide.db")
     b = backend(fault_server)
-    settings = Settings(backend="anthropic", api_key=SecretStr(KEY), tools="native")
+    settings = Settings(backend="anthropic", api_key=Secret(KEY), tools="native")
     session = await ChatSession.open(store, Character(id="s", name="Suzune", first_message="Hi."), settings, b)
     app = OmoideApp(session)
     async with app.run_test(size=(110, 30)) as pilot:
@@ -163,7 +162,7 @@ async def test_a_stall_mid_stream_keeps_what_arrived(fault_server: FaultServer) 
     head = body[: body.index(b"event: error")]
     fault_server.queue(Reply(chunks=[head, 3.0, b"event: message_stop\n"]))
     b = AnthropicBackend(Settings(backend="anthropic", base_url=f"http://127.0.0.1:{fault_server.port}",
-                                  api_key=SecretStr(KEY), stall_timeout=0.5))
+                                  api_key=Secret(KEY), stall_timeout=0.5))
     received = []
     with pytest.raises(StreamStalled):
         async for event in b.stream(prompt_messages()):
@@ -232,7 +231,7 @@ async def test_two_consecutive_turns_share_the_whole_window_prefix_byte_for_byte
     fault_server.queue(*[reply] * 12)
     store = await Store.open(tmp_path / "omoide.db")
     b = backend(fault_server)
-    settings = Settings(backend="anthropic", api_key=SecretStr(KEY), tools="native")
+    settings = Settings(backend="anthropic", api_key=Secret(KEY), tools="native")
     lore = Lorebook(entries=[LoreEntry(keys=["lighthouse"], content="The lighthouse has been dark since the storm.")])
     suzune = Character(id="s", name="Suzune", first_message="Hi.", character_book=lore)
     session = await ChatSession.open(store, suzune, settings, b)

@@ -7,9 +7,8 @@ import json
 import time
 
 import pytest
-from pydantic import SecretStr
 
-from omoide.config import Settings
+from omoide.config import Secret, Settings
 from omoide.errors import (
     AuthenticationFailed,
     BackendUnreachable,
@@ -28,7 +27,7 @@ KEY = "sk-test-secret-123"
 
 
 def backend(server: FaultServer, **kw) -> OpenAICompatBackend:
-    base = dict(base_url=server.base_url, model="m", api_key=SecretStr(KEY), max_retries=3, stall_timeout=1.0, request_timeout=5.0)
+    base = dict(base_url=server.base_url, model="m", api_key=Secret(KEY), max_retries=3, stall_timeout=1.0, request_timeout=5.0)
     base.update(kw)
     return OpenAICompatBackend(Settings(**base))
 

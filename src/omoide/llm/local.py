@@ -302,7 +302,7 @@ class LocalBackend:
         """Tokens for this completion: a chat reply on an embedded model is kept
         short (tiny.REPLY_TOKENS) unless max_tokens is set; memory work asks for its own."""
         limit = asked or self.settings.max_tokens
-        if self.embedded and limit == self.settings.max_tokens and "max_tokens" not in self.settings.model_fields_set:
+        if self.embedded and limit == self.settings.max_tokens and not self.settings.is_set("max_tokens"):
             return min(limit, tiny.REPLY_TOKENS)
         return limit
 

@@ -38,8 +38,7 @@ class ModelChoice:
 
     def settings(self, base: Settings) -> Settings:
         """`base` with this model chosen (for this run only)."""
-        update = {k: v for k, v in self.config().items()}
-        return base.model_copy(update=update)
+        return base.updated(**self.config())
 
 
 def needs_first_run(settings: Settings) -> bool:
