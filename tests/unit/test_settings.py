@@ -1,0 +1,259 @@
+"""Settings as a user meets them: the config file under OMOIDE_HOME (set per test
+by tests/conftest.py), OMOIDE_* variables, keyword arguments, and the messages
+that name what is wrong."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from omoide import locations
+from omoide.config import Secret, Settings, SettingsError, config_warnings, load_settings
+from omoide.errors import ConfigError
+
+
+def write_config(text: str) -> Path:
+    path = locations.config_file()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def problem(**kwargs: object) -> str:
+    with pytest.raises(ConfigError) as info:
+        load_settings(**kwargs)
+    return info.value.message
+
+
+def test_the_config_file_lives_under_omoide_home(omoide_home: Path) -> None:
+    assert locations.config_file() == omoide_home / "config" / "config.toml"
+
+
+def test_keywords_win_over_the_environment_over_the_file_over_the_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    write_config('temperature = 0.5\nuser_name = "Toml"\nmax_tokens = 100\nmodel = "from-file"\n')
+    monkeypatch.setenv("OMOIDE_TEMPERATURE", "1.5")
+    monkeypatch.setenv("OMOIDE_USER_NAME", "Env")
+    settings = Settings(temperature=0.3)
+    assert settings.temperature == 0.3  # keyword over environment and file
+    assert settings.user_name == "Env"  # environment over file
+    assert settings.max_tokens == 100 and settings.model == "from-file"  # file over default
+    assert settings.top_k == 40 and settings.context_size == 8192  # defaults
+    assert Settings().temperature == 1.5
+
+
+def test_variable_names_and_prefix_are_read_in_any_case(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("omoide_Top_K", "7")
+    monkeypatch.setenv("Omoide_USER_NAME", "Kai")
+    settings = Settings()
+    assert settings.top_k == 7 and settings.user_name == "Kai"
+
+
+@pytest.mark.parametrize(("name", "text", "expected"), [
+    ("recall_tool", "yes", True), ("recall_tool", "On", True), ("recall_tool", "1", True), ("recall_tool", "TRUE", True),
+    ("recall_tool", "no", False), ("recall_tool", "off", False), ("recall_tool", "0", False), ("recall_tool", "False", False),
+    ("max_tokens", "300", 300),
+    ("temperature", "1.25", 1.25),
+    ("discover_timeout", "2", 2.0),
+    ("discover_servers", '["http://127.0.0.1:5001", "http://10.0.0.2:8080"]', ["http://127.0.0.1:5001", "http://10.0.0.2:8080"]),
+    ("discover_servers", "[]", []),
+    ("keymap", '{"chat.diary": "f2"}', {"chat.diary": "f2"}),
+    ("tools", "native", "native"),
+    ("summary_backend", "anthropic", "anthropic"),
+    ("summary_backend", "", None),
+    ("seed", "", None),
+    ("seed", "42", 42),
+    ("model_path", "/models/mine.gguf", Path("/models/mine.gguf")),
+    ("model_path", "", None),
+    ("model", "", ""),  # a str field keeps the empty string
+    ("user_persona", "", ""),
+])
+def test_environment_values_are_parsed_by_the_type_of_the_setting(
+        monkeypatch: pytest.MonkeyPatch, name: str, text: str, expected: object) -> None:
+    monkeypatch.setenv(f"OMOIDE_{name.upper()}", text)
+    value = getattr(Settings(), name)
+    assert value == expected and type(value) is type(expected)
+
+
+@pytest.mark.parametrize(("name", "text", "message"), [
+    ("recall_tool", "maybe", "recall_tool: 'maybe' is not true or false (use true/false, 1/0, yes/no or on/off)"),
+    ("max_tokens", "lots", "max_tokens: 'lots' is not a whole number"),
+    ("max_tokens", "2.5", "max_tokens: '2.5' is not a whole number"),
+    ("temperature", "warm", "temperature: 'warm' is not a number"),
+    ("temperature", "nan", "temperature: nan is not a finite number"),
+    ("discover_servers", "http://127.0.0.1:5001", "discover_servers: 'http://127.0.0.1:5001' is not valid JSON"),
+    ("discover_servers", '[1, 2]', "discover_servers: [1, 2] is not a list of strings"),
+    ("keymap", '["f2"]', "keymap: ['f2'] is not a table of strings"),
+    ("tools", "x", "tools: 'x' is not one of auto, native, inline"),
+    ("synchronous", "normal", "synchronous: 'normal' is not one of NORMAL, FULL"),
+])
+def test_a_bad_environment_value_is_named_with_what_is_allowed(
+        monkeypatch: pytest.MonkeyPatch, name: str, text: str, message: str) -> None:
+    monkeypatch.setenv(f"OMOIDE_{name.upper()}", text)
+    assert message in problem()
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ("temperature = 3.0", "temperature: 3.0 is above the maximum 2.0 — it must be at least 0.0 and at most 2.0"),
+    ("temperature = -0.5", "temperature: -0.5 is below the minimum 0.0 — it must be at least 0.0 and at most 2.0"),
+    ("context_size = 100", "context_size: 100 is below the minimum 512"),
+    ("discover_timeout = 0", "discover_timeout: 0.0 is not above 0"),
+    ("min_p = 1.0", "min_p: 1.0 is not below 1.0 — it must be at least 0.0 and below 1.0"),
+    ("world_familiarity_gain = 0", "world_familiarity_gain: 0.0 is not above 0 — it must be above 0 and below 1"),
+    ("lore_budget_percent = 101", "lore_budget_percent: 101 is above the maximum 100 — it must be at least 1 and at most 100"),
+    ("max_tokens = 1.5", "max_tokens: 1.5 is not a whole number"),
+    ("max_tokens = true", "max_tokens: True is not a whole number"),  # a bool is not a number
+    ("recall_tool = 1", "recall_tool: 1 is not true or false"),
+    ("user_name = 7", "user_name: 7 is not a string"),
+    ('discover_servers = ["http://a:1", 2]', "discover_servers: ['http://a:1', 2] is not a list of strings"),
+    ('keymap = {"chat.diary" = 2}', "keymap: {'chat.diary': 2} is not a table of strings"),
+    ("model_path = 3", "model_path: expected a string, not int"),
+    ('tools = "x"', "tools: 'x' is not one of auto, native, inline"),
+])
+def test_a_bad_value_in_the_config_file_is_named_with_what_is_allowed(
+        monkeypatch: pytest.MonkeyPatch, line: str, message: str) -> None:
+    for name in ("OMOIDE_DISCOVER_SERVERS", "OMOIDE_DISCOVER_TIMEOUT"):  # set by conftest; they would win over the file
+        monkeypatch.delenv(name)
+    path = write_config(line + "\n")
+    with pytest.raises(ConfigError) as info:
+        load_settings()
+    assert info.value.message == f"The settings are not valid ({message})."
+    assert info.value.hint == f"Fix {path} or the OMOIDE_* environment variables."
+
+
+def test_keyword_values_are_checked_like_the_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert Settings(temperature=1).temperature == 1.0 and type(Settings(temperature=1).temperature) is float
+    assert Settings(model_path="a.gguf").model_path == Path("a.gguf")
+    assert "top_p: 0.0 is not above 0.0" in problem(top_p=0.0)
+    assert "memo_batch: 1 is below the minimum 2" in problem(memo_batch=1)
+    assert "user_name: a value is required" in problem(user_name=None)
+
+
+def test_every_problem_is_reported_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    write_config("temperature = 3.0\ncontext_size = 'lots'\ntools = 'x'\n")
+    monkeypatch.setenv("OMOIDE_MAX_RETRIES", "-1")
+    with pytest.raises(SettingsError) as info:
+        Settings(memo_batch=0)
+    assert info.value.problems == [
+        "tools: 'x' is not one of auto, native, inline",
+        "temperature: 3.0 is above the maximum 2.0 — it must be at least 0.0 and at most 2.0",
+        "context_size: 'lots' is not a whole number",
+        "max_retries: -1 is below the minimum 0",
+        "memo_batch: 0 is below the minimum 2",
+    ]
+    assert isinstance(info.value, ValueError)
+    message = problem(memo_batch=0)
+    assert message.startswith("The settings are not valid (tools: ") and "; memo_batch: 0 is below the minimum 2)." in message
+
+
+def test_a_config_file_with_broken_syntax_keeps_its_message() -> None:
+    path = write_config("temperature = = 1\n")
+    with pytest.raises(ConfigError) as info:
+        load_settings()
+    assert info.value.message.startswith(f"Cannot read the config file {path}: ")
+    assert "TOML syntax" in info.value.hint
+
+
+def test_a_missing_config_file_means_the_defaults() -> None:
+    assert not locations.config_file().exists()
+    settings = load_settings()
+    assert settings.temperature == 0.8 and settings.backend == "auto" and settings.personas == {}
+
+
+def test_the_api_key_never_shows_in_repr_or_str(monkeypatch: pytest.MonkeyPatch) -> None:
+    write_config('summary_api_key = "sk-file-secret"\n')
+    monkeypatch.setenv("OMOIDE_API_KEY", "sk-env-secret")
+    settings = Settings()
+    for text in (repr(settings), str(settings), repr(settings.summarizer()), f"{settings.api_key}"):
+        assert "secret" not in text
+    assert "**********" in repr(settings) and str(settings.api_key) == "**********"
+    assert repr(settings.api_key) == "Secret('**********')"
+    assert settings.api_key is not None and settings.api_key.get_secret_value() == "sk-env-secret"
+    assert settings.summary_api_key == Secret("sk-file-secret") != Secret("other")
+    assert Settings(api_key=Secret("k")).api_key == Settings(api_key="k").api_key
+
+
+def test_a_wrong_api_key_type_is_named_without_showing_the_value() -> None:
+    write_config("api_key = 123456789\n")
+    message = problem()
+    assert "api_key: expected a string, not int" in message and "123456789" not in message
+
+
+def test_an_empty_api_key_variable_means_no_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OMOIDE_API_KEY", "")
+    assert Settings().api_key is None
+
+
+def test_unknown_keys_are_ignored_and_the_file_ones_are_warned_about(monkeypatch: pytest.MonkeyPatch) -> None:
+    write_config('temprature = 0.5\nuser_name = "Kai"\n')
+    monkeypatch.setenv("OMOIDE_FROBNICATE", "1")
+    settings = Settings(frobnicate=2)
+    assert settings.user_name == "Kai" and settings.temperature == 0.8 and not hasattr(settings, "frobnicate")
+    assert config_warnings() == [f"Unknown setting 'temprature' in {locations.config_file()} is ignored. Did you mean 'temperature'?"]
+
+
+@pytest.mark.parametrize("url", ["ftp://example.com/v1", "127.0.0.1:8080", "http://"])
+def test_a_base_url_that_is_not_an_http_url_is_rejected(url: str) -> None:
+    assert f"base_url: '{url}' is not" in problem(base_url=url)
+    write_config(f'summary_base_url = "{url}"\n')
+    assert f"summary_base_url: '{url}' is not" in problem()
+
+
+def test_a_base_url_loses_its_trailing_slash(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OMOIDE_BASE_URL", " http://127.0.0.1:8080/v1/ ")
+    settings = Settings()
+    assert settings.base_url == "http://127.0.0.1:8080/v1" and settings.resolved_backend == "openai"
+
+
+def test_updated_checks_the_changes_and_reads_nothing_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    base = Settings(user_name="Kai")
+    monkeypatch.setenv("OMOIDE_TEMPERATURE", "1.9")
+    write_config("top_k = 3\n")
+    copy = base.updated(max_tokens=50, base_url="http://127.0.0.1:9/v1/")
+    assert copy.max_tokens == 50 and copy.base_url == "http://127.0.0.1:9/v1"
+    assert copy.temperature == 0.8 and copy.top_k == 40 and copy.user_name == "Kai"  # not re-read
+    assert base.max_tokens == 400 and base.base_url is None  # the original is unchanged
+    with pytest.raises(SettingsError) as info:
+        base.updated(max_tokens=0, tools="x", no_such_setting=1)
+    assert info.value.problems == ["max_tokens: 0 is below the minimum 1", "tools: 'x' is not one of auto, native, inline",
+                                   "no_such_setting: there is no setting with this name"]
+
+
+def test_summarizer_takes_the_summary_overrides() -> None:
+    settings = Settings(base_url="http://a:1/v1", model="big", api_key="k1",
+                        summary_base_url="http://b:2/v1", summary_model="small", summary_api_key="k2")
+    summarizer = settings.summarizer()
+    assert (summarizer.base_url, summarizer.model, summarizer.api_key) == ("http://b:2/v1", "small", Secret("k2"))
+    assert Settings().summarizer() == Settings()
+
+
+def test_is_set_tells_a_given_value_from_a_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    write_config("top_k = 3\n")
+    monkeypatch.setenv("OMOIDE_SEED", "5")
+    settings = Settings(max_tokens=400)
+    assert settings.is_set("max_tokens") and settings.is_set("seed") and settings.is_set("top_k")
+    assert not settings.is_set("temperature") and not settings.is_set("no_such_setting")
+    assert settings.updated(temperature=0.8).is_set("temperature")
+
+
+def test_list_and_dict_defaults_are_not_shared_and_settings_can_be_changed() -> None:
+    first, second = Settings(), Settings()
+    first.personas["bard"] = "A singer."
+    first.keymap["chat.diary"] = "f2"
+    assert second.personas == {} and second.keymap == {} and Settings().personas == {}
+    second.user_name = "Kai"
+    assert second.user_name == "Kai"
+
+
+def test_field_names_lists_every_setting_in_order() -> None:
+    names = Settings.field_names()
+    assert names[0] == "backend" and names[-1] == "synchronous"
+    assert {"api_key", "temperature", "keymap", "personas"} <= set(names) and len(names) == len(set(names))
+
+
+def test_reading_the_settings_does_not_import_pydantic() -> None:
+    code = "import sys, omoide.config; omoide.config.Settings(); print('pydantic' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.stdout.strip() == "False", result.stderr
