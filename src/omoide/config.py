@@ -215,7 +215,6 @@ class Settings:
         problems: list[str] = []
         given: set[str] = set()
         for name, field in fields.items():
-            value = field.fresh_default()
             try:
                 if name in overrides:
                     value = field.check(overrides[name])
@@ -224,7 +223,7 @@ class Settings:
                 elif name in config:
                     value = field.check(config[name])
                 else:
-                    setattr(self, name, value)
+                    setattr(self, name, field.fresh_default())
                     continue
             except ValueError as exc:
                 problems.append(f"{name}: {exc}")
