@@ -98,6 +98,8 @@ class Field(NamedTuple):
             if self.optional:
                 return None
             raise ValueError("a value is required here (None is not allowed)")
+        if isinstance(value, str) and self.kind in (bool, int, float) and not self.choices:
+            return self.parse(value)  # `temperature = "0.8"` in TOML: read as the environment's text is
         value = self._typed(value)
         for check in self.checks:
             value = check(value)
@@ -116,6 +118,8 @@ class Field(NamedTuple):
         if kind is int:
             if isinstance(value, int) and not isinstance(value, bool):
                 return value
+            if isinstance(value, float) and value.is_integer():
+                return int(value)
             raise ValueError(f"{value!r} is not a whole number")
         if kind is float:
             if isinstance(value, (int, float)) and not isinstance(value, bool):

@@ -123,6 +123,18 @@ def test_a_bad_value_in_the_config_file_is_named_with_what_is_allowed(
     assert info.value.hint == f"Fix {path} or the OMOIDE_* environment variables."
 
 
+def test_numbers_and_switches_written_as_text_in_the_config_file_are_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pydantic read `temperature = "0.8"`; a config file that worked keeps working."""
+    for name in ("OMOIDE_DISCOVER_SERVERS", "OMOIDE_DISCOVER_TIMEOUT"):
+        monkeypatch.delenv(name)
+    write_config('temperature = "0.5"\nmax_tokens = "300"\nrecall_tool = "yes"\ncontext_size = 4096.0\n')
+    settings = load_settings()
+    assert (settings.temperature, settings.max_tokens, settings.recall_tool, settings.context_size) == (0.5, 300, True, 4096)
+    write_config('temperature = "9"\n')
+    with pytest.raises(ConfigError, match="temperature: 9.0 is above the maximum 2.0"):
+        load_settings()
+
+
 def test_keyword_values_are_checked_like_the_file(monkeypatch: pytest.MonkeyPatch) -> None:
     assert Settings(temperature=1).temperature == 1.0 and type(Settings(temperature=1).temperature) is float
     assert Settings(model_path="a.gguf").model_path == Path("a.gguf")
