@@ -104,12 +104,22 @@ class Done:
 Event = TextDelta | ToolCallDelta | ToolCall | Usage | Done
 
 
+ESTIMATE = "estimate"
+"""The method of a count made from characters, with no tokenizer."""
+
+
 @dataclass(frozen=True, slots=True)
 class TokenCount:
     tokens: int
     exact: bool
     """True when the backend's own tokenizer counted; False for an estimate."""
-    method: str = field(default="estimate")
+    method: str = field(default=ESTIMATE)
+
+    @property
+    def tokenized(self) -> bool:
+        """A tokenizer counted (exactly, or with the chat template's framing
+        estimated), not a guess from characters."""
+        return self.method != ESTIMATE
 
 
 @runtime_checkable
@@ -163,4 +173,4 @@ def without_tools(messages: list[ChatMessage], tools: list[ToolSpec] | None) -> 
 def estimate_tokens(messages: list[ChatMessage]) -> TokenCount:
     """About four characters a token, plus a few tokens of framing per message."""
     chars = sum(len(m.get("content") or "") for m in messages)
-    return TokenCount(tokens=chars // 4 + 4 * len(messages), exact=False, method="estimate")
+    return TokenCount(tokens=chars // 4 + 4 * len(messages), exact=False, method=ESTIMATE)

@@ -27,6 +27,8 @@ from omoide.prompt import AssembledPrompt, window_messages
 
 CHARS_PER_TOKEN = 3
 """A cautious count of characters per token for text not yet counted (more tokens than most models use)."""
+FRAMING_MARGIN = 32
+"""Tokens kept free when a tokenizer counted the text but the chat template's framing was estimated."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,12 +65,27 @@ def fits(prefix: ChatPrefix, request: list[ChatMessage], *, max_tokens: int, con
     return prefix.tokens + extra + max_tokens <= context_size
 
 
-def continued(prefix: ChatPrefix | None, request: list[ChatMessage], *, max_tokens: int, context_size: int) -> list[ChatMessage]:
+async def continued(
+    backend: Backend, prefix: ChatPrefix | None, request: list[ChatMessage], *, max_tokens: int, context_size: int,
+) -> list[ChatMessage]:
     """`request` as a continuation of `prefix`, or as it is when there is no
-    prefix or the continuation (and its answer) would not fit the context."""
-    if prefix is None or not fits(prefix, request, max_tokens=max_tokens, context_size=context_size):
+    prefix or the continuation (and its answer) would not fit the context.
+
+    The cautious estimate decides when it says the continuation fits. When it
+    says no, the backend's tokenizer has the last word, where it has one: a
+    long chat with a summary near `summary_merge_chars` is often within the
+    context by count and over it by estimate, and a request sent alone there
+    evicts the chat's cache for the next reply."""
+    if prefix is None:
         return request
-    return continue_chat(prefix, request)
+    continuation = continue_chat(prefix, request)
+    if fits(prefix, request, max_tokens=max_tokens, context_size=context_size):
+        return continuation
+    count = await backend.count_tokens(continuation)
+    margin = 0 if count.exact else FRAMING_MARGIN
+    if count.tokenized and count.tokens + max_tokens + margin <= context_size:
+        return continuation
+    return request
 
 
 class Continuing:
@@ -83,7 +100,7 @@ class Continuing:
         self.max_tokens = max_tokens
         self.name, self.model, self.supports_tools = backend.name, backend.model, backend.supports_tools
 
-    def stream(
+    async def stream(
         self,
         messages: list[ChatMessage],
         *,
@@ -91,8 +108,16 @@ class Continuing:
         tool_choice: str | dict[str, Any] | None = None,
         max_tokens: int | None = None,
     ) -> AsyncIterator[Event]:
-        request = continued(self.prefix, messages, max_tokens=max_tokens or self.max_tokens, context_size=self.context_size)
-        return self.backend.stream(request, tools=tools, tool_choice=tool_choice, max_tokens=max_tokens)
+        request = await continued(self.backend, self.prefix, messages, max_tokens=max_tokens or self.max_tokens,
+                                  context_size=self.context_size)
+        events = self.backend.stream(request, tools=tools, tool_choice=tool_choice, max_tokens=max_tokens)
+        try:
+            async for event in events:
+                yield event
+        finally:
+            close = getattr(events, "aclose", None)  # the caller stopped reading: close the stream too
+            if close is not None:
+                await close()
 
     async def count_tokens(self, messages: list[ChatMessage]) -> TokenCount:
         return await self.backend.count_tokens(messages)

@@ -258,7 +258,8 @@ class MemoryWorker:
         ignores max_tokens or never ends its stream is given up, not waited on."""
         parts: list[str] = []
         size = 0
-        messages = continued(self.prefix, messages, max_tokens=max_tokens, context_size=self.settings.context_size)
+        messages = await continued(self.backend, self.prefix, messages, max_tokens=max_tokens,
+                                   context_size=self.settings.context_size)
         events = self.backend.stream(messages, max_tokens=max_tokens)
         try:
             async with asyncio.timeout(self.settings.memory_timeout):
