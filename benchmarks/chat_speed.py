@@ -6,17 +6,19 @@ in a real terminal (tmux 160x50; see terminal.py).
 For an empty chat (0: only the greeting) and each other size, in a fresh data
 directory: the time from launching `omoide chat` to the chat's last message
 drawn; from Ctrl+Home to its first message drawn; the process's peak resident
-memory. omoide's modules are compiled first, as a user's first launch leaves
-them (`--no-bytecode`: every launch compiles them; see terminal.py). Medians of
-`--runs` launches. Then typing while a reply streams at 200 tokens/s
-(typing_latency.py). Each figure is printed next to its target and
-the machine's load average: on a shared machine the times move with it.
+memory. Medians of `--runs` launches, the sizes taking turns launch by launch.
+omoide's modules are compiled first, as a user's first launch leaves them
+(`--no-bytecode`: every launch compiles them; see terminal.py). Then typing
+while a reply streams at 200 tokens/s (typing_latency.py). Each figure is
+printed next to its target and the machine's load average: on a shared
+machine the times move with it.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import statistics
 import sys
@@ -35,18 +37,31 @@ from typing_latency import p95  # noqa: E402
 TARGETS = {"empty": 0.5, "big": 1.0, "ratio": 1.25, "top": 0.3, "rss": 120.0, "typing": 0.050}
 
 
-def open_chat(n: int, runs: int) -> list[TerminalFigures]:
-    """`n` messages besides the greeting (0: the greeting alone)."""
-    with tempfile.TemporaryDirectory() as home:
-        os.environ["OMOIDE_HOME"] = home
-        config = Path(home) / "config" / "config.toml"
-        config.parent.mkdir(parents=True)
-        # No first-run probe: a model server another user runs here must not cover the chat.
-        config.write_text("discover_servers = []\n")
-        chat_id = asyncio.run(make_chat(max(n - 1, 1)))
-        if n:
-            asyncio.run(add_last_message(chat_id))
-        return [run_chat(home, last=LAST if n else FIRST, first=FIRST) for _ in range(runs)]
+def chat_home(stack: contextlib.ExitStack, n: int) -> str:
+    """A fresh data directory holding a chat of `n` messages besides the
+    greeting (0: the greeting alone)."""
+    home = stack.enter_context(tempfile.TemporaryDirectory())
+    os.environ["OMOIDE_HOME"] = home
+    config = Path(home) / "config" / "config.toml"
+    config.parent.mkdir(parents=True)
+    # No first-run probe: a model server another user runs here must not cover the chat.
+    config.write_text("discover_servers = []\n")
+    chat_id = asyncio.run(make_chat(max(n - 1, 1)))
+    if n:
+        asyncio.run(add_last_message(chat_id))
+    return home
+
+
+def open_chats(sizes: list[int], runs: int) -> dict[int, list[TerminalFigures]]:
+    """`runs` launches per size, the sizes taking turns, so a change in the
+    machine's speed during the run moves every size alike (their ratio is a target)."""
+    with contextlib.ExitStack() as stack:
+        homes = {n: chat_home(stack, n) for n in sizes}
+        figures: dict[int, list[TerminalFigures]] = {n: [] for n in sizes}
+        for _ in range(runs):
+            for n in sizes:
+                figures[n].append(run_chat(homes[n], last=LAST if n else FIRST, first=FIRST))
+        return figures
 
 
 def verdict(value: float, target: float) -> str:
@@ -64,7 +79,7 @@ def main() -> None:
     args = parser.parse_args()
     print(without_bytecode() if args.no_bytecode else bytecode())
     before = load()
-    rows = {n: open_chat(n, args.runs) for n in args.sizes}
+    rows = open_chats(args.sizes, args.runs)
     latencies = measure_typing(args.keys, args.rate) if args.keys else []
     print(f"machine: {before} before, {load()} after")
     print("| messages | launch to last message drawn | Ctrl+Home to first message drawn | peak RSS |")
