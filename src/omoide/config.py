@@ -226,7 +226,8 @@ class Settings:
                     setattr(self, name, field.fresh_default())
                     continue
             except ValueError as exc:
-                problems.append(f"{name}: {exc}")
+                source = f" (OMOIDE_{name.upper()})" if name not in overrides and name in environment else ""
+                problems.append(f"{name}{source}: {exc}")
                 continue
             given.add(name)
             setattr(self, name, value)

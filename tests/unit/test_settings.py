@@ -78,16 +78,16 @@ def test_environment_values_are_parsed_by_the_type_of_the_setting(
 
 
 @pytest.mark.parametrize(("name", "text", "message"), [
-    ("recall_tool", "maybe", "recall_tool: 'maybe' is not true or false (use true/false, 1/0, yes/no or on/off)"),
-    ("max_tokens", "lots", "max_tokens: 'lots' is not a whole number"),
-    ("max_tokens", "2.5", "max_tokens: '2.5' is not a whole number"),
-    ("temperature", "warm", "temperature: 'warm' is not a number"),
-    ("temperature", "nan", "temperature: nan is not a finite number"),
-    ("discover_servers", "http://127.0.0.1:5001", "discover_servers: 'http://127.0.0.1:5001' is not valid JSON"),
-    ("discover_servers", '[1, 2]', "discover_servers: [1, 2] is not a list of strings"),
-    ("keymap", '["f2"]', "keymap: ['f2'] is not a table of strings"),
-    ("tools", "x", "tools: 'x' is not one of auto, native, inline"),
-    ("synchronous", "normal", "synchronous: 'normal' is not one of NORMAL, FULL"),
+    ("recall_tool", "maybe", "recall_tool (OMOIDE_RECALL_TOOL): 'maybe' is not true or false (use true/false, 1/0, yes/no or on/off)"),
+    ("max_tokens", "lots", "max_tokens (OMOIDE_MAX_TOKENS): 'lots' is not a whole number"),
+    ("max_tokens", "2.5", "max_tokens (OMOIDE_MAX_TOKENS): '2.5' is not a whole number"),
+    ("temperature", "warm", "temperature (OMOIDE_TEMPERATURE): 'warm' is not a number"),
+    ("temperature", "nan", "temperature (OMOIDE_TEMPERATURE): nan is not a finite number"),
+    ("discover_servers", "http://127.0.0.1:5001", "discover_servers (OMOIDE_DISCOVER_SERVERS): 'http://127.0.0.1:5001' is not valid JSON"),
+    ("discover_servers", '[1, 2]', "discover_servers (OMOIDE_DISCOVER_SERVERS): [1, 2] is not a list of strings"),
+    ("keymap", '["f2"]', "keymap (OMOIDE_KEYMAP): ['f2'] is not a table of strings"),
+    ("tools", "x", "tools (OMOIDE_TOOLS): 'x' is not one of auto, native, inline"),
+    ("synchronous", "normal", "synchronous (OMOIDE_SYNCHRONOUS): 'normal' is not one of NORMAL, FULL"),
 ])
 def test_a_bad_environment_value_is_named_with_what_is_allowed(
         monkeypatch: pytest.MonkeyPatch, name: str, text: str, message: str) -> None:
@@ -152,7 +152,7 @@ def test_every_problem_is_reported_at_once(monkeypatch: pytest.MonkeyPatch) -> N
         "tools: 'x' is not one of auto, native, inline",
         "temperature: 3.0 is above the maximum 2.0 — it must be at least 0.0 and at most 2.0",
         "context_size: 'lots' is not a whole number",
-        "max_retries: -1 is below the minimum 0",
+        "max_retries (OMOIDE_MAX_RETRIES): -1 is below the minimum 0",
         "memo_batch: 0 is below the minimum 2",
     ]
     assert isinstance(info.value, ValueError)
