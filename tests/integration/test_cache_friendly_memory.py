@@ -212,3 +212,31 @@ async def test_the_servers_count_keeps_a_continuation_the_cautious_estimate_woul
         assert await continued(backend, prefix, request, max_tokens=200, context_size=room - 16) == request
     finally:
         await backend.aclose()
+
+
+async def test_a_compression_too_long_to_continue_the_prompt_summarizes_the_oldest_part_that_fits(store: Store) -> None:
+    """Sent alone, a summary request evicts the chat's cache on a one-slot server,
+    and a rejected one is retried at every turn. So when quoting every message
+    due would overflow the context after the chat's prompt, the request takes
+    the oldest of them that fit; the rest stays raw for the next compression."""
+    def talkative(messages: list[ChatMessage]) -> list[str]:
+        if task_of(messages).startswith(SUMMARY_TASKS):
+            return ["Kai and Mika talked about bread for a long while, and she promised him a melon pan."]
+        return ["*She dusts flour off her hands.* " + "Fresh bread today, warm from the oven. " * 8]
+
+    backend = ScriptedBackend(default=talkative)
+    settings = Settings(user_name="Kai", recent_messages=2, summary_threshold=10, context_size=2500, max_tokens=100)
+    session = await ChatSession.open(store, MIKA, settings, backend)
+    for i in range(6):
+        async for _ in session.send(f"Message {i}: " + "how is the oven today, and the flour? " * 8):
+            pass
+        await session.wait_for_memory_work()
+    [call] = [c["messages"] for c in backend.calls if is_summary(c)]
+    assert len(call) > 2 and call[-1]["content"].startswith(MEMORY_TASK)  # it continues the chat's prompt
+    quoted = call[-1]["content"]
+    assert "Kai: Message 0:" in quoted and "Kai: Message 3:" not in quoted  # the oldest part of what was due
+    summary = (await session.memory()).summary
+    assert summary is not None and summary.covers_to_id is not None
+    path = await store.messages.path(session.chat.head_id)
+    covered = [m.content for m in path if m.id <= summary.covers_to_id]
+    assert any(c.startswith("Message 0:") for c in covered) and not any(c.startswith("Message 3:") for c in covered)

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from omoide.characters.model import Character
 from omoide.config import Settings
-from omoide.domain import DiaryAuthor, DiaryEntry, Memo, MemoryState
+from omoide.domain import DiaryAuthor, DiaryEntry, Memo, MemoryState, Message
 from omoide.errors import OmoideError
 from omoide.events import MemoryEvent, MemoryWorkDone, MemoryWorkFailed, MemoryWorkStarted
 from omoide.llm.base import Backend, ChatMessage, TextDelta
@@ -30,6 +30,8 @@ from omoide.store import Store
 log = logging.getLogger(__name__)
 
 SUMMARY_MAX_TOKENS = 700
+MIN_CHUNK = 4
+"""The fewest messages a summary request is cut down to so that it continues the chat's prompt."""
 CHARS_PER_TOKEN_BOUND = 8
 """A generous count of characters per token (about 4 each): past max_tokens * this, the answer is cut off."""
 
@@ -163,13 +165,14 @@ class MemoryWorker:
         # Append-only until the summary reaches summary_merge_chars: the text
         # already in every prompt stays byte for byte, so prompt caches keep it.
         append = previous is not None and len(previous) < self.settings.summary_merge_chars
+        build = segment_request if append else summary_request
         try:
+            chunk, request = await self._chunk_that_continues(
+                chunk, lambda part: build(name, self.user_name, previous, part, self.speaker_names))
             if append:
-                request = segment_request(name, self.user_name, previous, chunk, self.speaker_names)
                 segment = validate_summary(await self._complete(request), name=name, user=self.user_name)
                 text = append_segment(state.summary.content if state.summary else "", segment)
             else:
-                request = summary_request(name, self.user_name, previous, chunk, self.speaker_names)
                 text = validate_summary(await self._complete(request), name=name, user=self.user_name)
         except (OmoideError, InvalidSummary) as exc:
             self.failures += 1
@@ -252,6 +255,28 @@ class MemoryWorker:
         )
         self.failures = 0
         self._emit(MemoryWorkDone("diary", entry=entry))
+
+    async def _chunk_that_continues(
+        self, chunk: list[Message], build: Callable[[list[Message]], list[ChatMessage]],
+    ) -> tuple[list[Message], list[ChatMessage]]:
+        """`chunk` and its request; or, when that request would not fit after the
+        chat's prompt (sent alone, it would evict the chat's cache on a one-slot
+        server, and a rejected summary is retried at every turn), the oldest part
+        of `chunk` whose request fits. The rest stays uncovered, so the next
+        turn's compression takes it."""
+        request = build(chunk)
+        if self.prefix is None:
+            return chunk, request
+        part = chunk
+        while True:
+            candidate = build(part)
+            sent = await continued(self.backend, self.prefix, candidate, max_tokens=SUMMARY_MAX_TOKENS,
+                                   context_size=self.settings.context_size)
+            if sent is not candidate:
+                return part, candidate
+            if len(part) <= MIN_CHUNK:
+                return chunk, request
+            part = part[: max(MIN_CHUNK, len(part) * 3 // 4)]
 
     async def _complete(self, messages: list[ChatMessage], max_tokens: int = SUMMARY_MAX_TOKENS) -> str:
         """The model's whole answer, within a token and a time limit: a server that
