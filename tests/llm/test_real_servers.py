@@ -10,7 +10,7 @@ import time
 import pytest
 
 from omoide.config import Settings
-from omoide.llm.base import Done, TextDelta, ToolCall, Usage
+from omoide.llm.base import ChatMessage, Done, TextDelta, ToolCall, Usage
 from omoide.llm.local import LocalBackend
 from omoide.llm.openai_compat import OpenAICompatBackend
 from omoide.memory.diary import SAVE_MEMORY
@@ -352,3 +352,30 @@ async def test_a_whole_end_of_conversation_pass_against_a_real_server(llama_serv
         if u.kind is UpdateKind.FAILED:
             assert u.error and u.field in Field
     assert len(result.failed) == sum(1 for u in log if u.kind is UpdateKind.FAILED)
+
+
+async def test_the_servers_count_keeps_a_continuation_the_cautious_estimate_would_send_alone(llama_server: str) -> None:
+    """Near the context's end the estimate (3 characters a token) says a memory
+    request will not fit after the chat's prompt; the server's own tokenizer
+    decides then, and the request continues the prompt when it fits, so the
+    next reply finds its prefix still cached. Past the count it stands alone."""
+    from omoide.memory.shared import ChatPrefix, continue_chat, continued, fits
+
+    backend = OpenAICompatBackend(Settings(base_url=llama_server, model="smollm2"))
+    try:
+        chat: list[ChatMessage] = [
+            {"role": "system", "content": "Mika keeps a small bakery by the river. " * 20},
+            {"role": "user", "content": "How is the oven today? " * 10},
+            {"role": "assistant", "content": "*She dusts flour off her hands.* Hot and ready for the morning bread. " * 5},
+        ]
+        prefix = ChatPrefix(chat, (await backend.count_tokens(chat)).tokens)
+        request: list[ChatMessage] = [{"role": "user", "content": "Summarize the following conversation. " + "Kai: The rain is heavy. " * 60}]
+        count = await backend.count_tokens(continue_chat(prefix, request))
+        assert count.tokenized
+        room = count.tokens + 200 + (0 if count.exact else 32)
+        assert not fits(prefix, request, max_tokens=200, context_size=room)  # the estimate alone would say no
+        assert await continued(backend, prefix, request, max_tokens=200, context_size=room) == continue_chat(prefix, request)
+        assert await continued(backend, prefix, request, max_tokens=200, context_size=room - 16) == request
+    finally:
+        await backend.aclose()
+
