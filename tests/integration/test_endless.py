@@ -56,10 +56,19 @@ async def no_process_left_behind():  # type: ignore[no-untyped-def]
             await proc.wait()
 
 
+def _ctrl_c_as_in_a_terminal() -> None:
+    """In the child, before it runs: Ctrl+C's default action, as in a user's
+    terminal. A test run started in the background (`pytest &` in a script)
+    has SIGINT ignored, children inherit that, and Python then never turns
+    SIGINT into KeyboardInterrupt."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 async def start_say(fault_server, extra: dict[str, str]) -> asyncio.subprocess.Process:  # type: ignore[no-untyped-def]
     env = {**os.environ, "OMOIDE_BASE_URL": fault_server.base_url, **MEMORY_ENV, **extra}
     proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "omoide.cli", "say", "suzune", "Tell me more.", env=env,
-                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                                                preexec_fn=_ctrl_c_as_in_a_terminal)
     STARTED.append(proc)
     return proc
 
