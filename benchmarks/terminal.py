@@ -7,8 +7,8 @@ Resident memory is read from /proc for the `omoide` process itself.
 
 As for a user, the terminal is already open when `omoide` starts: a session
 that only sleeps keeps the tmux server up between launches, so no launch pays
-for starting tmux. And omoide's modules are compiled, as a user's first launch leaves them:
-`bytecode()` compiles any that are not, as Python does on the first launch
+for starting tmux. And omoide's modules are compiled, as a user's first
+launch leaves them: `bytecode()` compiles any that are not, as Python does on the first launch
 (unless PYTHONDONTWRITEBYTECODE is set, as it is on this project's machines)
 and pip on `pip install .`; `without_bytecode()` measures an editable install
 under PYTHONDONTWRITEBYTECODE=1, where every launch compiles them all.
