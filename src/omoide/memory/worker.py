@@ -169,11 +169,8 @@ class MemoryWorker:
         try:
             chunk, request = await self._chunk_that_continues(
                 chunk, lambda part: build(name, self.user_name, previous, part, self.speaker_names))
-            if append:
-                segment = validate_summary(await self._complete(request), name=name, user=self.user_name)
-                text = append_segment(state.summary.content if state.summary else "", segment)
-            else:
-                text = validate_summary(await self._complete(request), name=name, user=self.user_name)
+            answer = validate_summary(await self._complete(request, laid_out=True), name=name, user=self.user_name)
+            text = append_segment(state.summary.content if state.summary else "", answer) if append else answer
         except (OmoideError, InvalidSummary) as exc:
             self.failures += 1
             self._emit(MemoryWorkFailed("summary", _reason(exc)))
@@ -259,32 +256,35 @@ class MemoryWorker:
     async def _chunk_that_continues(
         self, chunk: list[Message], build: Callable[[list[Message]], list[ChatMessage]],
     ) -> tuple[list[Message], list[ChatMessage]]:
-        """`chunk` and its request; or, when that request would not fit after the
-        chat's prompt (sent alone, it would evict the chat's cache on a one-slot
-        server, and a rejected summary is retried at every turn), the oldest part
-        of `chunk` whose request fits. The rest stays uncovered, so the next
-        turn's compression takes it."""
-        request = build(chunk)
-        if self.prefix is None:
-            return chunk, request
+        """The part of `chunk` to summarize and the messages to send for it: all
+        of `chunk`, continuing the chat's prompt when it fits; or, when it would
+        not fit (sent alone, it would evict the chat's cache on a one-slot server,
+        and a rejected summary is retried at every turn), the oldest part of
+        `chunk` whose request fits. The rest stays uncovered, so the next turn's
+        compression takes it. Failing that, all of `chunk`, sent alone."""
         part = chunk
-        while True:
-            candidate = build(part)
-            sent = await continued(self.backend, self.prefix, candidate, max_tokens=SUMMARY_MAX_TOKENS,
+        while self.prefix is not None:
+            request = build(part)
+            sent = await continued(self.backend, self.prefix, request, max_tokens=SUMMARY_MAX_TOKENS,
                                    context_size=self.settings.context_size)
-            if sent is not candidate:
-                return part, candidate
+            if sent is not request:
+                return part, sent
             if len(part) <= MIN_CHUNK:
-                return chunk, request
+                break
             part = part[: max(MIN_CHUNK, len(part) * 3 // 4)]
+        return chunk, build(chunk)
 
-    async def _complete(self, messages: list[ChatMessage], max_tokens: int = SUMMARY_MAX_TOKENS) -> str:
+    async def _complete(self, messages: list[ChatMessage], max_tokens: int = SUMMARY_MAX_TOKENS, *,
+                        laid_out: bool = False) -> str:
         """The model's whole answer, within a token and a time limit: a server that
-        ignores max_tokens or never ends its stream is given up, not waited on."""
+        ignores max_tokens or never ends its stream is given up, not waited on.
+        `messages` continue the chat's prompt where they fit, unless `laid_out`
+        says that was already decided."""
         parts: list[str] = []
         size = 0
-        messages = await continued(self.backend, self.prefix, messages, max_tokens=max_tokens,
-                                   context_size=self.settings.context_size)
+        if not laid_out:
+            messages = await continued(self.backend, self.prefix, messages, max_tokens=max_tokens,
+                                       context_size=self.settings.context_size)
         events = self.backend.stream(messages, max_tokens=max_tokens)
         try:
             async with asyncio.timeout(self.settings.memory_timeout):
