@@ -23,6 +23,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from omoide.store import Store
 from tests.faultserver import FaultServer
 
 SERVER_START_TIMEOUT = 120.0
@@ -39,6 +40,14 @@ def omoide_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("OMOIDE_DISCOVER_SERVERS", "[]")
     monkeypatch.setenv("OMOIDE_DISCOVER_TIMEOUT", "30")  # a busy machine must not make a fake server look absent
     return home
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[Store]:
+    """A real SQLite store in the test's own directory."""
+    s = await Store.open(tmp_path / "omoide.db")
+    yield s
+    await s.close()
 
 
 @pytest.fixture

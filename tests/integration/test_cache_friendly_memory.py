@@ -32,13 +32,6 @@ def is_summary(call: dict) -> bool:  # type: ignore[type-arg]
     return task_of(call["messages"]).startswith(SUMMARY_TASKS)
 
 
-@pytest.fixture
-async def store(tmp_path: Path):  # type: ignore[no-untyped-def]
-    s = await Store.open(tmp_path / "omoide.db")
-    yield s
-    await s.close()
-
-
 async def talk(session: ChatSession, turns: int) -> None:
     for i in range(turns):
         async for _ in session.send(f"Message {i}: how is the oven today?"):

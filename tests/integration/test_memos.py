@@ -3,8 +3,6 @@ chat model and a scripted summarizer."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from omoide.characters.model import Character
@@ -25,13 +23,6 @@ def memo_settings(**kw: object) -> Settings:
     base: dict[str, object] = {"user_name": "Kai", "context_size": 4096, "max_tokens": 200, "memory_style": "memos"}
     base.update(kw)
     return Settings(**base)  # type: ignore[arg-type]
-
-
-@pytest.fixture
-async def store(tmp_path: Path):  # type: ignore[no-untyped-def]
-    s = await Store.open(tmp_path / "omoide.db")
-    yield s
-    await s.close()
 
 
 async def open_session(store: Store, summarizer: ScriptedBackend, events: list[MemoryEvent] | None = None,

@@ -21,13 +21,6 @@ MIKA = Character(id="mika", name="Mika", first_message="*waves* Hi, {{user}}!", 
 SUMMARY = "Kai and Mika talked about the bakery. She promised to save him a melon pan, and he seemed pleased by it."
 
 
-@pytest.fixture
-async def store(tmp_path: Path):
-    s = await Store.open(tmp_path / "omoide.db")
-    yield s
-    await s.close()
-
-
 def settings(**kw) -> Settings:
     base = dict(user_name="Kai", context_size=4096, max_tokens=200)
     base.update(kw)

@@ -22,13 +22,6 @@ MIKA = Character(id="mika", name="Mika", first_message="*waves* Hi!", descriptio
 WREN = Character(id="wren", name="Wren", first_message="Ahoy.", description="{{char}} draws sea charts.")
 
 
-@pytest.fixture
-async def store(tmp_path: Path):
-    s = await Store.open(tmp_path / "omoide.db")
-    yield s
-    await s.close()
-
-
 def settings(**kw: object) -> Settings:
     return Settings(**{"user_name": "Kai", "context_size": 4096, "max_tokens": 200, **kw})  # type: ignore[arg-type]
 

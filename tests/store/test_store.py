@@ -14,13 +14,6 @@ from omoide.store.connection import migrate
 from omoide.store.migrations import MIGRATIONS
 
 
-@pytest.fixture
-async def store(tmp_path: Path):
-    s = await Store.open(tmp_path / "omoide.db")
-    yield s
-    await s.close()
-
-
 async def test_database_is_in_wal_mode_with_foreign_keys(tmp_path: Path) -> None:
     s = await Store.open(tmp_path / "omoide.db")
     await s.chats.create("suzune", greeting="Hello")

@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-import pytest
-
 from omoide.characters.model import Character
 from omoide.config import Settings
 from omoide.domain import MessageStatus, Role
@@ -19,13 +17,6 @@ from tests.scripted import ScriptedBackend
 
 MIKA = Character(id="mika", name="Mika", first_message="*waves* Hello, {{user}}!")
 SIZE = (110, 36)
-
-
-@pytest.fixture
-async def store(tmp_path: Path):
-    s = await Store.open(tmp_path / "omoide.db")
-    yield s
-    await s.close()
 
 
 async def make_app(store: Store, backend: ScriptedBackend) -> OmoideApp:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -19,13 +18,6 @@ from omoide.tui.widgets.status import StatusBar
 from tests.fakeservers import address, http_server, ollama
 from tests.scripted import ScriptedBackend
 from tests.tui.test_app import MIKA, SIZE, type_and_send, wait_for
-
-
-@pytest.fixture
-async def store(tmp_path: Path):  # type: ignore[no-untyped-def]
-    s = await Store.open(tmp_path / "omoide.db")
-    yield s
-    await s.close()
 
 
 @pytest.fixture

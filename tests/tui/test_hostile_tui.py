@@ -3,8 +3,6 @@ markup, and no control character reaches the screen."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from omoide.characters.model import Character
@@ -20,13 +18,6 @@ ESCAPES = "\x1b]52;c;cHduZWQ=\x07\x1b]0;pwned\x07\x1b[2J\x9b31m"
 MARKUP = "[/OOC] [/] [blink]x[/blink]"
 HOSTILE = f"{ESCAPES} {MARKUP} matcha"
 EVIL = Character(id="evil", name=f"Evil {ESCAPES}[/]", first_message=f"Hello {HOSTILE}")
-
-
-@pytest.fixture
-async def store(tmp_path: Path):
-    s = await Store.open(tmp_path / "omoide.db")
-    yield s
-    await s.close()
 
 
 async def hostile_app(store: Store, backend: ScriptedBackend | None = None) -> OmoideApp:

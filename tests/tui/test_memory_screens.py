@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
 from textual.widgets import Markdown, TextArea
 
 from omoide.characters.model import Character
@@ -19,13 +16,6 @@ from tests.scripted import ScriptedBackend
 from tests.tui.test_app import SIZE, notices, type_and_send, wait_for
 
 MIKA = Character(id="mika", name="Mika", first_message="*waves* Hello, {{user}}!")
-
-
-@pytest.fixture
-async def store(tmp_path: Path):
-    s = await Store.open(tmp_path / "omoide.db")
-    yield s
-    await s.close()
 
 
 async def make_app(store: Store, backend: ScriptedBackend, **kw: object) -> OmoideApp:

@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-import pytest
-
 from omoide.characters.library import find_character
 from omoide.config import Settings
 from omoide.domain import MessageStatus, Role
@@ -17,13 +15,6 @@ from omoide.tui.widgets.composer import Composer
 from tests.scene.test_scene_session import add_mika, echo_speaker
 from tests.scripted import ScriptedBackend
 from tests.tui.test_app import SIZE, notices, texts, type_and_send, wait_for
-
-
-@pytest.fixture
-async def store(tmp_path: Path):
-    s = await Store.open(tmp_path / "omoide.db")
-    yield s
-    await s.close()
 
 
 async def scene_app(store: Store, backend: ScriptedBackend) -> OmoideApp:

@@ -19,7 +19,7 @@ from omoide.tui.app import OmoideApp
 from omoide.tui.widgets.message import MessageView
 from omoide.tui.widgets.status import StatusBar
 from tests.scripted import ScriptedBackend
-from tests.tui.test_app import MIKA, SIZE, long_chat_app, make_app, notices, store, texts, type_and_send, wait_for  # noqa: F401
+from tests.tui.test_app import MIKA, SIZE, long_chat_app, make_app, notices, texts, type_and_send, wait_for
 
 
 def rendered_lines(view: MessageView) -> list[list[tuple[str, bool]]]:

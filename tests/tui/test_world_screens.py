@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
 from textual.widgets import OptionList, TextArea, Tree
 
 from omoide.characters.library import find_character
@@ -18,13 +15,6 @@ from omoide.world.model import Field, UpdateKind, user_key
 from tests.scripted import ScriptedBackend
 from tests.tui.test_app import SIZE, type_and_send, wait_for
 from tests.world_script import WorldScript
-
-
-@pytest.fixture
-async def store(tmp_path: Path):
-    s = await Store.open(tmp_path / "omoide.db")
-    yield s
-    await s.close()
 
 
 async def suzune_app(store: Store) -> OmoideApp:

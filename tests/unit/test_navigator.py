@@ -3,21 +3,12 @@ and the character's chat list."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from omoide.domain import Chat, Role
 from omoide.errors import CommandError, NotFound
 from omoide.navigator import Navigator, parse_moment
 from omoide.store import ImportNode, Store
-
-
-@pytest.fixture
-async def store(tmp_path: Path):
-    s = await Store.open(tmp_path / "omoide.db")
-    yield s
-    await s.close()
 
 
 def at(day: int, hour: int = 12) -> str:

@@ -3,8 +3,6 @@ conversation that caused it is on its chat's path."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from omoide.store import Store
@@ -13,13 +11,6 @@ from tests.world.test_world_pass import end_now, open_suzune, talk
 from tests.world_script import WorldScript
 
 KAI = user_key("Kai")
-
-
-@pytest.fixture
-async def store(tmp_path: Path):
-    s = await Store.open(tmp_path / "omoide.db")
-    yield s
-    await s.close()
 
 
 async def test_restoring_before_an_end_retracts_its_updates_and_coming_back_reinstates_them(store: Store) -> None:

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
 from omoide.store import Store
 from omoide.world.model import Field, UpdateKind
 from tests.scripted import ScriptedBackend
@@ -13,13 +9,6 @@ from tests.world.test_world_pass import end_now, open_suzune, talk
 from tests.world_script import WorldScript
 
 LEARNED = "Wren is afraid of the dark and sleeps with the lighthouse lamp on."
-
-
-@pytest.fixture
-async def store(tmp_path: Path):
-    s = await Store.open(tmp_path / "omoide.db")
-    yield s
-    await s.close()
 
 
 def gossip_script(**kw: object) -> WorldScript:

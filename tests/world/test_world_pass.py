@@ -20,13 +20,6 @@ from tests.world_script import WorldScript
 KAI = user_key("Kai")
 
 
-@pytest.fixture
-async def store(tmp_path: Path):
-    s = await Store.open(tmp_path / "omoide.db")
-    yield s
-    await s.close()
-
-
 def settings(**kw: object) -> Settings:
     base: dict[str, object] = dict(user_name="Kai", context_size=4096, max_tokens=200)
     base.update(kw)
