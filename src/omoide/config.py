@@ -297,11 +297,10 @@ def config_warnings() -> list[str]:
     """Keys in the config file that omoide does not know (a typo is otherwise
     ignored without a word), each with the closest known key."""
     import difflib
-    import tomllib
 
     path = locations.config_file()
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = read_toml(path)
     except (OSError, ValueError):
         return []  # missing, or unreadable: load_settings says so
     known = list(Settings.field_names())
