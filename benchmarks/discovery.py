@@ -29,7 +29,7 @@ OPEN_CHAT = str(Path(__file__).with_name("open_chat.py"))
 
 
 def timed(addresses: list[str] | None, runs: int = 9, timeout: float = 0.5) -> tuple[float, int]:
-    from omoide.discovery import discover
+    from omoide.models.discovery import discover
 
     times, found = [], 0
     for _ in range(runs):

@@ -29,9 +29,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 from server_cache import LINES  # noqa: E402
 
 from omoide.characters.library import find_character  # noqa: E402
-from omoide.config import Settings  # noqa: E402
-from omoide.events import MemoryEvent, MemoryWorkStarted, ReplyDelta  # noqa: E402
-from omoide.session import ChatSession  # noqa: E402
+from omoide.config.settings import Settings  # noqa: E402
+from omoide.chat.events import ReplyDelta  # noqa: E402
+from omoide.memory.events import MemoryEvent, MemoryWorkStarted  # noqa: E402
+from omoide.chat.session import ChatSession  # noqa: E402
 from omoide.store import Store  # noqa: E402
 
 

@@ -134,9 +134,9 @@ def copies_prompt(text: str, prompt_text: str) -> bool:
 
 
 async def one_run(model: str | None, seed: int, show: bool, shape: str | None = None) -> Run:
-    from omoide.config import Settings
-    from omoide.events import ReplyDelta, ReplyFailed, ReplyFinished
-    from omoide.runtime import Runtime
+    from omoide.config.settings import Settings
+    from omoide.chat.events import ReplyDelta, ReplyFailed, ReplyFinished
+    from omoide.chat.runtime import Runtime
 
     overrides: dict[str, object] = {"user_name": USER, "summary_threshold": 100, "backend": "local"}
     if model and model.endswith(".gguf"):

@@ -24,7 +24,7 @@ MEASURED = textwrap.dedent(
     import runpy, sys
     sys.argv = ["omoide", *sys.argv[1:]]
     try:
-        runpy.run_module("omoide.cli", run_name="__main__")
+        runpy.run_module("omoide.cli.app", run_name="__main__")
     finally:
         peak = next(line for line in open("/proc/self/status") if line.startswith("VmHWM:")).split()[1]
         print(f"peak_kib={peak}", file=sys.stderr)

@@ -36,8 +36,8 @@ FIRST = "Oh. It's you."
 
 async def per_turn_and_search(chat_id: int) -> tuple[float, float]:
     from omoide.characters.library import find_character
-    from omoide.config import Settings
-    from omoide.session import ChatSession
+    from omoide.config.settings import Settings
+    from omoide.chat.session import ChatSession
     from omoide.store import Store
     from tests.scripted import ScriptedBackend
 
@@ -64,7 +64,7 @@ async def per_turn_and_search(chat_id: int) -> tuple[float, float]:
 
 async def add_last_message(chat_id: int) -> None:
     """A last message no other one resembles, to know when it is on screen."""
-    from omoide.domain import Role
+    from omoide.domain.chat import Role
     from omoide.store import Store
 
     store = await Store.open()

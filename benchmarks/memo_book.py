@@ -25,9 +25,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 from make_chat import make_chat  # noqa: E402
 
 from omoide.characters.library import find_character  # noqa: E402
-from omoide.config import Settings  # noqa: E402
+from omoide.config.settings import Settings  # noqa: E402
 from omoide.memory.book import memory_state  # noqa: E402
-from omoide.session import ChatSession  # noqa: E402
+from omoide.chat.session import ChatSession  # noqa: E402
 from omoide.store import Store  # noqa: E402
 
 

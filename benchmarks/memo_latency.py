@@ -40,10 +40,10 @@ from make_chat import WORDS  # noqa: E402
 
 from omoide.characters.model import Character  # noqa: E402
 from omoide.llm.base import Done, TextDelta  # noqa: E402
-from omoide.config import Settings  # noqa: E402
-from omoide.events import ReplyFinished  # noqa: E402
+from omoide.config.settings import Settings  # noqa: E402
+from omoide.chat.events import ReplyFinished  # noqa: E402
 from omoide.llm.openai_compat import OpenAICompatBackend  # noqa: E402
-from omoide.session import ChatSession  # noqa: E402
+from omoide.chat.session import ChatSession  # noqa: E402
 from omoide.store import Store  # noqa: E402
 
 MIKA = Character(id="mika", name="Mika", first_message="Welcome to my bakery!", description="Mika runs a small bakery by the station.")

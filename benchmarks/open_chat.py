@@ -16,7 +16,7 @@ import asyncio  # noqa: E402
 import resource  # noqa: E402
 import sys  # noqa: E402
 
-from omoide.runtime import Runtime  # noqa: E402
+from omoide.chat.runtime import Runtime  # noqa: E402
 
 
 async def main(jump_to_top: bool) -> None:

@@ -40,13 +40,13 @@ from make_chat import make_chat, sentence  # noqa: E402
 from prefix import common_prefix  # noqa: E402
 
 from omoide.characters.library import find_character  # noqa: E402
-from omoide.config import Settings  # noqa: E402
-from omoide.events import MemoryWorkDone  # noqa: E402
+from omoide.config.settings import Settings  # noqa: E402
+from omoide.memory.events import MemoryWorkDone  # noqa: E402
 from omoide.llm.base import ChatMessage  # noqa: E402
 from omoide.llm.local import LocalBackend  # noqa: E402
-from omoide.memory.window import stamp  # noqa: E402
-from omoide.prompt import PromptContext, assemble, card_text, memory_text, window_messages  # noqa: E402
-from omoide.session import ChatSession  # noqa: E402
+from omoide.llm.stamps import stamp  # noqa: E402
+from omoide.memory.prompt import PromptContext, assemble, card_text, memory_text, window_messages  # noqa: E402
+from omoide.chat.session import ChatSession  # noqa: E402
 from omoide.store import Store  # noqa: E402
 from tests.scripted import ScriptedBackend  # noqa: E402
 

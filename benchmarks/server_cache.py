@@ -131,9 +131,9 @@ def prompt_tokens(env: dict[str, str]) -> list[list[int]]:
     own assembly and tokenized with the model's template (the prompt-to-prompt figure)."""
     code = (
         "import asyncio, json, sys\n"
-        "from omoide.runtime import Runtime\n"
+        "from omoide.chat.runtime import Runtime\n"
         "from omoide.llm.local import LocalBackend\n"
-        "from omoide.domain import Role\n"
+        "from omoide.domain.chat import Role\n"
         "async def main():\n"
         "    rt = await Runtime.start()\n"
         "    s = await rt.session(rt.character('suzune'))\n"
@@ -167,7 +167,7 @@ def drive(base: str, log: Path, threshold: int, turns: int, max_tokens: int, src
     for turn in range(turns):
         before = log.stat().st_size
         done = subprocess.run(
-            [sys.executable, "-c", "from omoide.cli import main; main()", "say", "suzune", LINES[turn % len(LINES)]],
+            [sys.executable, "-c", "from omoide.cli.app import main; main()", "say", "suzune", LINES[turn % len(LINES)]],
             env=env, capture_output=True, text=True, timeout=900,
         )
         if done.returncode != 0:

@@ -41,7 +41,7 @@ def cold_start(runs: int = 5) -> tuple[float, float]:
 
 
 def model_speed() -> tuple[float, float, float, int]:
-    from omoide.config import Settings
+    from omoide.config.settings import Settings
     from omoide.llm.local import LocalBackend, _load
 
     settings = Settings(max_tokens=128, temperature=0.7, context_size=2048)

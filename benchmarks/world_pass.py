@@ -34,10 +34,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parents[1]))
 
 from omoide.characters.library import find_character  # noqa: E402
-from omoide.config import Settings  # noqa: E402
-from omoide.events import ReplyDelta  # noqa: E402
+from omoide.config.settings import Settings  # noqa: E402
+from omoide.chat.events import ReplyDelta  # noqa: E402
 from omoide.llm.base import Backend  # noqa: E402
-from omoide.session import ChatSession  # noqa: E402
+from omoide.chat.session import ChatSession  # noqa: E402
 from omoide.store import Store  # noqa: E402
 from tests.faultserver import FaultServer, Request, stream_reply  # noqa: E402
 from tests.scripted import ScriptedBackend  # noqa: E402

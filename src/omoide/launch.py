@@ -10,7 +10,7 @@ from omoide.startup import hold_gc, release_gc
 def main() -> None:
     hold_gc()
     try:
-        from omoide.cli import main as cli_main, only_chat
+        from omoide.cli.app import main as cli_main, only_chat
 
         if not only_chat():
             release_gc()

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from omoide.cli import app
+from omoide.cli.app import app
 
 runner = CliRunner()
 
@@ -101,8 +101,8 @@ def test_import_chat_refuses_a_broken_file_and_writes_nothing(tmp_path: Path) ->
 
 async def _chat_with_branches() -> None:
     from omoide.characters.library import find_character
-    from omoide.config import Settings
-    from omoide.session import ChatSession
+    from omoide.config.settings import Settings
+    from omoide.chat.session import ChatSession
     from omoide.store import Store
     from tests.scripted import ScriptedBackend
 
@@ -196,11 +196,11 @@ def test_omoide_chat_from_the_command_line_loads_no_other_command_group(tmp_path
 
     script = Path(sys.executable).with_name("omoide")
     env = {**os.environ, "OMOIDE_HOME": str(tmp_path)}
-    probe = ("import sys; sys.argv = [sys.argv[1], *sys.argv[2:]]; import omoide.cli as c; "
-             "print(sorted(m for m in sys.modules if m.startswith('omoide.world') or m == 'omoide.profile_cli'))")
+    probe = ("import sys; sys.argv = [sys.argv[1], *sys.argv[2:]]; import omoide.cli.app as c; "
+             "print(sorted(m for m in sys.modules if m.startswith('omoide.world') or m == 'omoide.cli.profile'))")
     only_chat = subprocess.run([sys.executable, "-c", probe, str(script), "chat", "--help"], env=env, capture_output=True, text=True, check=True)
     assert only_chat.stdout.strip() == "[]"
     other = subprocess.run([sys.executable, "-c", probe, str(script), "world", "--help"], env=env, capture_output=True, text=True, check=True)
-    assert "omoide.world.cli" in other.stdout and "omoide.profile_cli" in other.stdout
+    assert "omoide.cli.world" in other.stdout and "omoide.cli.profile" in other.stdout
     chat_help = subprocess.run([str(script), "chat", "--help"], env=env, capture_output=True, text=True, check=True)
     assert "--new" in chat_help.stdout and "--branch" in chat_help.stdout

@@ -8,7 +8,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from omoide.cli import app
+from omoide.cli.app import app
 
 runner = CliRunner()
 GOOD = "【Highlight 1】: Kai found a brass compass in the \x1b[31mharbour\x1b[0m mud.\n【Highlight 2】: Wren promised to chart the fog isle with him."
@@ -20,8 +20,8 @@ def run(*args: str):  # type: ignore[no-untyped-def]
 
 async def _chat_with_a_memo_and_a_gap() -> tuple[int, int]:
     from omoide.characters.library import find_character
-    from omoide.config import Settings
-    from omoide.session import ChatSession
+    from omoide.config.settings import Settings
+    from omoide.chat.session import ChatSession
     from omoide.store import Store
     from tests.scripted import ScriptedBackend
 

@@ -12,8 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from omoide import locations
-from omoide.cli import app
-from omoide.domain import FactStatus
+from omoide.cli.app import app
+from omoide.domain.chat import FactStatus
 from omoide.store import Store
 
 runner = CliRunner()

@@ -12,8 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from omoide.characters.library import find_character
-from omoide.config import Settings
-from omoide.session import ChatSession
+from omoide.config.settings import Settings
+from omoide.chat.session import ChatSession
 from omoide.store import Store
 from tests.faultserver import FaultServer, Reply, Request, stream_reply
 from tests.scripted import ScriptedBackend
@@ -24,7 +24,7 @@ FACT = "Wren is afraid of the dark and keeps the lighthouse lamp on all night."
 
 
 def run(*args: str):  # type: ignore[no-untyped-def]
-    return runner.invoke(__import__("omoide.cli", fromlist=["app"]).app, list(args), catch_exceptions=False)
+    return runner.invoke(__import__("omoide.cli.app", fromlist=["app"]).app, list(args), catch_exceptions=False)
 
 
 async def tell_suzune_about_wren(script: WorldScript) -> None:
@@ -103,7 +103,7 @@ def test_templates_edit_names_an_unknown_placeholder_and_reset_keeps_your_copy(
 
 
 def test_the_summary_template_is_overridable_too(omoide_home: Path) -> None:
-    from omoide.domain import Message, Role
+    from omoide.domain.chat import Message, Role
     from omoide.memory.summary import summary_request
 
     folder = omoide_home / "config" / "templates"
@@ -138,7 +138,7 @@ async def test_omoide_end_runs_the_pass_against_a_scripted_server(omoide_home: P
         env = {**os.environ, "OMOIDE_BASE_URL": server.base_url, "OMOIDE_MODEL": "scripted", "OMOIDE_USER_NAME": "Kai",
                "OMOIDE_MAX_RETRIES": "0", "COLUMNS": "200"}
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "omoide.cli", "end", "suzune", env=env,
+            sys.executable, "-m", "omoide.cli.app", "end", "suzune", env=env,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         )
         stdout, stderr = await proc.communicate()
@@ -152,7 +152,7 @@ async def test_omoide_end_runs_the_pass_against_a_scripted_server(omoide_home: P
             assert (await store.world.view("suzune")).about("user:Kai").goal == ""
 
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "omoide.cli", "end", "suzune", "--retry", env=env,
+            sys.executable, "-m", "omoide.cli.app", "end", "suzune", "--retry", env=env,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         )
         stdout, stderr = await proc.communicate()
@@ -162,7 +162,7 @@ async def test_omoide_end_runs_the_pass_against_a_scripted_server(omoide_home: P
             assert (await store.world.view("suzune")).about("user:Kai").goal == "Ask whether the exam went well."
 
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "omoide.cli", "end", "suzune", env=env,
+            sys.executable, "-m", "omoide.cli.app", "end", "suzune", env=env,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         )
         _, stderr = await proc.communicate()

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from omoide.characters.model import Character
-from omoide.config import Settings
+from omoide.config.settings import Settings
 from omoide.llm.base import MEMORY_TASK, ChatMessage
 from omoide.memory.shared import task_of
-from omoide.prompt import render, shared_prefix_chars
-from omoide.session import ChatSession
+from omoide.memory.prompt import render, shared_prefix_chars
+from omoide.chat.session import ChatSession
 from omoide.store import Store
 from tests.scripted import ScriptedBackend
 

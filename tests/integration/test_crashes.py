@@ -105,7 +105,7 @@ async def test_kill_9_during_replies_and_compression_loses_nothing(tmp_path: Pat
         moment = rng.choice(list(kills))
         summaries = server.summaries
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "omoide.cli", "say", "wren", f"message {i}",
+            sys.executable, "-m", "omoide.cli.app", "say", "wren", f"message {i}",
             env=env, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
         )
         if moment == "summarizing":
@@ -126,7 +126,7 @@ async def test_kill_9_during_replies_and_compression_loses_nothing(tmp_path: Pat
     assert kills["stored"] and kills["streaming"] and kills["summarizing"], kills
 
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "omoide.cli", "say", "wren", "are you still there?",
+        sys.executable, "-m", "omoide.cli.app", "say", "wren", "are you still there?",
         env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )
     out, err = await asyncio.wait_for(proc.communicate(), 60)
@@ -164,7 +164,7 @@ BRANCHER = textwrap.dedent(
 
 
 async def test_kill_9_during_branch_save_and_restore_leaves_the_old_or_new_head(tmp_path: Path) -> None:
-    from omoide.domain import Role
+    from omoide.domain.chat import Role
     from omoide.store import Store
 
     db = tmp_path / "omoide.db"

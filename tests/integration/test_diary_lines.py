@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from omoide.characters.model import Character
-from omoide.config import Settings
-from omoide.session import ChatSession
+from omoide.config.settings import Settings
+from omoide.chat.session import ChatSession
 from omoide.store import Store
 from tests.scripted import ScriptedBackend
 

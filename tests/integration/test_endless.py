@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from omoide.domain import Role
+from omoide.domain.chat import Role
 from omoide.store import Store
 from tests.faultserver import Reply, text_chunk
 
@@ -66,7 +66,7 @@ def _ctrl_c_as_in_a_terminal() -> None:
 
 async def start_say(fault_server, extra: dict[str, str]) -> asyncio.subprocess.Process:  # type: ignore[no-untyped-def]
     env = {**os.environ, "OMOIDE_BASE_URL": fault_server.base_url, **MEMORY_ENV, **extra}
-    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "omoide.cli", "say", "suzune", "Tell me more.", env=env,
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "omoide.cli.app", "say", "suzune", "Tell me more.", env=env,
                                                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
                                                 preexec_fn=_ctrl_c_as_in_a_terminal)
     STARTED.append(proc)

@@ -98,8 +98,8 @@ def test_unknown_config_keys_are_named_with_the_closest_known_one(omoide_home: P
 
 
 async def test_a_message_sent_on_a_full_disk_stays_in_the_composer(tmp_path: Path) -> None:
-    from omoide.config import Settings
-    from omoide.session import ChatSession
+    from omoide.config.settings import Settings
+    from omoide.chat.session import ChatSession
     from omoide.tui.app import OmoideApp
     from tests.scripted import ScriptedBackend
     from tests.tui.test_app import MIKA, notices, type_and_send, wait_for

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from omoide.domain import DiaryAuthor, Role
+from omoide.domain.chat import DiaryAuthor, Role
 from omoide.store import Store
 from tests.faultserver import Reply, stream_reply
 
@@ -21,7 +21,7 @@ HOSTILE = f"{ESCAPES} {MARKUP} matcha"
 
 
 def omoide(*args: str, env: dict[str, str] | None = None, stdin: str | None = None) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, "-m", "omoide.cli", *args], capture_output=True, timeout=120,
+    return subprocess.run([sys.executable, "-m", "omoide.cli.app", *args], capture_output=True, timeout=120,
                           env={**os.environ, **(env or {})}, input=stdin.encode() if stdin is not None else None)
 
 

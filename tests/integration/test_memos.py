@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 
 from omoide.characters.model import Character
-from omoide.config import Settings
-from omoide.domain import MemoAuthor, MemoStatus
+from omoide.config.settings import Settings
+from omoide.domain.chat import MemoAuthor, MemoStatus
 from omoide.errors import BackendUnreachable
-from omoide.events import MemoryEvent, MemoryWorkDone, MemoryWorkFailed
+from omoide.memory.events import MemoryEvent, MemoryWorkDone, MemoryWorkFailed
 from omoide.llm.base import ChatMessage
-from omoide.session import ChatSession
+from omoide.chat.session import ChatSession
 from omoide.store import Store
 from tests.scripted import ScriptedBackend
 

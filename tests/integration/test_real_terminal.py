@@ -61,7 +61,7 @@ def terminal(omoide_home: Path) -> Iterator[Callable[[list[str], dict[str, str]]
         names.append(name)
         exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in {**env, "OMOIDE_HOME": str(omoide_home),
                                                                    "PYTHONPATH": os.environ.get("PYTHONPATH", "")}.items())
-        command = f"env {exports} {shlex.quote(sys.executable)} -m omoide.cli {' '.join(map(shlex.quote, args))}; echo EXITED $?; sleep 600"
+        command = f"env {exports} {shlex.quote(sys.executable)} -m omoide.cli.app {' '.join(map(shlex.quote, args))}; echo EXITED $?; sleep 600"
         for _ in range(20):  # a tmux server whose last session just closed may still be exiting
             if subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "120", "-y", "40", command]).returncode == 0:
                 break

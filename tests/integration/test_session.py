@@ -8,12 +8,13 @@ from pathlib import Path
 import pytest
 
 from omoide.characters.model import Character
-from omoide.config import Settings
-from omoide.domain import DiaryAuthor, MessageStatus, Role
+from omoide.config.settings import Settings
+from omoide.domain.chat import DiaryAuthor, MessageStatus, Role
 from omoide.errors import CommandError, NotFound, ServerFailed
-from omoide.events import DiarySaved, MemoryWorkDone, MemoryWorkFailed, ReplyDelta, ReplyFailed, ReplyFinished
+from omoide.chat.events import DiarySaved, ReplyDelta, ReplyFailed, ReplyFinished
+from omoide.memory.events import MemoryWorkDone, MemoryWorkFailed
 from omoide.llm.base import ToolCall
-from omoide.session import ChatSession
+from omoide.chat.session import ChatSession
 from omoide.store import Store
 from tests.scripted import ScriptedBackend
 

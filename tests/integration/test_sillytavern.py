@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from omoide.domain import Role
+from omoide.domain.chat import Role
 from omoide.exchange.sillytavern import ChatFileError, parse_date, read_chat, write_chat, write_markdown
 from omoide.store import Store
 
@@ -54,7 +54,7 @@ async def test_import_turns_swipes_into_siblings_and_export_gives_them_back(tmp_
 def test_markdown_export_names_the_speakers() -> None:
     from datetime import UTC, datetime
 
-    from omoide.domain import Message
+    from omoide.domain.chat import Message
 
     msgs = [
         Message(1, 1, None, Role.ASSISTANT, "*waves*", datetime(2026, 4, 1, 20, 0, tzinfo=UTC)),
@@ -109,7 +109,7 @@ ST_HEADER = {"user_name": "Kai", "character_name": "Orin", "create_date": "2024-
 def _cli(*args: str):  # type: ignore[no-untyped-def]
     from typer.testing import CliRunner
 
-    from omoide.cli import app
+    from omoide.cli.app import app
 
     return CliRunner().invoke(app, list(args), env={"COLUMNS": "200"})
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from omoide.domain import Role
+from omoide.domain.chat import Role
 from omoide.errors import StorageUnavailable
 from omoide.store import Store
 
@@ -20,7 +20,7 @@ WRITER = textwrap.dedent(
     """
     import asyncio, sys
     from pathlib import Path
-    from omoide.domain import Role
+    from omoide.domain.chat import Role
     from omoide.store import Store
 
     async def main(path, tag, n):
@@ -112,7 +112,7 @@ def test_a_read_only_data_directory_gives_a_clear_error(small_disk: Path) -> Non
     before = (home / "data" / "omoide.db").read_bytes()
     subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], check=True)
     env = {**os.environ, "OMOIDE_HOME": str(home)}
-    result = subprocess.run([sys.executable, "-m", "omoide.cli", "chats"], env=env, capture_output=True, text=True, timeout=60)
+    result = subprocess.run([sys.executable, "-m", "omoide.cli.app", "chats"], env=env, capture_output=True, text=True, timeout=60)
     assert result.returncode == 1, result.stdout + result.stderr
     assert "cannot be written" in result.stderr and "Traceback" not in result.stderr
     assert (home / "data" / "omoide.db").read_bytes() == before
@@ -129,8 +129,8 @@ async def test_the_tui_and_omoide_say_share_a_data_directory(tmp_path: Path, fau
     """A chat open in the TUI while a script runs `omoide say` against the same
     data directory: both work, and neither sees 'database is locked'."""
     from omoide.characters.library import find_character
-    from omoide.config import Settings
-    from omoide.session import ChatSession
+    from omoide.config.settings import Settings
+    from omoide.chat.session import ChatSession
     from omoide.tui.app import OmoideApp
     from tests.faultserver import Reply, stream_reply
     from tests.scripted import ScriptedBackend
@@ -147,7 +147,7 @@ async def test_the_tui_and_omoide_say_share_a_data_directory(tmp_path: Path, fau
     env = {**os.environ, "OMOIDE_BASE_URL": fault_server.base_url, "OMOIDE_MODEL": "m"}
     async with app.run_test(size=(100, 30)) as pilot:
         scripts = [
-            await asyncio.create_subprocess_exec(sys.executable, "-m", "omoide.cli", "say", "wren", f"script {i}", env=env,
+            await asyncio.create_subprocess_exec(sys.executable, "-m", "omoide.cli.app", "say", "wren", f"script {i}", env=env,
                                                  stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
             for i in range(3)
         ]

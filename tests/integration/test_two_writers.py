@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from omoide.characters.library import find_character
-from omoide.config import Settings
+from omoide.config.settings import Settings
 from omoide.llm.base import ChatMessage, TokenCount
-from omoide.session import ChatSession
+from omoide.chat.session import ChatSession
 from omoide.store import Store
 from omoide.tui import app as app_module
 from omoide.tui.app import OmoideApp
@@ -47,7 +47,7 @@ async def say_in_subprocess(fault_server, chat_id: int) -> str:  # type: ignore[
 
     fault_server.queue(*[reply] * 6)
     env = {**os.environ, "OMOIDE_BASE_URL": fault_server.base_url, "OMOIDE_MODEL": "m"}
-    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "omoide.cli", "say", "wren", "Script here.", "--chat", str(chat_id),
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "omoide.cli.app", "say", "wren", "Script here.", "--chat", str(chat_id),
                                                 env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     out, err = await asyncio.wait_for(proc.communicate(), 120)
     assert proc.returncode == 0, err.decode()

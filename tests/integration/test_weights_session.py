@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 from omoide.characters.model import Character
-from omoide.config import Settings
-from omoide.domain import DiaryAuthor, FactStatus
+from omoide.config.settings import Settings
+from omoide.domain.chat import DiaryAuthor, FactStatus
 from omoide.errors import CommandError
-from omoide.events import DiarySaved, MemoryRecalled, ProfileLearned, ReplyDelta
+from omoide.chat.events import DiarySaved, MemoryRecalled, ProfileLearned, ReplyDelta
 from omoide.llm.base import ToolCall
-from omoide.profile import ProfileBook
-from omoide.session import ChatSession
+from omoide.world.profile import ProfileBook
+from omoide.chat.session import ChatSession
 from omoide.store import Store
 from tests.scripted import ScriptedBackend
 

@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 
 from omoide.characters.model import Character
-from omoide.config import Secret, Settings
-from omoide.domain import MemoryState, Summary
+from omoide.config.settings import Secret, Settings
+from omoide.domain.chat import MemoryState, Summary
 from omoide.errors import AuthenticationFailed, ModelNotFound, ServerFailed, StreamStalled
 from omoide.llm.anthropic import AnthropicBackend, to_anthropic
 from omoide.llm.base import Done, TextDelta, ToolCall, Usage
 from omoide.memory.diary import SAVE_MEMORY
-from omoide.prompt import PromptContext, assemble
+from omoide.memory.prompt import PromptContext, assemble
 from tests.faultserver import FaultServer, Reply
 
 DATA = Path(__file__).parent / "data"
@@ -33,7 +33,7 @@ def recorded(name: str, split: int = 13) -> Reply:
 def prompt_messages() -> list:
     from datetime import UTC, datetime
 
-    from omoide.domain import Message, Role
+    from omoide.domain.chat import Message, Role
 
     t = datetime(2026, 4, 1, tzinfo=UTC)
     state = MemoryState(
@@ -107,7 +107,7 @@ def test_many_system_blocks_still_get_at_most_four_breakpoints() -> None:
 
 
 async def test_cache_figures_reach_the_inspector_and_the_status_bar(fault_server: FaultServer, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from omoide.session import ChatSession
+    from omoide.chat.session import ChatSession
     from omoide.store import Store
     from omoide.tui.app import OmoideApp
     from omoide.tui.screens.inspector import inspector_text
@@ -222,7 +222,7 @@ async def test_two_consecutive_turns_share_the_whole_window_prefix_byte_for_byte
     from datetime import UTC, datetime, timedelta
 
     from omoide.characters.model import LoreEntry, Lorebook
-    from omoide.session import ChatSession
+    from omoide.chat.session import ChatSession
     from omoide.store import Store
 
     def reply(request):  # type: ignore[no-untyped-def]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from omoide.config import Settings
+from omoide.config.settings import Settings
 from omoide.errors import ConfigError, LocalModelMissing
 from omoide.llm.factory import make_backend
 from omoide.llm.model_file import smollm2_path

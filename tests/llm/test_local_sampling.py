@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from omoide.config import Settings
+from omoide.config.settings import Settings
 from omoide.llm.base import ChatMessage, Done, TextDelta, Usage
 
 pytestmark = pytest.mark.model

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from omoide.config import Secret, Settings
+from omoide.config.settings import Secret, Settings
 from omoide.errors import (
     AuthenticationFailed,
     BackendUnreachable,

@@ -5,17 +5,17 @@ from __future__ import annotations
 
 import pytest
 
-from omoide.config import Settings
+from omoide.config.settings import Settings
 
 pytestmark = pytest.mark.model
 
 
 async def test_a_scene_with_two_characters_on_the_real_server(llama_server: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
     from omoide.characters.library import find_character
-    from omoide.domain import Role
-    from omoide.events import ReplyFinished
+    from omoide.domain.chat import Role
+    from omoide.chat.events import ReplyFinished
     from omoide.llm.openai_compat import OpenAICompatBackend
-    from omoide.session import ChatSession
+    from omoide.chat.session import ChatSession
     from omoide.store import Store
 
     settings = Settings(base_url=llama_server, model="smollm2", temperature=0.0, context_size=2048, max_tokens=40,

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from omoide.config import Settings
+from omoide.config.settings import Settings
 from omoide.llm.base import ChatMessage, Done, TextDelta, ToolCall, Usage
 from omoide.llm.local import LocalBackend
 from omoide.llm.openai_compat import OpenAICompatBackend
@@ -164,8 +164,8 @@ async def test_the_session_saves_a_diary_entry_from_a_real_native_tool_call(llam
     real model would choose to): the entry is saved, the result goes back, and the
     reply continues in the same turn."""
     from omoide.characters.model import Character
-    from omoide.events import DiarySaved, ReplyFinished
-    from omoide.session import ChatSession
+    from omoide.chat.events import DiarySaved, ReplyFinished
+    from omoide.chat.session import ChatSession
     from omoide.store import Store
 
     class FirstRoundForced(OpenAICompatBackend):
@@ -198,8 +198,8 @@ async def test_the_real_server_makes_a_memo_end_to_end(llama_server: str, tmp_pa
     memo of highlights. (The 135M model may answer with something that is not
     highlights: that is a gap saying why, and a retry gets another go.)"""
     from omoide.characters.model import Character
-    from omoide.domain import Role
-    from omoide.session import ChatSession
+    from omoide.domain.chat import Role
+    from omoide.chat.session import ChatSession
     from omoide.store import Store
     from tests.scripted import ScriptedBackend
 
@@ -237,8 +237,8 @@ async def test_the_session_answers_a_real_native_recall_call_and_the_reply_conti
     """The character calls recall (forced on the first round): the story is
     searched, the excerpt goes back as the tool result, and the reply continues."""
     from omoide.characters.model import Character
-    from omoide.events import MemoryRecalled, ReplyFinished
-    from omoide.session import ChatSession
+    from omoide.chat.events import MemoryRecalled, ReplyFinished
+    from omoide.chat.session import ChatSession
     from omoide.store import Store
     from tests.scripted import ScriptedBackend
 
@@ -290,9 +290,9 @@ async def test_a_60_message_prompt_counts_what_the_real_server_evaluates(llama_s
     llama_server = llama_server_own_template
 
     from omoide.characters.model import Character
-    from omoide.domain import Role
+    from omoide.domain.chat import Role
     from omoide.llm.base import WIRE_KEYS
-    from omoide.session import ChatSession
+    from omoide.chat.session import ChatSession
     from omoide.store import Store
 
     settings = Settings(user_name="Kai", context_size=2048, max_tokens=32, recent_messages=60, summary_threshold=200)
@@ -322,9 +322,9 @@ async def test_a_whole_end_of_conversation_pass_against_a_real_server(llama_serv
     """Every step asks the real model; each one is either applied or logged as
     failed with the previous memory kept, and the conversation is accounted for."""
     from omoide.characters.library import find_character
-    from omoide.session import ChatSession
+    from omoide.chat.session import ChatSession
     from omoide.store import Store
-    from omoide.world.model import Field, UpdateKind, user_key
+    from omoide.domain.world import Field, UpdateKind, user_key
     from tests.scripted import ScriptedBackend
 
     summarizer = OpenAICompatBackend(Settings(base_url=llama_server, model="smollm2", temperature=0.0))

@@ -13,13 +13,13 @@ import pytest
 
 from omoide import locations
 from omoide.characters.model import Character
-from omoide.config import Settings
-from omoide.events import DiarySaved
+from omoide.config.settings import Settings
+from omoide.chat.events import DiarySaved
 from omoide.llm.openai_compat import OpenAICompatBackend
 from omoide.memory.diary import INLINE_INSTRUCTIONS, NATIVE_INSTRUCTIONS, SAVE_MEMORY
-from omoide.session import ChatSession
+from omoide.chat.session import ChatSession
 from omoide.store import Store
-from omoide.toolform import resolve
+from omoide.chat.toolform import resolve
 from tests.faultserver import FaultServer, Reply, sse, stream_reply, text_chunk
 
 MIKA = Character(id="mika", name="Mika", first_message="Hi!")
@@ -121,7 +121,7 @@ async def test_doctor_says_the_real_llama_cpp_server_gets_the_inline_form(llama_
 
     env = {**os.environ, "OMOIDE_BASE_URL": llama_server, "OMOIDE_MODEL": "smollm2"}
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "omoide.cli", "doctor", env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        sys.executable, "-m", "omoide.cli.app", "doctor", env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
     )
     out, _ = await asyncio.wait_for(proc.communicate(), 300)
     text = out.decode()

@@ -3,8 +3,8 @@ servers, a hung one and a closed port, probed together."""
 
 from __future__ import annotations
 
-from omoide.discovery import discover as _discover
-from omoide.discovery import FoundServer, probe
+from omoide.models.discovery import discover as _discover
+from omoide.models.discovery import FoundServer, probe
 from tests.fakeservers import address, closed_port, http_server, ollama, openai_models, silent_server
 
 

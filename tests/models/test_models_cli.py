@@ -9,9 +9,9 @@ import pytest
 from typer.testing import CliRunner
 
 from omoide import locations
-from omoide.cli import app
-from omoide.config import load_settings
-from omoide.config_file import update_config
+from omoide.cli.app import app
+from omoide.config.settings import load_settings
+from omoide.config.file import update_config
 from omoide.errors import ConfigError
 from tests.fakeservers import address, http_server, ollama, openai_models
 

@@ -109,7 +109,7 @@ def test_recommended_names_and_repo_paths_resolve(monkeypatch: pytest.MonkeyPatc
 def test_the_cli_shows_progress_and_says_how_to_use_the_file() -> None:
     from typer.testing import CliRunner
 
-    from omoide.cli import app
+    from omoide.cli.app import app
 
     with http_server(file=MODEL, file_headers=hf_headers()) as server:
         result = CliRunner().invoke(app, ["models", "pull", address(server) + "/tiny.gguf"])

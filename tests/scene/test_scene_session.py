@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from omoide.characters.library import find_character
-from omoide.config import Settings
-from omoide.domain import Role
-from omoide.events import ReplyFinished
-from omoide.session import ChatSession
+from omoide.config.settings import Settings
+from omoide.domain.chat import Role
+from omoide.chat.events import ReplyFinished
+from omoide.chat.session import ChatSession
 from omoide.store import Store
-from omoide.world.model import user_key
+from omoide.domain.world import user_key
 from tests.scripted import ScriptedBackend
 from tests.world_script import WorldScript
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from omoide.domain import DiaryAuthor, MessageStatus, Role
+from omoide.domain.chat import DiaryAuthor, MessageStatus, Role
 from omoide.errors import NotAnOmoideDatabase, NotFound, StoreError
 from omoide.store import Store
 from omoide.store.connection import migrate

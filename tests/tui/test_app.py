@@ -6,10 +6,10 @@ import asyncio
 from pathlib import Path
 
 from omoide.characters.model import Character
-from omoide.config import Settings
-from omoide.domain import MessageStatus, Role
+from omoide.config.settings import Settings
+from omoide.domain.chat import MessageStatus, Role
 from omoide.errors import BackendUnreachable
-from omoide.session import ChatSession
+from omoide.chat.session import ChatSession
 from omoide.store import Store
 from omoide.tui.app import OmoideApp
 from omoide.tui.widgets.diary import DiaryPane

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 import pytest
 
 from omoide import locations
-from omoide.config import Settings, load_settings
-from omoide.session import ChatSession
+from omoide.config.settings import Settings, load_settings
+from omoide.chat.session import ChatSession
 from omoide.store import Store
 from omoide.tui.app import OmoideApp
 from omoide.tui.screens.first_run import FirstRunScreen

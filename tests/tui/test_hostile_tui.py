@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from omoide.characters.model import Character
-from omoide.config import Settings
-from omoide.domain import DiaryAuthor, Role
-from omoide.session import ChatSession
+from omoide.config.settings import Settings
+from omoide.domain.chat import DiaryAuthor, Role
+from omoide.chat.session import ChatSession
 from omoide.store import Store
 from omoide.tui.app import OmoideApp
 from tests.scripted import ScriptedBackend

@@ -8,9 +8,9 @@ from pathlib import Path
 from textual.widgets import DataTable, TextArea
 
 from omoide.characters.model import Character
-from omoide.config import Settings
-from omoide.domain import MemoAuthor
-from omoide.session import ChatSession
+from omoide.config.settings import Settings
+from omoide.domain.chat import MemoAuthor
+from omoide.chat.session import ChatSession
 from omoide.store import Store
 from omoide.tui.app import OmoideApp
 from omoide.tui.memos import FOUND

@@ -5,8 +5,8 @@ from __future__ import annotations
 from textual.widgets import Markdown, TextArea
 
 from omoide.characters.model import Character
-from omoide.config import Settings
-from omoide.session import ChatSession
+from omoide.config.settings import Settings
+from omoide.chat.session import ChatSession
 from omoide.store import Store
 from omoide.tui.app import OmoideApp
 from omoide.tui.screens.inspector import InspectorScreen, inspector_text

@@ -6,9 +6,9 @@ import asyncio
 from pathlib import Path
 
 from omoide.characters.library import find_character
-from omoide.config import Settings
-from omoide.domain import MessageStatus, Role
-from omoide.session import ChatSession
+from omoide.config.settings import Settings
+from omoide.domain.chat import MessageStatus, Role
+from omoide.chat.session import ChatSession
 from omoide.store import Store
 from omoide.tui.app import OmoideApp
 from omoide.tui.widgets.composer import Composer

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from omoide.config import Settings
-from omoide.domain import DiaryAuthor, Role
-from omoide.session import ChatSession
+from omoide.config.settings import Settings
+from omoide.domain.chat import DiaryAuthor, Role
+from omoide.chat.session import ChatSession
 from omoide.store import Store
 from omoide.tui.app import OmoideApp
 from tests.scripted import ScriptedBackend

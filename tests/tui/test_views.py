@@ -10,10 +10,10 @@ import pytest
 from textual.widgets import DataTable, Markdown
 from textual.widgets._markdown import MarkdownParagraph
 
-from omoide.config import Settings
-from omoide.domain import Role
-from omoide.events import MemoryWorkDone, MemoryWorkFailed, MemoryWorkStarted
-from omoide.session import ChatSession
+from omoide.config.settings import Settings
+from omoide.domain.chat import Role
+from omoide.memory.events import MemoryWorkDone, MemoryWorkFailed, MemoryWorkStarted
+from omoide.chat.session import ChatSession
 from omoide.store import Store
 from omoide.tui.app import OmoideApp
 from omoide.tui.widgets.message import MessageView
@@ -168,7 +168,7 @@ async def test_summary_shows_that_there_is_none_yet(store: Store) -> None:
 
 
 async def test_every_slash_command_has_a_handler_in_the_app(store: Store) -> None:
-    from omoide.commands import ALIASES, COMMANDS
+    from omoide.tui.slash import ALIASES, COMMANDS
 
     app = await make_app(store, ScriptedBackend())
     missing = [name for name in [*COMMANDS, *ALIASES.values()] if name not in app.commands]
@@ -276,7 +276,7 @@ async def test_brackets_in_titles_errors_and_diary_lines_show_as_typed(store: St
 
 async def test_a_stream_that_breaks_midway_keeps_the_partial_reply_marked_interrupted(store: Store) -> None:
     from omoide.errors import BackendUnreachable
-    from omoide.domain import MessageStatus
+    from omoide.domain.chat import MessageStatus
 
     broken = BackendUnreachable("The server closed the connection mid-reply.", "Try /regen.")
     app = await make_app(store, ScriptedBackend([["She opened ", "the door", broken]]))

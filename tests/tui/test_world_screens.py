@@ -5,13 +5,13 @@ from __future__ import annotations
 from textual.widgets import OptionList, TextArea, Tree
 
 from omoide.characters.library import find_character
-from omoide.config import Settings
-from omoide.session import ChatSession
+from omoide.config.settings import Settings
+from omoide.chat.session import ChatSession
 from omoide.store import Store
 from omoide.tui.app import OmoideApp
 from omoide.tui.screens.log import LogScreen
 from omoide.tui.screens.world import WorldScreen
-from omoide.world.model import Field, UpdateKind, user_key
+from omoide.domain.world import Field, UpdateKind, user_key
 from tests.scripted import ScriptedBackend
 from tests.tui.test_app import SIZE, type_and_send, wait_for
 from tests.world_script import WorldScript

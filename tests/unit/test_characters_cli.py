@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from omoide import locations
-from omoide.characters.cli import app
+from omoide.cli.characters import app
 from omoide.characters.png import read_chunks, text_chunks
 
 CARDS = Path(__file__).parents[1] / "data" / "cards"

@@ -16,7 +16,7 @@ def core_modules() -> list[str]:
 
 def test_no_module_outside_tui_imports_textual() -> None:
     modules = core_modules()
-    assert "omoide.session" in modules and "omoide.cli" in modules
+    assert "omoide.chat.session" in modules and "omoide.cli.app" in modules
     code = (
         "import importlib, sys\n"
         f"for name in {modules!r}:\n"
@@ -30,7 +30,7 @@ def test_no_module_outside_tui_imports_textual() -> None:
 
 
 def test_the_cli_starts_without_loading_the_model_runtime() -> None:
-    code = "import sys, omoide.cli; print('llama_cpp' in sys.modules, 'textual' in sys.modules)"
+    code = "import sys, omoide.cli.app; print('llama_cpp' in sys.modules, 'textual' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.stdout.split() == ["False", "False"], result.stderr
 

@@ -109,7 +109,7 @@ def test_relative_imports_resolve_to_the_module_they_name(tmp_path: Path) -> Non
 
 def test_no_import_cycles_among_omoide_modules() -> None:
     edges = graph()
-    assert "omoide.session" in edges and "omoide.store" in edges["omoide.session"]
+    assert "omoide.chat.session" in edges and "omoide.store" in edges["omoide.chat.session"]
     # The slash-command handlers know the app only through tui.host.Host.
     assert "omoide.tui.app" not in edges["omoide.tui.commands"]
     found = cycles(edges)

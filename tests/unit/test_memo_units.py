@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from omoide.domain import Memo, MemoAuthor, MemoStatus, Message, Role
+from omoide.domain.chat import Memo, MemoAuthor, MemoStatus, Message, Role
 from omoide.memory.memos import due_batches, memos_cut, parse_highlights, prompt_memos
 from omoide.memory.summary import InvalidSummary
 

@@ -8,12 +8,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from omoide.commands import COMMANDS, parse
-from omoide.domain import Message, Role
+from omoide.tui.slash import COMMANDS, parse
+from omoide.domain.chat import Message, Role
 from omoide.errors import CommandError
 from omoide.memory.diary import InlineMemoryFilter, strip_inline_tags
 from omoide.memory.summary import InvalidSummary, split_for_compression, validate_summary
-from omoide.memory.window import strip_leading_stamp
+from omoide.llm.stamps import strip_leading_stamp
 
 REPLY = "*smiles* Fine.<save_memory>He kept his promise about the café.</save_memory> See you tomorrow."
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from omoide.domain import Chat, Role
+from omoide.domain.chat import Chat, Role
 from omoide.errors import CommandError, NotFound
-from omoide.navigator import Navigator, parse_moment
+from omoide.chat.navigator import Navigator, parse_moment
 from omoide.store import ImportNode, Store
 
 

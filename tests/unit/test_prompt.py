@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from omoide.characters.model import Character
-from omoide.domain import DiaryAuthor, DiaryEntry, MemoryState, Message, Role, Summary
-from omoide.prompt import PromptContext, assemble, count_prompt, fit, render
+from omoide.domain.chat import DiaryAuthor, DiaryEntry, MemoryState, Message, Role, Summary
+from omoide.memory.prompt import PromptContext, assemble, count_prompt, fit, render
 
 GOLDEN = Path(__file__).parent / "golden" / "prompt.txt"
 T0 = datetime(2026, 4, 1, 22, 15, tzinfo=UTC)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from omoide import locations
-from omoide.config import Secret, Settings, SettingsError, config_warnings, load_settings
+from omoide.config.settings import Secret, Settings, SettingsError, config_warnings, load_settings
 from omoide.errors import ConfigError
 
 
@@ -266,6 +266,6 @@ def test_field_names_lists_every_setting_in_order() -> None:
 
 
 def test_reading_the_settings_does_not_import_pydantic() -> None:
-    code = "import sys, omoide.config; omoide.config.Settings(); print('pydantic' in sys.modules)"
+    code = "import sys, omoide.config.settings; omoide.config.settings.Settings(); print('pydantic' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.stdout.strip() == "False", result.stderr

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from omoide.config import Settings
+from omoide.config.settings import Settings
 from omoide.llm.tiny import ReplyGuard, gemma_prompt, sampling, shape, stop_strings
 
 

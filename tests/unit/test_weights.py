@@ -10,15 +10,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from omoide.characters.model import Character
-from omoide.commands import parse_remember
-from omoide.domain import DiaryAuthor, DiaryEntry, MemoryState, Mention, Profile
+from omoide.tui.slash import parse_remember
+from omoide.domain.chat import DiaryAuthor, DiaryEntry, MemoryState, Mention, Profile
 from omoide.errors import CommandError
 from omoide.memory.diary import MemoryNote
 from omoide.memory.inline import InlineTagFilter
 from omoide.memory.recall import rank, query_terms
 from omoide.memory.weights import entry_lines, keywords, mentioned, select_weighted, strength, strengths
-from omoide.profile import parse_text, prompt_section, render_text
-from omoide.prompt import PromptContext, assemble
+from omoide.world.profile import parse_text, prompt_section, render_text
+from omoide.memory.prompt import PromptContext, assemble
 from omoide.store.recall import Candidate
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from omoide.store import Store
-from omoide.world.model import Field, UpdateKind, user_key
+from omoide.domain.world import Field, UpdateKind, user_key
 from tests.world.test_world_pass import end_now, open_suzune, talk
 from tests.world_script import WorldScript
 

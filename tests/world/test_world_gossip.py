@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from omoide.store import Store
-from omoide.world.model import Field, UpdateKind
+from omoide.domain.world import Field, UpdateKind
 from tests.scripted import ScriptedBackend
 from tests.world.test_world_pass import end_now, open_suzune, talk
 from tests.world_script import WorldScript

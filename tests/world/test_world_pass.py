@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from omoide.characters.library import find_character
-from omoide.config import Settings
+from omoide.config.settings import Settings
 from omoide.errors import ServerFailed
-from omoide.session import ChatSession
+from omoide.chat.session import ChatSession
 from omoide.store import Store
-from omoide.world.model import SELF, Field, UpdateKind, user_key
+from omoide.domain.world import SELF, Field, UpdateKind, user_key
 from tests.scripted import ScriptedBackend
 from tests.world_script import WorldScript
 
@@ -214,7 +214,7 @@ async def test_the_pass_waits_for_a_reply_and_a_reply_never_waits_for_the_pass(s
 
 
 async def test_a_template_with_an_unknown_placeholder_falls_back_to_the_default(store: Store, omoide_home: Path) -> None:
-    from omoide import templates
+    from omoide.memory import templates
 
     folder = omoide_home / "config" / "templates"
     folder.mkdir(parents=True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from omoide.domain import Memo
+from omoide.domain.chat import Memo
 from omoide.safe_text import inert
 
 def when(memo: Memo) -> str:

@@ -24,7 +24,7 @@ from pathlib import Path
 from collections.abc import Mapping
 from typing import Any
 
-from omoide.domain import Message, MessageStatus, Role
+from omoide.domain.chat import Message, MessageStatus, Role
 from omoide.errors import OmoideError
 from omoide.store import ImportNode
 

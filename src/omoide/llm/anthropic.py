@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from omoide.config import Settings
+from omoide.config.settings import Settings
 from omoide.errors import BackendError, BadRequest, ConfigError, RateLimited, ServerFailed
 from omoide.llm.base import ChatMessage, Done, Event, TextDelta, TokenCount, ToolCall, ToolCallDelta, ToolSpec, Usage, estimate_tokens
 from omoide.llm.errors import connect_error, http_error

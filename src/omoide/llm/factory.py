@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from omoide.config import Settings
+from omoide.config.settings import Settings
 from omoide.errors import ConfigError
 from omoide.llm.base import Backend
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from omoide.config import Settings
+from omoide.config.settings import Settings
 from omoide.errors import BackendError, BadRequest, LocalModelMissing, ServerFailed
 from omoide.llm import llama_adapter, tiny
 from omoide.llm.base import ChatMessage, Done, Event, TextDelta, TokenCount, ToolSpec, Usage, is_memory_task

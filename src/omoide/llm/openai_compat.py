@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 
-from omoide.config import Settings
+from omoide.config.settings import Settings
 from omoide.errors import BadRequest, ConfigError, ModelNotFound
 from omoide.llm.base import WIRE_KEYS, ChatMessage, Done, Event, TextDelta, TokenCount, ToolSpec, Usage, estimate_tokens, without_tools
 from omoide.llm.errors import connect_error, error_detail, http_error

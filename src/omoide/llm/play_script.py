@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from omoide.llm.base import is_memory_task
-from omoide.memory.window import split_stamp
+from omoide.llm.stamps import split_stamp
 
 SCENE_OPENING = "The scene so far, as a play script:"
 

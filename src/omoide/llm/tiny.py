@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from omoide.config import Settings
+from omoide.config.settings import Settings
 from omoide.llm.base import ChatMessage
 
 REPLY_TOKENS = 200

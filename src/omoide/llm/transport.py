@@ -17,7 +17,7 @@ from typing import TypeVar
 
 import httpx
 
-from omoide.config import Settings
+from omoide.config.settings import Settings
 from omoide.errors import BackendError, BackendUnreachable, StreamBroken, StreamStalled
 from omoide.llm.errors import connect_error, http_error
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
-from omoide.config import Settings
-from omoide.domain import Memo, MemoAuthor, MemoryState
+from omoide.config.settings import Settings
+from omoide.domain.chat import Memo, MemoAuthor, MemoryState
 from omoide.errors import CommandError, NotFound
 from omoide.memory.memos import clean_user_highlights, memos_cut, near_stretch, prompt_memos
 from omoide.store import MemoHit, Store

@@ -6,8 +6,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-from omoide import templates
-from omoide.domain import DiaryEntry
+from omoide.memory import templates
+from omoide.domain.chat import DiaryEntry
 from omoide.llm.base import ChatMessage, ToolSpec
 from omoide.memory.inline import InlineTag, InlineTagFilter
 

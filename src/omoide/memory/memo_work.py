@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 
-from omoide.config import Settings
-from omoide.domain import Memo, MemoAuthor, Message
+from omoide.config.settings import Settings
+from omoide.domain.chat import Memo, MemoAuthor, Message
 from omoide.errors import OmoideError
-from omoide.events import MemoryEvent, MemoryWorkDone, MemoryWorkFailed, MemoryWorkStarted
+from omoide.memory.events import MemoryEvent, MemoryWorkDone, MemoryWorkFailed, MemoryWorkStarted
 from omoide.llm.base import ChatMessage
 from omoide.memory.memos import due_batches, memo_request, near_stretch, parse_highlights
 from omoide.memory.summary import InvalidSummary

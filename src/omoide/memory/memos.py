@@ -14,10 +14,11 @@ import re
 from collections.abc import Mapping, Sequence
 from datetime import tzinfo
 
-from omoide.domain import Memo, MemoAuthor, Message, Role
+from omoide.domain.chat import Memo, MemoAuthor, Message, Role
 from omoide.llm.base import ChatMessage
 from omoide.memory.summary import InvalidSummary
-from omoide.memory.window import speaker_label, stamp
+from omoide.llm.stamps import stamp
+from omoide.memory.window import speaker_label
 
 MEMO_PROMPT = """You keep the memo book of a roleplay between {name} and {user}. Read the messages below and \
 write their Journey Highlights: the 2 or 3 moments worth remembering weeks from now.

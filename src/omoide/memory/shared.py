@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from datetime import tzinfo
 from typing import Any
 
-from omoide.domain import Message
+from omoide.domain.chat import Message
 from omoide.llm.base import MEMORY_TASK, Backend, ChatMessage, Event, TokenCount, ToolSpec, is_memory_task
-from omoide.prompt import AssembledPrompt, window_messages
+from omoide.memory.prompt import AssembledPrompt, window_messages
 
 CHARS_PER_TOKEN = 3
 """A cautious count of characters per token for text not yet counted (more tokens than most models use)."""

@@ -5,10 +5,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from omoide import templates
-from omoide.domain import Message, Role
+from omoide.memory import templates
+from omoide.domain.chat import Message, Role
 from omoide.llm.base import ChatMessage
-from omoide.memory.window import speaker_label, stamp
+from omoide.llm.stamps import stamp
+from omoide.memory.window import speaker_label
 
 SUMMARY_PROMPT = """Summarize the following conversation between {name} and {user}. Focus on:
 1. Key events and decisions

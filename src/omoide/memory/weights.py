@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from functools import lru_cache
 
-from omoide.domain import DiaryEntry, Memo, Mention
+from omoide.domain.chat import DiaryEntry, Memo, Mention
 
 DEFAULT_IMPORTANCE = 3
 """For entries written without one (and for rows older than weights)."""

@@ -13,10 +13,10 @@ import logging
 from collections.abc import Callable
 
 from omoide.characters.model import Character
-from omoide.config import Settings
-from omoide.domain import DiaryAuthor, DiaryEntry, Memo, MemoryState, Message
+from omoide.config.settings import Settings
+from omoide.domain.chat import DiaryAuthor, DiaryEntry, Memo, MemoryState, Message
 from omoide.errors import OmoideError
-from omoide.events import MemoryEvent, MemoryWorkDone, MemoryWorkFailed, MemoryWorkStarted
+from omoide.memory.events import MemoryEvent, MemoryWorkDone, MemoryWorkFailed, MemoryWorkStarted
 from omoide.llm.base import Backend, ChatMessage, TextDelta
 from omoide.memory.diary import compressed_lines, compression_due, diary_compression_request
 from omoide.memory.memo_work import MemoWork

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from omoide.config import Settings
-from omoide.config_file import update_config
-from omoide.discovery import FoundServer, discover
+from omoide.config.settings import Settings
+from omoide.config.file import update_config
+from omoide.models.discovery import FoundServer, discover
 from omoide.errors import ConfigError
 from omoide.models.catalog import EMBEDDED, default_embedded, downloaded
 

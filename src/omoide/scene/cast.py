@@ -11,15 +11,15 @@ import random
 from collections.abc import Sequence
 
 from omoide.characters.model import Character
-from omoide.config import Settings
-from omoide.domain import Chat, Message, Role
+from omoide.config.settings import Settings
+from omoide.domain.chat import Chat, Message, Role
 from omoide.errors import CommandError
-from omoide.prompt import SceneFacts
+from omoide.memory.prompt import SceneFacts
 from omoide.scene import speakers
 from omoide.store import Store
 from omoide.world import familiarity
 from omoide.world.keeper import Directory
-from omoide.world.model import Field, Participant, user_key
+from omoide.domain.world import Field, Participant, user_key
 
 HISTORY = 40
 """Messages of the path read to see who spoke when."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from omoide.characters.model import Character, substitute
-from omoide.domain import Chat
+from omoide.domain.chat import Chat
 from omoide.store import Store
 
 

@@ -3,7 +3,7 @@ moves the chat's head (after auto-saving where it was)."""
 
 from __future__ import annotations
 
-from omoide.domain import Branch
+from omoide.domain.chat import Branch
 from omoide.errors import NotFound, StoreError
 from omoide.store import rows
 from omoide.store.connection import now_iso

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from omoide.domain import Chat, Role
+from omoide.domain.chat import Chat, Role
 from omoide.errors import NotFound, StoreError
 from omoide.store import rows
 from omoide.store.connection import now_iso

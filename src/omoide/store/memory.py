@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from types import EllipsisType
 
-from omoide.domain import DiaryAuthor, DiaryEntry, MemoryState, Summary
+from omoide.domain.chat import DiaryAuthor, DiaryEntry, MemoryState, Summary
 from omoide.errors import NotFound
 from omoide.store import rows
 from omoide.store.connection import now_iso

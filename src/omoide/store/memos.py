@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import aiosqlite
 
-from omoide.domain import Memo, MemoAuthor, MemoStatus
+from omoide.domain.chat import Memo, MemoAuthor, MemoStatus
 from omoide.errors import NotFound
 from omoide.store.connection import now_iso
 from omoide.store.db import Database

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from omoide.domain import Mention
+from omoide.domain.chat import Mention
 from omoide.store import rows
 from omoide.store.connection import now_iso
 from omoide.store.rows import ts

@@ -13,7 +13,7 @@ from typing import Any
 
 import aiosqlite
 
-from omoide.domain import Message, MessageStatus, Role
+from omoide.domain.chat import Message, MessageStatus, Role
 from omoide.errors import HeadMoved, NotFound
 from omoide.store import rows
 from omoide.store.connection import now_iso

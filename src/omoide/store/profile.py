@@ -3,7 +3,7 @@ retired rather than deleted, each with where it came from."""
 
 from __future__ import annotations
 
-from omoide.domain import FactStatus, Profile, ProfileFact
+from omoide.domain.chat import FactStatus, Profile, ProfileFact
 from omoide.errors import NotFound
 from omoide.store import rows
 from omoide.store.connection import now_iso

@@ -6,7 +6,7 @@ import json
 import sqlite3
 from datetime import datetime
 
-from omoide.domain import (
+from omoide.domain.chat import (
     Branch,
     Chat,
     DiaryAuthor,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from omoide.domain import Chat, Message, Role
+from omoide.domain.chat import Chat, Message, Role
 from omoide.store.connection import now_iso
 from omoide.store.db import Database
 from omoide.store.messages import MessageRepository

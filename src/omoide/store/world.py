@@ -19,7 +19,7 @@ from omoide.store.connection import now_iso
 from omoide.store.db import Database
 from omoide.store.paths import walk_up
 from omoide.store.rows import ts
-from omoide.world.model import (
+from omoide.domain.world import (
     Conversation,
     Field,
     Mention,

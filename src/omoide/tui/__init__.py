@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from omoide.session import ChatSession
+    from omoide.chat.session import ChatSession
 
 
 async def run_chat_async(session: ChatSession) -> None:

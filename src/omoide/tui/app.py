@@ -22,27 +22,13 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Input, Static
 from textual.worker import Worker, WorkerState
 
-from omoide import commands as slash
+from omoide.tui import slash
 from omoide.errors import OmoideError
 from omoide.startup import release_gc
-from omoide.events import (
-    ChangedElsewhere,
-    DiarySaved,
-    MemoryRecalled,
-    ProfileLearned,
-    MemoryEvent,
-    MemoryWorkDone,
-    MemoryWorkFailed,
-    MemoryWorkStarted,
-    ReplyDelta,
-    ReplyFailed,
-    ReplyFinished,
-    ReplyStarted,
-    TurnEvent,
-    UserMessageStored,
-)
+from omoide.chat.events import ChangedElsewhere, DiarySaved, MemoryRecalled, ProfileLearned, ReplyDelta, ReplyFailed, ReplyFinished, ReplyStarted, TurnEvent, UserMessageStored
+from omoide.memory.events import MemoryEvent, MemoryWorkDone, MemoryWorkFailed, MemoryWorkStarted
 from omoide.safe_text import inert
-from omoide.session import ChatSession
+from omoide.chat.session import ChatSession
 from omoide.tui.commands import HANDLERS, open_branch_picker
 from omoide.tui.host import CommandTable
 from omoide.tui.memos import memo_status, memos_command, open_book
@@ -126,7 +112,7 @@ class OmoideApp(App[None]):
         status = self.query_one(StatusBar)
         status.backend = f"{self.session.backend.name} · {self.session.backend.model}"
         status.memory = memory_label(self.session.memory_status)
-        from omoide.config import config_warnings
+        from omoide.config.settings import config_warnings
 
         for warning in config_warnings():
             self.notify(warning, severity="warning", timeout=10)

@@ -1,11 +1,11 @@
-"""What each slash command does in the TUI. Parsing lives in omoide.commands;
+"""What each slash command does in the TUI. Parsing lives in omoide.tui.slash;
 the handlers see the app only as a `Host`, and app.py registers `HANDLERS`."""
 
 from __future__ import annotations
 
 from omoide.characters.model import Character
-from omoide.commands import ParsedCommand, help_lines, parse_remember
-from omoide.domain import Message
+from omoide.tui.slash import ParsedCommand, help_lines, parse_remember
+from omoide.domain.chat import Message
 from omoide.errors import OmoideError
 from omoide.tui.host import Handler, Host, report
 from omoide.tui.memos import memo_rows

@@ -4,9 +4,9 @@ rows for memos."""
 
 from __future__ import annotations
 
-from omoide.commands import ParsedCommand
+from omoide.tui.slash import ParsedCommand
 from omoide.errors import OmoideError
-from omoide.events import MemoryEvent, MemoryWorkDone, MemoryWorkFailed
+from omoide.memory.events import MemoryEvent, MemoryWorkDone, MemoryWorkFailed
 from omoide.tui.host import Host, report
 from omoide.tui.widgets.status import MEMORY_IDLE
 

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
-from omoide.events import MemoryEvent, TurnEvent
+from omoide.chat.events import TurnEvent
+from omoide.memory.events import MemoryEvent
 
 
 @dataclass

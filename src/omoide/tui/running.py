@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import signal
 
-from omoide.session import ChatSession
+from omoide.chat.session import ChatSession
 from omoide.tui.app import OmoideApp
 
 

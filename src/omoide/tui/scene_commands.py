@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from omoide.commands import ParsedCommand
-from omoide.scene.turns import CONTINUE_MAX
+from omoide.tui.slash import ParsedCommand
+from omoide.chat.scene_turns import CONTINUE_MAX
 from omoide.tui.host import Handler, Host
 
 

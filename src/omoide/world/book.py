@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from omoide.store import Store
 from omoide.world import edits
-from omoide.world.model import Conversation, Field, Update, WorldView
+from omoide.domain.world import Conversation, Field, Update, WorldView
 
 
 class WorldBook:

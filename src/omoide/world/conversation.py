@@ -25,12 +25,12 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
-from omoide.domain import Message, Role
+from omoide.domain.chat import Message, Role
 from omoide.errors import OmoideError
 from omoide.llm.base import Backend, TextDelta
 from omoide.store import Store
 from omoide.world import familiarity, steps
-from omoide.world.model import SELF, Conversation, Field, Item, Mention, Participant, UpdateKind, dump_items, load_items
+from omoide.domain.world import SELF, Conversation, Field, Item, Mention, Participant, UpdateKind, dump_items, load_items
 
 log = logging.getLogger(__name__)
 

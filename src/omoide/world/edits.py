@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from omoide.errors import CommandError
 from omoide.store import Store
-from omoide.world.model import SELF, TEXT_FIELDS, Field, Update, UpdateKind
+from omoide.domain.world import SELF, TEXT_FIELDS, Field, Update, UpdateKind
 
 
 def editable(about: str, name: Field) -> bool:

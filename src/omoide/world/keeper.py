@@ -32,10 +32,10 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from omoide.characters.model import Character, substitute
-from omoide.config import Settings
-from omoide.domain import Chat, Message, Role
+from omoide.config.settings import Settings
+from omoide.domain.chat import Chat, Message, Role
 from omoide.errors import CommandError, OmoideError
-from omoide.events import MemoryEvent, MemoryWorkDone, MemoryWorkFailed, MemoryWorkStarted
+from omoide.memory.events import MemoryEvent, MemoryWorkDone, MemoryWorkFailed, MemoryWorkStarted
 from omoide.llm.base import Backend
 from omoide.memory.shared import ChatPrefix, Continuing
 from omoide.store import Store
@@ -44,7 +44,7 @@ from omoide.world.book import WorldBook
 from omoide.world.conversation import ConversationPass, PassResult, PassSettings
 from omoide.world.gate import ReplyGate
 from omoide.world.mentions import Known, MentionScanner, known_from
-from omoide.world.model import APPLYING, LIST_FIELDS, Conversation, Field, Participant, UpdateKind, dump_items, load_items, user_key
+from omoide.domain.world import APPLYING, LIST_FIELDS, Conversation, Field, Participant, UpdateKind, dump_items, load_items, user_key
 from omoide.world.prompt import mention_note, world_block
 
 log = logging.getLogger(__name__)

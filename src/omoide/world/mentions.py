@@ -12,8 +12,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from omoide.characters.model import Character
-from omoide.domain import Message
-from omoide.world.model import Mention
+from omoide.domain.chat import Message
+from omoide.domain.world import Mention
 
 MIN_ALIAS = 3
 """Shorter names (an 'Al', an 'Ed') would match too many ordinary words."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from omoide.world.model import Participant, WorldView
+from omoide.domain.world import Participant, WorldView
 
 
 def world_block(view: WorldView, me: str, others: Sequence[Participant]) -> str:

@@ -7,7 +7,7 @@ from rich.text import Text
 
 from omoide.safe_text import inert as printable
 from omoide.world import familiarity
-from omoide.world.model import SELF, Item, Relationship, Update, UpdateKind, is_user
+from omoide.domain.world import SELF, Item, Relationship, Update, UpdateKind, is_user
 
 KIND_STYLE = {
     UpdateKind.FAILED: "red", UpdateKind.RETRACT: "yellow", UpdateKind.REINSTATE: "green",

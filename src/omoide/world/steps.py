@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from omoide import templates
+from omoide.memory import templates
 from omoide.llm.base import ChatMessage
 
 SYSTEM = (

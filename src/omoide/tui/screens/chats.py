@@ -8,8 +8,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
-from omoide.domain import Chat
-from omoide.navigator import Navigator
+from omoide.domain.chat import Chat
+from omoide.chat.navigator import Navigator
 from omoide.safe_text import inert
 from omoide.tui.screens.prompt_input import InputModal
 from omoide.tui.widgets.text import plain

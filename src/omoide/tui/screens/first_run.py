@@ -24,7 +24,7 @@ from textual.widgets.option_list import Option
 from omoide.errors import OmoideError
 from omoide.llm.base import Backend
 from omoide.models import choose
-from omoide.session import ChatSession
+from omoide.chat.session import ChatSession
 
 Decision = Literal["once", "default", "keep"]
 

@@ -11,9 +11,9 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static, Tree
 
-from omoide.commands import ParsedCommand
+from omoide.tui.slash import ParsedCommand
 from omoide.safe_text import safe
-from omoide.world.model import Conversation, Update, UpdateKind
+from omoide.domain.world import Conversation, Update, UpdateKind
 from omoide.world.render import clip, update_line
 
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
-from omoide.domain import Memo
+from omoide.domain.chat import Memo
 from omoide.errors import OmoideError
 from omoide.exchange.memobook import gap_line, when
 from omoide.memory.book import MemoBook

@@ -10,9 +10,9 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
-from omoide.domain import Profile
+from omoide.domain.chat import Profile
 from omoide.errors import OmoideError
-from omoide.profile import ProfileBook, provenance, render_text
+from omoide.world.profile import ProfileBook, provenance, render_text
 from omoide.safe_text import inert, safe
 
 

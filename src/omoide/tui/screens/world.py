@@ -12,10 +12,10 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from omoide.commands import ParsedCommand
+from omoide.tui.slash import ParsedCommand
 from omoide.safe_text import safe
 from omoide.world.book import WorldBook
-from omoide.world.model import SELF, Field, WorldView, is_user
+from omoide.domain.world import SELF, Field, WorldView, is_user
 from omoide.world.render import about_name, clip, relationship_lines
 from omoide.tui.screens.text_edit import TextEditScreen
 

@@ -8,7 +8,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Markdown, Static
 
-from omoide.domain import DiaryAuthor, DiaryEntry
+from omoide.domain.chat import DiaryAuthor, DiaryEntry
 from omoide.safe_text import inert
 from omoide.tui.widgets.text import chat_markdown
 

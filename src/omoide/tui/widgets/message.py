@@ -19,7 +19,7 @@ from textual.timer import Timer
 from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
-from omoide.domain import Message, MessageStatus, Role
+from omoide.domain.chat import Message, MessageStatus, Role
 from omoide.safe_text import inert
 from omoide.tui.widgets import pacing
 from omoide.tui.widgets.text import chat_markdown

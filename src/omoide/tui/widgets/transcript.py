@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 from textual.containers import VerticalScroll
 
-from omoide.domain import Message
-from omoide.navigator import Navigator
+from omoide.domain.chat import Message
+from omoide.chat.navigator import Navigator
 from omoide.tui.widgets.message import MessageView
 
 PAGE = 40

@@ -10,9 +10,9 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from omoide.characters.model import Character
-from omoide.domain import Chat, DiaryEntry, MemoryState, Message, Role
+from omoide.domain.chat import Chat, DiaryEntry, MemoryState, Message, Role
 from omoide.errors import CommandError
-from omoide.events import TurnEvent
+from omoide.chat.events import TurnEvent
 from omoide.scene.cast import SceneCast
 from omoide.scene.speakers import Choice
 from omoide.store import Store

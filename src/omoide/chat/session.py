@@ -18,33 +18,32 @@ from typing import Literal
 from omoide.characters import lorebook
 from omoide.characters.attached import lorebooks_for
 from omoide.characters.model import Character, LoreEntry, Lorebook, substitute
-from omoide.config import Settings
-from omoide.domain import Chat, MemoryState, Message, Role
+from omoide.config.settings import Settings
+from omoide.domain.chat import Chat, MemoryState, Message, Role
 from omoide.errors import CommandError, HeadMoved, NotFound, StorageUnavailable
-from omoide.events import (
-    ChangedElsewhere, MemoryEvent, MemoryRecalled, ReplyFailed, ReplyFinished, ReplyStarted, TurnEvent, UserMessageStored,
-)
+from omoide.chat.events import ChangedElsewhere, MemoryRecalled, ReplyFailed, ReplyFinished, ReplyStarted, TurnEvent, UserMessageStored
+from omoide.memory.events import MemoryEvent
 from omoide.llm.base import Backend
 from omoide.memory.book import MemoBook, memory_state
-from omoide.memory.chatmemory import ChatMemory
+from omoide.chat.chat_memory import ChatMemory
 from omoide.memory.shared import chat_prefix
 from omoide.memory.worker import MemoryWorker
-from omoide.profile import ProfileBook, prompt_section
-from omoide.navigator import Navigator
-from omoide.prompt import AssembledPrompt, PromptContext, fit, shared_prefix_chars
-from omoide.reply import ReplyStream
+from omoide.world.profile import ProfileBook, prompt_section
+from omoide.chat.navigator import Navigator
+from omoide.memory.prompt import AssembledPrompt, PromptContext, fit, shared_prefix_chars
+from omoide.chat.reply import ReplyStream
 from omoide.store import Store
-from omoide.tokens import TokenCounter
-from omoide.toolform import ToolForm, resolve as resolve_tool_form
+from omoide.chat.tokens import TokenCounter
+from omoide.chat.toolform import ToolForm, resolve as resolve_tool_form
 from omoide.world.gate import ReplyGate
 from omoide.world.keeper import Directory, WorldKeeper, one_on_one
 from omoide.scene.cast import SceneCast
 from omoide.scene.opening import create_chat, scene_chat
 from omoide.scene.speakers import Choice
-from omoide.scene.turns import SceneTurns
-from omoide.session_memory import UserMemory
-from omoide.session_nav import Navigation
-from omoide.world.model import Conversation, Participant
+from omoide.chat.scene_turns import SceneTurns
+from omoide.chat.user_memory import UserMemory
+from omoide.chat.navigation import Navigation
+from omoide.domain.world import Conversation, Participant
 
 log = logging.getLogger(__name__)
 

@@ -16,13 +16,13 @@ from rich.console import Console
 from rich.text import Text
 
 from omoide import __version__, locations
-from omoide.cli_output import fail
+from omoide.cli.output import fail
 from omoide.errors import OmoideError
 from omoide.safe_text import inert, oneline, safe
-from omoide.say_cli import StreamedText as StreamedText  # re-exported: tests and scripts import it from here
+from omoide.cli.say import StreamedText as StreamedText  # re-exported: tests and scripts import it from here
 
 if TYPE_CHECKING:
-    from omoide.runtime import Workspace
+    from omoide.chat.runtime import Workspace
 
 T = TypeVar("T")
 
@@ -43,10 +43,10 @@ def _fail(exc: OmoideError) -> NoReturn:
 
 
 def run(coro_factory: Callable[[], Awaitable[T]]) -> T:
-    from omoide.logs import setup_logging
+    from omoide.config.logs import setup_logging
 
     setup_logging()
-    from omoide.config import config_warnings
+    from omoide.config.settings import config_warnings
 
     for warning in config_warnings():
         err.print(safe(f"Warning: {warning}", "yellow"), soft_wrap=True)
@@ -79,12 +79,12 @@ def only_chat() -> bool:
 
 
 def _mount_groups() -> None:
-    from omoide.book_cli import memos_command
-    from omoide.characters.cli import app as characters_app
-    from omoide.models.cli import app as models_app
-    from omoide.profile_cli import app as profile_app
-    from omoide.say_cli import register as register_say
-    from omoide.world.cli import register
+    from omoide.cli.memos import memos_command
+    from omoide.cli.characters import app as characters_app
+    from omoide.cli.models import app as models_app
+    from omoide.cli.profile import app as profile_app
+    from omoide.cli.say import register as register_say
+    from omoide.cli.world import register
 
     app.add_typer(characters_app, name="characters", help="List, show, import and export characters.")
     app.command("memos")(memos_command(run))
@@ -104,7 +104,7 @@ def chat(
 ) -> None:
     """Chat with a character in the terminal UI; name more to open a group scene
     (`omoide chat suzune wren`)."""
-    from omoide.runtime import Runtime
+    from omoide.chat.runtime import Runtime
 
     async def go() -> None:
         runtime = await Runtime.start()
@@ -136,7 +136,7 @@ def chats(
     """List chats: id, character, title, messages on the current path, last update."""
     from rich.table import Table
 
-    from omoide.runtime import Workspace
+    from omoide.chat.runtime import Workspace
 
     async def go() -> None:
         workspace = await Workspace.open()
@@ -158,7 +158,7 @@ def _memory_command(kind: str, character: str, chat_id: int | None) -> None:
     from rich.markdown import Markdown
 
     from omoide.memory.diary import render_diary
-    from omoide.runtime import Workspace
+    from omoide.chat.runtime import Workspace
 
     async def go() -> None:
         workspace = await Workspace.open()
@@ -215,8 +215,8 @@ def branches(
     """List a chat's saved branches: name, when saved, last message, messages since the fork."""
     from rich.table import Table
 
-    from omoide.navigator import Navigator
-    from omoide.runtime import Workspace
+    from omoide.chat.navigator import Navigator
+    from omoide.chat.runtime import Workspace
 
     async def go() -> None:
         workspace = await Workspace.open()
@@ -247,7 +247,7 @@ def search(
     """Search every chat with a character, all branches included, newest first."""
     from rich.table import Table
 
-    from omoide.runtime import Workspace
+    from omoide.chat.runtime import Workspace
 
     async def go() -> None:
         workspace = await Workspace.open()
@@ -283,7 +283,7 @@ def export(
     """Export a chat: the current path as SillyTavern JSONL or Markdown, or the whole tree."""
     from omoide.exchange import sillytavern as st
     from omoide.exchange.memobook import book_markdown, memo_json
-    from omoide.runtime import Workspace
+    from omoide.chat.runtime import Workspace
 
     if format not in ("jsonl", "md", "tree"):
         _fail(OmoideError(f"Unknown format '{format}'.", "Use --format jsonl, md or tree."))
@@ -345,7 +345,7 @@ def import_chat(
     from pathlib import Path
 
     from omoide.exchange import sillytavern as st
-    from omoide.runtime import Workspace
+    from omoide.chat.runtime import Workspace
 
     async def go() -> str:
         parsed = st.read_chat(Path(file))
@@ -368,7 +368,7 @@ def import_chat(
 @app.command()
 def doctor() -> None:
     """Check the configuration, the database and the backend, and say what is wrong."""
-    from omoide.doctor import run_doctor
+    from omoide.cli.doctor import run_doctor
 
     ok = run(run_doctor)
     raise typer.Exit(0 if ok else 1)

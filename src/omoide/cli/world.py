@@ -14,15 +14,15 @@ from rich.text import Text
 import omoide.memory.diary  # noqa: F401 - these register their templates
 import omoide.memory.summary  # noqa: F401
 import omoide.world.steps  # noqa: F401
-from omoide import templates
+from omoide.memory import templates
 from omoide.errors import OmoideError
 from omoide.safe_text import safe
 from omoide.world.book import WorldBook
-from omoide.world.model import SELF, Conversation, Item, Update, UpdateKind, WorldView, is_user
+from omoide.domain.world import SELF, Conversation, Item, Update, UpdateKind, WorldView, is_user
 from omoide.world.render import about_name, clip, relationship_lines, update_line
 
 if TYPE_CHECKING:
-    from omoide.runtime import Workspace
+    from omoide.chat.runtime import Workspace
 
 T = TypeVar("T")
 out = Console()
@@ -58,7 +58,7 @@ def end(
 
     Runs the end-of-conversation updates (summary, memory of you, goal,
     descriptor, familiarity, gossip, global memory) and waits for them."""
-    from omoide.runtime import Runtime
+    from omoide.chat.runtime import Runtime
 
     failed: list[str] = []
 
@@ -114,7 +114,7 @@ def world(
     """Print what a character carries: global memory, and per relationship the
     descriptor, familiarity, goal, consolidated memory, rolling summaries and
     what it heard from others."""
-    from omoide.runtime import Workspace
+    from omoide.chat.runtime import Workspace
 
     async def go() -> tuple[str, WorldView, int, dict[str, str]]:
         workspace: Workspace = await Workspace.open()
@@ -169,7 +169,7 @@ def log_command(
 ) -> None:
     """The memory update log: every update each conversation caused, before and
     after, with the template and the model; and the edits made by hand."""
-    from omoide.runtime import Workspace
+    from omoide.chat.runtime import Workspace
 
     async def go() -> tuple[str, list[tuple[Conversation, list[Update]]], list[Update], dict[str, str]]:
         workspace: Workspace = await Workspace.open()

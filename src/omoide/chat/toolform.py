@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from typing import Literal
 
 from omoide import locations
-from omoide.config import Settings
+from omoide.config.settings import Settings
 from omoide.errors import BackendError
 from omoide.llm.base import Backend, ChatMessage, TextDelta, ToolCall
 from omoide.memory.diary import NATIVE_INSTRUCTIONS, SAVE_MEMORY

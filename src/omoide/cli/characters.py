@@ -14,7 +14,7 @@ from rich.text import Text
 from omoide.characters.cards import export_card_json, export_card_png, import_card
 from omoide.characters.library import find_character, scan_characters, source_kind
 from omoide.characters.model import LoreEntry, substitute
-from omoide.cli_output import fail, stdout, stderr
+from omoide.cli.output import fail, stdout, stderr
 from omoide.errors import CharacterError, OmoideError
 from omoide.safe_text import inert, oneline, safe
 

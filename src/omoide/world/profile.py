@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from omoide.domain import FactStatus, Profile, ProfileFact
+from omoide.domain.chat import FactStatus, Profile, ProfileFact
 from omoide.errors import CommandError
 from omoide.store import Store
 from omoide.store.profile import FIELDS

@@ -10,15 +10,15 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from omoide.config import Settings
-from omoide.domain import Chat, DiaryAuthor, DiaryEntry, MemoryState, Message
+from omoide.config.settings import Settings
+from omoide.domain.chat import Chat, DiaryAuthor, DiaryEntry, MemoryState, Message
 from omoide.errors import CommandError
-from omoide.events import DiarySaved, ProfileLearned, TurnEvent
+from omoide.chat.events import DiarySaved, ProfileLearned, TurnEvent
 from omoide.memory.diary import MemoryNote, cap_entry, clean_entry
 from omoide.memory.recall import Recalled, recall
 from omoide.memory.weights import DEFAULT_IMPORTANCE, memo_strengths, memo_text, mentioned, strengths
-from omoide.profile import ProfileBook, prompt_section
-from omoide.prompt import PromptContext
+from omoide.world.profile import ProfileBook, prompt_section
+from omoide.memory.prompt import PromptContext
 from omoide.store import Store
 
 log = logging.getLogger(__name__)

@@ -15,8 +15,8 @@ from omoide.errors import OmoideError
 from omoide.safe_text import inert, safe
 
 if TYPE_CHECKING:
-    from omoide.events import TurnEvent
-    from omoide.session import ChatSession
+    from omoide.chat.events import TurnEvent
+    from omoide.chat.session import ChatSession
 
 T = TypeVar("T")
 err = Console(stderr=True)
@@ -58,8 +58,8 @@ def say(
     the most recent scene with exactly those characters), so `omoide chat`
     shows them. In a scene each reply is printed on its own line as
     `NAME: text`. Memory work (summary, diary) finishes before the command exits."""
-    from omoide.events import MemoryEvent, MemoryWorkDone, MemoryWorkStarted
-    from omoide.runtime import Runtime
+    from omoide.memory.events import MemoryEvent, MemoryWorkDone, MemoryWorkStarted
+    from omoide.chat.runtime import Runtime
 
     def on_memory(event: MemoryEvent) -> None:
         match event:
@@ -102,7 +102,7 @@ def say(
 
 
 async def _print(session: ChatSession, turn: AsyncGenerator[TurnEvent, None], failed: list[OmoideError]) -> None:
-    from omoide.events import ChangedElsewhere, DiarySaved, ProfileLearned, ReplyDelta, ReplyFailed, ReplyFinished, ReplyStarted
+    from omoide.chat.events import ChangedElsewhere, DiarySaved, ProfileLearned, ReplyDelta, ReplyFailed, ReplyFinished, ReplyStarted
 
     shown = StreamedText()
     started = False

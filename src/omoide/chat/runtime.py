@@ -13,11 +13,11 @@ from dataclasses import dataclass
 
 from omoide.characters.library import default_character, find_character
 from omoide.characters.model import Character
-from omoide.config import Settings, load_settings
-from omoide.events import MemoryEvent
+from omoide.config.settings import Settings, load_settings
+from omoide.memory.events import MemoryEvent
 from omoide.llm.base import Backend
 from omoide.llm.factory import make_backend
-from omoide.session import ChatSession
+from omoide.chat.session import ChatSession
 from omoide.store import Store
 
 

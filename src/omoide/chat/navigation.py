@@ -7,7 +7,7 @@ import re
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from omoide.domain import Branch, Chat, Message, Role
+from omoide.domain.chat import Branch, Chat, Message, Role
 from omoide.errors import CommandError, NotFound, StoreError
 from omoide.store import Store
 from omoide.world.keeper import WorldKeeper

@@ -12,9 +12,9 @@ from rich.console import Console
 from rich.text import Text
 
 from omoide import locations
-from omoide.characters.cli import _fail
+from omoide.cli.characters import _fail
 from omoide.errors import OmoideError
-from omoide.profile import ProfileBook, provenance, render_text
+from omoide.world.profile import ProfileBook, provenance, render_text
 from omoide.safe_text import safe
 
 T = TypeVar("T")
@@ -22,7 +22,7 @@ app = typer.Typer(invoke_without_command=True, help="Show and edit your profile:
 
 
 def _run(work: Callable[[ProfileBook], Awaitable[T]]) -> T:
-    from omoide.runtime import Workspace
+    from omoide.chat.runtime import Workspace
 
     async def go() -> T:
         workspace = await Workspace.open()

@@ -18,14 +18,14 @@ import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
-from omoide.domain import Message, MessageStatus, Role
+from omoide.domain.chat import Message, MessageStatus, Role
 from omoide.errors import BackendError, HeadMoved
-from omoide.events import MemoryRecalled, ReplyDelta, ReplyFailed, ReplyFinished, ReplyStarted, TurnEvent
+from omoide.chat.events import MemoryRecalled, ReplyDelta, ReplyFailed, ReplyFinished, ReplyStarted, TurnEvent
 from omoide.llm.base import Backend, ChatMessage, Done, Event, TextDelta, ToolCall, Usage
 from omoide.memory.diary import MAX_ENTRY_CHARS, SAVE_MEMORY, MemoryNote, cut_note
 from omoide.memory.inline import InlineTagFilter
 from omoide.memory.recall import RECALL, result_text
-from omoide.memory.window import strip_leading_stamp
+from omoide.llm.stamps import strip_leading_stamp
 from omoide.store import Store
 
 PERSIST_INTERVAL = 0.25

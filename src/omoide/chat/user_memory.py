@@ -9,11 +9,11 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from omoide.characters.model import Character
-from omoide.config import Settings
-from omoide.domain import Chat, DiaryAuthor, DiaryEntry, MemoryState
+from omoide.config.settings import Settings
+from omoide.domain.chat import Chat, DiaryAuthor, DiaryEntry, MemoryState
 from omoide.errors import CommandError
 from omoide.memory.book import memory_state
-from omoide.memory.chatmemory import ChatMemory
+from omoide.chat.chat_memory import ChatMemory
 from omoide.memory.recall import Recalled
 from omoide.memory.weights import DEFAULT_IMPORTANCE
 from omoide.memory.worker import MemoryWorker

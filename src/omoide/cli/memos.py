@@ -32,7 +32,7 @@ def memos_command(run: Runner) -> Callable[..., None]:
         """Print the memo book: a memo of highlights for every batch of messages on the chat's path."""
         from omoide.exchange.memobook import book_markdown, gap_line, memo_json
         from omoide.memory.book import MemoBook
-        from omoide.runtime import Runtime, Workspace
+        from omoide.chat.runtime import Runtime, Workspace
 
         async def go() -> str:
             # Only --retry talks to a model; printing and --add open the store alone.

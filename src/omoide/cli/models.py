@@ -10,11 +10,11 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from omoide.cli_output import fail, stdout, stderr
+from omoide.cli.output import fail, stdout, stderr
 from omoide.errors import OmoideError
 
 if TYPE_CHECKING:
-    from omoide.config import Settings
+    from omoide.config.settings import Settings
 
 T = TypeVar("T")
 
@@ -25,7 +25,7 @@ _out, _err, _fail = stdout, stderr, fail
 
 
 def _run(coro: Coroutine[Any, Any, T]) -> T:
-    from omoide.logs import setup_logging
+    from omoide.config.logs import setup_logging
 
     setup_logging()
     try:
@@ -65,7 +65,7 @@ def models(ctx: typer.Context) -> None:
 
 
 def _settings() -> Settings:
-    from omoide.config import load_settings
+    from omoide.config.settings import load_settings
 
     try:
         return load_settings()
@@ -79,7 +79,7 @@ def use(
     server: Annotated[str | None, typer.Option("--server", help="The server's address, when the model is on a server not found by itself, or on several.")] = None,
 ) -> None:
     """Make NAME the default model (written to config.toml)."""
-    from omoide.discovery import discover
+    from omoide.models.discovery import discover
     from omoide.models import choose
 
     settings = _settings()

@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 from omoide import locations
 from omoide.errors import ConfigError
-from omoide.settings_fields import Range, SettingsError, fields_of, from_environment, read_toml
+from omoide.config.fields import Range, SettingsError, fields_of, from_environment, read_toml
 
 __all__ = ["BackendKind", "Range", "Secret", "Settings", "SettingsError", "config_warnings", "load_settings"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from omoide.domain import Branch, Chat, Message
+from omoide.domain.chat import Branch, Chat, Message
 from omoide.errors import CommandError
 from omoide.store import SearchHit, Store
 

@@ -1,11 +1,11 @@
-"""What a ChatSession reports while a turn runs and while memory work runs in
-the background. Clients (the TUI, the CLI) match on these."""
+"""What a ChatSession reports while a turn runs. Clients (the TUI, the CLI)
+match on these; background memory work reports `omoide.memory.events`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from omoide.domain import DiaryEntry, Memo, Message, ProfileFact, Summary
+from omoide.domain.chat import DiaryEntry, Message, ProfileFact
 from omoide.errors import BackendError
 from omoide.llm.base import Usage
 
@@ -76,27 +76,3 @@ TurnEvent = (
     UserMessageStored | ReplyStarted | ReplyDelta | DiarySaved | ProfileLearned | MemoryRecalled | ReplyFinished | ReplyFailed
     | ChangedElsewhere
 )
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryWorkStarted:
-    kind: str
-    """'summary', 'diary' or 'memo'."""
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryWorkDone:
-    kind: str
-    summary: Summary | None = None
-    entry: DiaryEntry | None = None
-    memo: Memo | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryWorkFailed:
-    kind: str
-    reason: str
-    """Readable, for the status bar; the work is retried at a later turn."""
-
-
-MemoryEvent = MemoryWorkStarted | MemoryWorkDone | MemoryWorkFailed

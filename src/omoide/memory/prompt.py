@@ -23,13 +23,13 @@ from datetime import datetime, tzinfo
 from typing import Literal
 
 from omoide.characters.model import Character, substitute
-from omoide.domain import DiaryEntry, MemoryState, Message, MessageStatus, Role
+from omoide.domain.chat import DiaryEntry, MemoryState, Message, MessageStatus, Role
 from omoide.llm.base import ChatMessage, Usage
 from omoide.memory import recall
 from omoide.memory.diary import INLINE_INSTRUCTIONS, NATIVE_INSTRUCTIONS, diary_lines, render_diary, select_diary
 from omoide.memory.memos import render_memos
 from omoide.memory.weights import memo_text, select_weighted
-from omoide.memory.window import stamp
+from omoide.llm.stamps import stamp
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are {{char}} in an ongoing roleplay with {{user}}. Stay in character. "

@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.text import Text
 
 from omoide import locations
-from omoide.config import Settings, config_warnings, load_settings
+from omoide.config.settings import Settings, config_warnings, load_settings
 from omoide.errors import OmoideError
 from omoide.safe_text import safe
 
@@ -36,7 +36,7 @@ async def _servers(settings: Settings) -> None:
     """Model servers running here: information, never a failure."""
     from rich.text import Text
 
-    from omoide.discovery import discover
+    from omoide.models.discovery import discover
 
     if settings.discover_servers == []:
         console.print("  servers: discovery is off (discover_servers = [])")
@@ -101,7 +101,7 @@ async def run_doctor() -> bool:
     try:
         from omoide.llm.factory import make_backend
 
-        from omoide.toolform import resolve
+        from omoide.chat.toolform import resolve
 
         backend = make_backend(settings)
         try:

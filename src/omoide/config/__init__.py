@@ -1,0 +1,1 @@
+"""Settings (in sections), the config file, and logging."""

@@ -1,0 +1,32 @@
+"""What background memory work (summaries, diary compression, memos, the world
+pass) reports. Clients match on these."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from omoide.domain.chat import DiaryEntry, Memo, Summary
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryWorkStarted:
+    kind: str
+    """'summary', 'diary' or 'memo'."""
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryWorkDone:
+    kind: str
+    summary: Summary | None = None
+    entry: DiaryEntry | None = None
+    memo: Memo | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryWorkFailed:
+    kind: str
+    reason: str
+    """Readable, for the status bar; the work is retried at a later turn."""
+
+
+MemoryEvent = MemoryWorkStarted | MemoryWorkDone | MemoryWorkFailed
