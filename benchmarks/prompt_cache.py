@@ -45,7 +45,8 @@ from omoide.memory.events import MemoryWorkDone  # noqa: E402
 from omoide.llm.base import ChatMessage  # noqa: E402
 from omoide.llm.local import LocalBackend  # noqa: E402
 from omoide.llm.stamps import stamp  # noqa: E402
-from omoide.memory.prompt import PromptContext, assemble, card_text, memory_text, window_messages  # noqa: E402
+from omoide.memory.prompt.layers import assemble, card_text, memory_text, window_messages  # noqa: E402
+from omoide.memory.prompt.model import PromptContext  # noqa: E402
 from omoide.chat.session import ChatSession  # noqa: E402
 from omoide.store import Store  # noqa: E402
 from tests.scripted import ScriptedBackend  # noqa: E402
@@ -127,7 +128,7 @@ async def cache_reuse(turns: int, tokenizer: LocalBackend, **memory_settings: ob
         parent = (await store.messages.get(head)).parent_id
         memory = await store.memory.state(parent)
         path = await store.messages.path(parent, limit=15)
-        ctx = PromptContext(character=character, user_name="Kai", now=clock[0], tools=session.tools_mode,
+        ctx = PromptContext(character=character, user_name="Kai", now=clock[0], tools=session.turns.tools_mode,
                             diary_lines=settings.diary_prompt_lines)
         fair_tokens = tokenizer.tokenize(tokenizer.render_prompt(fair_prompt(ctx, memory, path)))
         naive_tokens = tokenizer.tokenize(tokenizer.render_prompt(naive_prompt(ctx, memory, path)))

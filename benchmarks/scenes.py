@@ -34,7 +34,7 @@ def _p95(values: list[float]) -> float:
 async def run(cast: list[str], turns: int, home: Path) -> tuple[list[float], list[float], list[float]]:
     from omoide.characters.library import find_character
     from omoide.config.settings import Settings
-    from omoide.memory.prompt import shared_prefix_chars
+    from omoide.memory.prompt.fit import shared_prefix_chars
     from omoide.chat.session import ChatSession
     from omoide.store import Store
     from tests.scripted import ScriptedBackend

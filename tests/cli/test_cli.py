@@ -110,7 +110,7 @@ async def _chat_with_branches() -> None:
     session = await ChatSession.open(store, find_character("wren"), Settings(), ScriptedBackend([["Aye, a new one."], ["Then call it Mochi Isle."]]))
     async for _ in session.send("Any islands today?"):
         pass
-    await session.save_branch("before_naming")
+    await session.tree.save_branch("before_naming")
     async for _ in session.send("Let's name it after my cat."):
         pass
     await store.close()
@@ -197,7 +197,7 @@ def test_omoide_chat_from_the_command_line_loads_no_other_command_group(tmp_path
     script = Path(sys.executable).with_name("omoide")
     env = {**os.environ, "OMOIDE_HOME": str(tmp_path)}
     probe = ("import sys; sys.argv = [sys.argv[1], *sys.argv[2:]]; import omoide.cli.app as c; "
-             "print(sorted(m for m in sys.modules if m.startswith('omoide.world') or m == 'omoide.cli.profile'))")
+             "print(sorted(m for m in sys.modules if m.startswith(('omoide.world', 'omoide.cli.world')) or m == 'omoide.cli.profile'))")
     only_chat = subprocess.run([sys.executable, "-c", probe, str(script), "chat", "--help"], env=env, capture_output=True, text=True, check=True)
     assert only_chat.stdout.strip() == "[]"
     other = subprocess.run([sys.executable, "-c", probe, str(script), "world", "--help"], env=env, capture_output=True, text=True, check=True)

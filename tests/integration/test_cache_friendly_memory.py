@@ -11,7 +11,8 @@ from omoide.characters.model import Character
 from omoide.config.settings import Settings
 from omoide.llm.base import MEMORY_TASK, ChatMessage
 from omoide.memory.shared import task_of
-from omoide.memory.prompt import render, shared_prefix_chars
+from omoide.memory.prompt.fit import shared_prefix_chars
+from omoide.memory.prompt.model import render
 from omoide.chat.session import ChatSession
 from omoide.store import Store
 from tests.scripted import ScriptedBackend

@@ -44,7 +44,7 @@ async def test_the_prompt_always_holds_the_compressed_diary_and_the_newest_entri
     compressed_seen = False
     for i in range(40):
         text = "\n".join(f"entry {i} line {j}" for j in range(lines_per_entry))
-        await session.remember(text)
+        await session.user.remember(text)
         async for _ in session.send(f"turn {i}"):
             pass
         prompt = session.last_prompt

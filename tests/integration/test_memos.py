@@ -110,14 +110,14 @@ async def test_restoring_a_branch_rewinds_the_memo_book(store: Store) -> None:
                     "【Highlight 1】: On the second road Mika lost her red scarf."])
     session = await open_session(store, ScriptedBackend(default=lambda m: [next(answers)]))
     await turns(session, 2)
-    await session.save_branch("fork")
+    await session.tree.save_branch("fork")
     await turns(session, 2)
     assert [m.highlights for m in await session.book.pages()] == [("On the first road Kai found a silver key.",)]
-    _, saved = await session.restore_branch("fork")
+    _, saved = await session.tree.restore_branch("fork")
     assert saved is not None and await session.book.pages() == []
     await turns(session, 2, "Another way")
     assert [m.highlights for m in await session.book.pages()] == [("On the second road Mika lost her red scarf.",)]
-    await session.restore_branch(saved.name)
+    await session.tree.restore_branch(saved.name)
     assert [m.highlights for m in await session.book.pages()] == [("On the first road Kai found a silver key.",)]
 
 
@@ -132,7 +132,7 @@ async def test_a_memo_made_late_is_anchored_to_its_batch_not_to_where_the_user_w
     await session.wait_for_memory_work()
     [memo] = await session.book.pages()
     assert memo.anchor_depth == 7
-    await session.select_swipe(1)
+    await session.tree.select_swipe(1)
     assert [m.id for m in await session.book.pages()] == [memo.id]
 
 

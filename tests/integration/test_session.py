@@ -201,7 +201,7 @@ async def test_diary_compression_replaces_old_entries_in_the_characters_voice(st
     summarizer = ScriptedBackend([[compressed]])
     session = await open_session(store, ScriptedBackend(default=lambda m: ["ok"]), summarizer, events, diary_compress_lines=3)
     for i in range(4):
-        await session.remember(f"note {i}")
+        await session.user.remember(f"note {i}")
     await chat_turns(session, 1)
     await session.wait_for_memory_work()
     memory = await session.memory()
@@ -214,7 +214,7 @@ async def test_the_diary_survives_a_restart(tmp_path: Path) -> None:
     store = await Store.open(tmp_path / "d.db")
     session = await open_session(store, ScriptedBackend([["Noted.<save_memory>He hates thunder.</save_memory>"]]))
     await run_turn(session, "I hate thunder.")
-    await session.remember("He works nights.")
+    await session.user.remember("He works nights.")
     await store.close()
     store = await Store.open(tmp_path / "d.db")
     again = await open_session(store, ScriptedBackend())
@@ -236,24 +236,24 @@ async def test_memory_follows_the_branch(store: Store) -> None:
     backend = ScriptedBackend([["Hm."], ["Fine.<save_memory>He confessed. I said yes.</save_memory>"]])
     session = await open_session(store, backend)
     await run_turn(session, "Can I ask you something?")
-    await session.save_branch("before_confession")
+    await session.tree.save_branch("before_confession")
     with pytest.raises(CommandError, match="already exists"):
-        await session.save_branch("before_confession")
+        await session.tree.save_branch("before_confession")
     await run_turn(session, "I like you.")
     assert [e.content for e in (await session.memory()).diary] == ["He confessed. I said yes."]
 
-    target, autosaved = await session.restore_branch("before_confession")
+    target, autosaved = await session.tree.restore_branch("before_confession")
     assert autosaved is not None and autosaved.name.startswith("auto-")
     assert (await session.memory()).diary == []
     assert (await session.transcript())[-1].content == "Hm."
 
-    await session.restore_branch(autosaved.name)
+    await session.tree.restore_branch(autosaved.name)
     assert [e.content for e in (await session.memory()).diary] == ["He confessed. I said yes."]
     assert (await session.transcript())[-1].content.startswith("Fine.")
     with pytest.raises(NotFound, match="before_confession"):
-        await session.restore_branch("nope")
+        await session.tree.restore_branch("nope")
     with pytest.raises(CommandError, match="not a valid branch name"):
-        await session.save_branch("../etc")
+        await session.tree.save_branch("../etc")
 
 
 async def test_compression_begun_on_one_branch_never_lands_in_another(store: Store) -> None:
@@ -261,10 +261,10 @@ async def test_compression_begun_on_one_branch_never_lands_in_another(store: Sto
     summarizer = ScriptedBackend([[release, SUMMARY]])
     session = await open_session(store, ScriptedBackend(default=lambda m: ["ok"]), summarizer, recent_messages=3, summary_threshold=4)
     await run_turn(session, "first")
-    await session.save_branch("early")
+    await session.tree.save_branch("early")
     await run_turn(session, "second")  # compression starts here, and is held
     assert session.memory_worker.running
-    await session.restore_branch("early")
+    await session.tree.restore_branch("early")
     release.set()
     await session.wait_for_memory_work()
     assert (await session.memory()).summary is None
@@ -276,9 +276,9 @@ async def test_regenerate_adds_a_swipe_and_swipes_can_be_selected(store: Store) 
     session = await open_session(store, ScriptedBackend([["First take."], ["Second take."]]))
     await run_turn(session, "Say something")
     [e async for e in session.regenerate()]
-    swipes, index = await session.swipes()
+    swipes, index = await session.tree.swipes()
     assert [m.content for m in swipes] == ["First take.", "Second take."] and index == 1
-    await session.select_swipe(-1)
+    await session.tree.select_swipe(-1)
     assert (await session.transcript())[-1].content == "First take."
 
 
@@ -288,7 +288,7 @@ async def test_edit_and_undo_keep_everything_reachable(store: Store) -> None:
     [e async for e in session.edit_last("Typo-free message")]
     path = [m.content for m in await session.transcript()]
     assert path[-2:] == ["Typo-free message", "Reply two."]
-    await session.undo()
+    await session.tree.undo()
     assert [m.content for m in await session.transcript()] == ["*waves* Hi, Kai!"]
     assert await store.messages.count(session.chat.id) == 5
 
@@ -298,13 +298,13 @@ async def test_switching_persona_changes_who_the_character_talks_to_and_is_remem
     cfg = settings(personas={"Captain Rhea": "A sea captain with a scar and a soft spot for cats."})
     session = await ChatSession.open(store, MIKA, cfg, backend)
     with pytest.raises(CommandError, match="no persona named 'Rhea'"):
-        await session.set_persona("Rhea")
-    await session.set_persona("captain rhea")
+        await session.user.set_persona("Rhea")
+    await session.user.set_persona("captain rhea")
     await run_turn(session, "Ahoy.")
     system = backend.calls[-1]["messages"][0]["content"]
     assert "## Captain Rhea\nA sea captain with a scar" in system
     again = await ChatSession.open(store, MIKA, cfg, backend)
-    assert again.user_name == "Captain Rhea"
+    assert again.user.name == "Captain Rhea"
 
 
 async def test_lore_fires_on_keywords_and_lands_in_the_volatile_tail(store: Store) -> None:
@@ -329,9 +329,9 @@ async def test_lore_fires_on_keywords_and_lands_in_the_volatile_tail(store: Stor
 async def test_alternate_greetings_are_swipes_of_the_first_message(store: Store) -> None:
     character = Character(id="orin", name="Orin", first_message="Mind the gears, {{user}}.", alternate_greetings=["*winds a music box* Listen."])
     session = await ChatSession.open(store, character, settings(), ScriptedBackend())
-    swipes, index = await session.swipes()
+    swipes, index = await session.tree.swipes()
     assert [m.content for m in swipes] == ["Mind the gears, Kai.", "*winds a music box* Listen."] and index == 0
-    await session.select_swipe(1)
+    await session.tree.select_swipe(1)
     assert [m.content for m in await session.transcript()] == ["*winds a music box* Listen."]
 
 
@@ -349,7 +349,7 @@ async def test_an_empty_first_message_opens_with_the_first_alternate_and_keeps_t
     character = import_card(path)
     store = await Store.open(tmp_path / "o.db")
     session = await ChatSession.open(store, character, settings(), ScriptedBackend())
-    swipes, index = await session.swipes()
+    swipes, index = await session.tree.swipes()
     await store.close()
     assert [m.content for m in swipes] == ["Closed! ...Oh, it's you, Kai.", "*winds a music box*"] and index == 0
 

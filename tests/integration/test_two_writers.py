@@ -101,6 +101,6 @@ async def test_a_reply_overtaken_by_another_window_is_kept_on_a_named_branch(tui
         await wait_for(pilot, lambda: [t for _, t in texts(app)][-1:] == ["From the script."])
         path = [m.content for m in await app.session.store.messages.path(app.session.chat.head_id)]
         assert path[1:] == ["From the TUI first.", "Script here.", "From the script."]
-        fork = next(b for b in await app.session.branches() if b.name.startswith("fork-"))
+        fork = next(b for b in await app.session.tree.branches() if b.name.startswith("fork-"))
         kept = await app.session.store.messages.path(fork.message_id)
         assert [m.content for m in kept][1:] == ["From the TUI first.", "From the TUI."]

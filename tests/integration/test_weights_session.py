@@ -93,8 +93,8 @@ async def test_entries_get_their_importance_or_the_default(store: Store) -> None
     session = await ChatSession.open(store, MIKA, settings(tools="native"), backend)
     await turn(session, "Will you marry me?")
     await turn(session, "Toast?")
-    important = await session.remember("He hates thunder.", importance=5)
-    plain = await session.remember("He likes rain.")
+    important = await session.user.remember("He hates thunder.", importance=5)
+    plain = await session.user.remember("He likes rain.")
     diary = (await session.memory()).diary
     assert [(e.content, e.importance, e.emotion) for e in diary] == [
         ("He proposed at the pier.", 5, "joy"), ("He had toast.", 3, None), ("He hates thunder.", 5, None), ("He likes rain.", 3, None),
@@ -108,7 +108,7 @@ async def test_bringing_a_memory_up_again_is_recorded_on_the_branch_and_raises_i
     session = await ChatSession.open(store, MIKA, settings(), backend)
     await turn(session, "My grandmother kept a lighthouse.")
     [entry] = (await session.memory()).diary
-    await session.save_branch("before")
+    await session.tree.save_branch("before")
     await turn(session, "Remember that lighthouse on the cape?")
     head = (await session.head()).id  # type: ignore[union-attr]
     mentions = await store.mentions.at(head)
@@ -116,9 +116,9 @@ async def test_bringing_a_memory_up_again_is_recorded_on_the_branch_and_raises_i
     assert session.last_prompt is not None
     [(_, shown, power)] = session.last_prompt.memories
     assert shown == f"diary: {entry.content}" and power is not None and power > 3.9, "importance 3 plus a fresh mention"
-    await session.restore_branch("before")
+    await session.tree.restore_branch("before")
     assert await store.mentions.at((await session.head()).id) == []  # type: ignore[union-attr]
-    await session.restore_branch(next(b.name for b in await session.branches() if b.name.startswith("auto-")))
+    await session.tree.restore_branch(next(b.name for b in await session.tree.branches() if b.name.startswith("auto-")))
     [e async for e in session.regenerate()]
     regenerated = (await session.head()).id  # type: ignore[union-attr]
     assert regenerated != head and len(await store.mentions.at(regenerated)) == 1, "a regenerated reply does not count it twice"
@@ -128,9 +128,9 @@ async def test_a_weighted_diary_prompt_picks_the_important_entries(store: Store)
     backend = ScriptedBackend()
     session = await ChatSession.open(store, MIKA, settings(diary_selection="weighted", diary_prompt_lines=4), backend)
     await turn(session, "Hi")
-    await session.remember("He cried on the pier.", importance=5)
+    await session.user.remember("He cried on the pier.", importance=5)
     for i in range(4):
-        await session.remember(f"Ordinary day {i}.", importance=1)
+        await session.user.remember(f"Ordinary day {i}.", importance=1)
     await turn(session, "Hello again")
     shown = tail(backend)
     assert "He cried on the pier." in shown and "Ordinary day 3." in shown and "Ordinary day 0." not in shown
@@ -145,9 +145,9 @@ async def test_diary_compression_keeps_important_entries_word_for_word(store: St
     summarizer = ScriptedBackend([["I keep a seat for him now; the days blur together but I smile."]])
     session = await ChatSession.open(store, MIKA, settings(diary_compress_lines=4), ScriptedBackend(default=lambda m: ["ok"]), summarizer=summarizer)
     await turn(session, "Hi")
-    kept = await session.remember("He said my name like a promise at the pier.", importance=5)
+    kept = await session.user.remember("He said my name like a promise at the pier.", importance=5)
     for i in range(4):
-        await session.remember(f"Ordinary day {i}.")
+        await session.user.remember(f"Ordinary day {i}.")
     await turn(session, "Again")
     await session.wait_for_memory_work()
     diary = (await session.memory()).diary
@@ -208,16 +208,16 @@ async def test_slash_recall_brings_a_moment_into_the_next_prompt_only(store: Sto
     await turn(session, "The festival lanterns were red and gold.")
     for i in range(4):
         await turn(session, f"small talk {i}")
-    found = await session.recall("festival lanterns")
+    found = await session.user.recall("festival lanterns")
     assert len(found) == 1 and found[0].who == "Kai"
     await turn(session, "Do you remember?")
     assert "## A past moment comes back to you" in tail(backend) and "lanterns were red and gold" in tail(backend)
     assert session.last_prompt is not None and session.last_prompt.recalled
     await turn(session, "And now?")
     assert "lanterns" not in tail(backend)
-    assert await session.recall("submarine") == []
+    assert await session.user.recall("submarine") == []
     with pytest.raises(CommandError, match="needs words"):
-        await session.recall("  ")
+        await session.user.recall("  ")
 
 
 async def test_amnesia_hides_tiers_without_deleting_and_off_brings_them_back(store: Store, tmp_path: Path) -> None:
@@ -225,8 +225,8 @@ async def test_amnesia_hides_tiers_without_deleting_and_off_brings_them_back(sto
     backend = ScriptedBackend(default=lambda m: ["Mm."])
     session = await ChatSession.open(store, MIKA, settings(), backend)
     await turn(session, "Hi")
-    await session.remember("He fixed my oven.")
-    assert await session.set_amnesia(["diary", "profile"]) == ("diary", "profile")
+    await session.user.remember("He fixed my oven.")
+    assert await session.user.set_amnesia(["diary", "profile"]) == ("diary", "profile")
     await turn(session, "Who am I?")
     everything = system_prompt(backend) + tail(backend)
     assert "oven" not in everything and "cats" not in everything
@@ -236,8 +236,8 @@ async def test_amnesia_hides_tiers_without_deleting_and_off_brings_them_back(sto
     other = await ChatSession.open(store, WREN, settings(), ScriptedBackend())
     assert other.chat.amnesia == ()
     with pytest.raises(CommandError, match="not a memory tier"):
-        await again.set_amnesia(["feelings"])
-    assert await again.set_amnesia([]) == ()
+        await again.user.set_amnesia(["feelings"])
+    assert await again.user.set_amnesia([]) == ()
     await turn(again, "And now?")
     assert "oven" in tail(backend) and "cats" in system_prompt(backend)
     assert [e.content for e in (await again.memory()).diary] == ["He fixed my oven."]
@@ -254,7 +254,7 @@ async def test_memos_have_strengths_raised_by_mentions_and_amnesia_hides_them(st
     assert session.last_prompt is not None
     [(_, label, power)] = [m for m in session.last_prompt.memories if m[1].startswith("memo: ")]
     assert "brass telescope" in label and power is not None and power > 3.9, "the default importance plus a fresh mention"
-    assert await session.set_amnesia(["memos"]) == ("memos",)
+    assert await session.user.set_amnesia(["memos"]) == ("memos",)
     await turn(session, "And now?")
     everything = "".join(str(m.get("content")) for m in backend.calls[-1]["messages"])
     assert "brass telescope" not in everything.split("[")[0] and "## Memo" not in everything

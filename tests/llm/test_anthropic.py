@@ -13,7 +13,8 @@ from omoide.errors import AuthenticationFailed, ModelNotFound, ServerFailed, Str
 from omoide.llm.anthropic import AnthropicBackend, to_anthropic
 from omoide.llm.base import Done, TextDelta, ToolCall, Usage
 from omoide.memory.diary import SAVE_MEMORY
-from omoide.memory.prompt import PromptContext, assemble
+from omoide.memory.prompt.layers import assemble
+from omoide.memory.prompt.model import PromptContext
 from tests.faultserver import FaultServer, Reply
 
 DATA = Path(__file__).parent / "data"
@@ -237,7 +238,7 @@ async def test_two_consecutive_turns_share_the_whole_window_prefix_byte_for_byte
     session = await ChatSession.open(store, suzune, settings, b)
     session.clock = lambda: datetime(2026, 4, 1, 20, 15, tzinfo=UTC)
     _ = [e async for e in session.send("Coffee?")]
-    await session.remember("He takes it black.")
+    await session.user.remember("He takes it black.")
     session.clock = lambda: datetime(2026, 4, 1, 20, 15, tzinfo=UTC) + timedelta(hours=1, minutes=7)
     _ = [e async for e in session.send("Is the lighthouse lit tonight?")]
     await store.close()

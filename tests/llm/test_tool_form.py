@@ -72,7 +72,7 @@ async def test_the_request_retried_without_tools_carries_the_inline_instructions
     assert "tools" not in retried.json()
     assert INLINE_INSTRUCTIONS in system_text(retried) and "save_memory tool" not in system_text(retried)
     assert [e.entry.content for e in events if isinstance(e, DiarySaved)] == ["His cat is Mochi."]
-    assert session.tools_mode == "inline"
+    assert session.turns.tools_mode == "inline"
 
 
 async def test_a_model_that_answers_in_text_gets_the_inline_form_and_is_asked_once(fault_server: FaultServer, tmp_path: Path) -> None:
@@ -85,8 +85,8 @@ async def test_a_model_that_answers_in_text_gets_the_inline_form_and_is_asked_on
         _ = [e async for e in session.send("Hi.")]
         await store.close()
         await backend.aclose()
-        assert session.tool_form is not None and session.tool_form.form == "inline"
-        assert "answered in text instead of calling save_memory" in session.tool_form.reason
+        assert session.turns.tool_form is not None and session.turns.tool_form.form == "inline"
+        assert "answered in text instead of calling save_memory" in session.turns.tool_form.reason
     probe, first, second = chats
     assert probe.json()["tools"][0]["function"]["name"] == "save_memory"
     for turn in (first, second):

@@ -50,15 +50,15 @@ async def say(session: ChatSession, text: str, **kw: str) -> list[tuple[str, str
     out = []
     async for event in session.send(text, **kw):
         if isinstance(event, ReplyFinished):
-            out.append((session.speaker_name(event.message), event.message.content))
+            out.append((session.scene.speaker_name(event.message), event.message.content))
     await session.memory_worker.wait()
     return out
 
 
 async def test_a_scene_opens_with_both_and_the_named_one_answers(store: Store) -> None:
     session = await open_scene(store)
-    assert [c.id for c in session.present] == ["suzune", "wren"]
-    assert session.chat.cast == ("suzune", "wren") and session.is_scene
+    assert [c.id for c in session.scene.present] == ["suzune", "wren"]
+    assert session.chat.cast == ("suzune", "wren") and session.scene.is_scene
     assert await say(session, "Wren, did you bring the charts?") == [("Wren", "(Wren speaking)")]
     assert "Wren: was named in the message" in session.last_prompt.speaker.replace("Wren was", "was")  # type: ignore[union-attr]
     assert await say(session, "Suzune, coffee?") == [("Suzune", "(Suzune speaking)")]
@@ -102,16 +102,16 @@ async def test_invite_leave_and_undo_follow_the_tree(store: Store, omoide_home: 
     add_mika(omoide_home)
     session = await open_scene(store)
     await say(session, "Hi.")
-    note = await session.invite("Mika")
+    note = await session.scene.invite("Mika")
     assert note.role is Role.SYSTEM and note.stage == "invite" and note.content == "Mika joins the scene."
-    assert [c.id for c in session.present] == ["suzune", "wren", "mika"]
+    assert [c.id for c in session.scene.present] == ["suzune", "wren", "mika"]
     assert (await store.chats.get(session.chat.id)).cast == ("suzune", "wren", "mika")
     assert await say(session, "Mika, any letters?") == [("Mika", "(? speaking)")]
-    await session.leave("wren")
-    assert [c.id for c in session.present] == ["suzune", "mika"]
-    await session.undo()  # back before the leave... and before the last exchange
+    await session.scene.leave("wren")
+    assert [c.id for c in session.scene.present] == ["suzune", "mika"]
+    await session.tree.undo()  # back before the leave... and before the last exchange
     await session.refresh()
-    assert "wren" in [c.id for c in session.present]
+    assert "wren" in [c.id for c in session.scene.present]
 
 
 async def test_a_swipe_regenerates_the_same_speaker_and_save_memory_goes_to_the_speakers_diary(store: Store) -> None:
@@ -123,7 +123,7 @@ async def test_a_swipe_regenerates_the_same_speaker_and_save_memory_goes_to_the_
     assert entry.owner == "wren"
     async for _ in session.regenerate():
         pass
-    group, _index = await session.swipes()
+    group, _index = await session.tree.swipes()
     assert [m.speaker for m in group] == ["wren", "wren"]
     await say(session, "Suzune?")
     assert "Kai asked for charts." not in backend.calls[-1]["messages"][0]["content"]
@@ -163,8 +163,8 @@ async def test_end_gives_every_pair_a_relationship_and_familiarity(store: Store,
     assert wren.about("suzune").familiarity == pytest.approx(0.15) and wren.about(KAI).familiarity == pytest.approx(0.15)
     assert suzune.about("wren").descriptor and wren.about("suzune").memory
     # A later scene without Wren: Suzune's familiarity with her decays.
-    await session.invite("Mika")
-    await session.leave("Wren")
+    await session.scene.invite("Mika")
+    await session.scene.leave("Wren")
     await say(session, "Mika, hello.")
     second = await session.end_conversation(background=False)
     await session.world.run(second.id)
@@ -232,8 +232,8 @@ async def test_diaries_are_compressed_per_character_and_never_leak(store: Store)
     suzune_entries = [e for e in diary if e.owner == "suzune"]
     assert [e.content for e in suzune_entries] == ["Suzune's private note."]
     state = await session.memory()
-    suzune_view = session.own_memory(state, find_character("suzune")).diary
-    wren_view = session.own_memory(state, find_character("wren")).diary
+    suzune_view = session.scene.own_memory(state, find_character("suzune")).diary
+    wren_view = session.scene.own_memory(state, find_character("wren")).diary
     assert all(e.owner in (None, "suzune") for e in suzune_view) and any(e.owner == "suzune" for e in suzune_view)
     assert all(e.owner in (None, "wren") for e in wren_view) and wren_view[0].compressed
 
@@ -259,9 +259,9 @@ async def test_a_scene_prompt_reads_as_a_play_script_with_every_speaker_named(st
 async def test_naming_the_cast_again_brings_back_one_who_had_left(store: Store) -> None:
     session = await open_scene(store)
     await say(session, "Hi.")
-    await session.leave("Wren")
+    await session.scene.leave("Wren")
     again = await open_scene(store)
     assert again.chat.id == session.chat.id
-    assert [c.id for c in again.present] == ["suzune", "wren"]
+    assert [c.id for c in again.scene.present] == ["suzune", "wren"]
     notes = [m.content for m in await again.transcript() if m.stage]
     assert notes == ["Wren leaves the scene.", "Wren joins the scene."]

@@ -209,7 +209,7 @@ async def test_restoring_while_a_reply_streams_stops_it_and_keeps_it_on_the_old_
         await wait_for(pilot, lambda: app.reply_view is not None and app.reply_view.text == "I was going to say ")
         await type_and_send(pilot, "/branch restore calm")
         await wait_for(pilot, lambda: texts(app)[-1] == ("Mika", "Hm?") and not app.turn_running)
-        autosave = next(b for b in await app.session.branches() if b.auto)
+        autosave = next(b for b in await app.session.tree.branches() if b.auto)
         cut = await store.messages.get(autosave.message_id)
         assert cut.status is MessageStatus.INTERRUPTED and cut.content == "I was going to say"
 

@@ -35,7 +35,7 @@ async def test_a_scene_shows_speaker_names_and_invite_leave_next_work(store: Sto
 
         await type_and_send(pilot, "/invite Mika")
         await wait_for(pilot, lambda: ("Stage", "Mika joins the scene.") in texts(app), timeout=60)
-        assert [c.id for c in app.session.present] == ["suzune", "wren", "mika"]
+        assert [c.id for c in app.session.scene.present] == ["suzune", "wren", "mika"]
         assert "Mika" in str(app.query_one("#title").render())
 
         await type_and_send(pilot, "/next Suzune")
@@ -43,7 +43,7 @@ async def test_a_scene_shows_speaker_names_and_invite_leave_next_work(store: Sto
 
         await type_and_send(pilot, "/leave Wren")
         await wait_for(pilot, lambda: ("Stage", "Wren leaves the scene.") in texts(app), timeout=60)
-        assert [c.id for c in app.session.present] == ["suzune", "mika"]
+        assert [c.id for c in app.session.scene.present] == ["suzune", "mika"]
         assert str(app.query_one("#input", Composer).placeholder).startswith("Message Suzune, Mika…")
 
         await type_and_send(pilot, "/next Wren")

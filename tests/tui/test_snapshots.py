@@ -48,7 +48,7 @@ def app_with_a_short_chat(tmp_path: Path) -> tuple[OmoideApp, Store]:
         ]:
             head = (await store.messages.add(chat.id, head, role, text)).id
         await store.memory.add_diary_entry(chat.id, head, "He went to the café. He listened to me.", DiaryAuthor.CHARACTER)
-        await session.remember("Kai prefers matcha to coffee.")
+        await session.user.remember("Kai prefers matcha to coffee.")
         await session.build_prompt(head)
         return OmoideApp(session), store
 

@@ -13,7 +13,9 @@ from hypothesis import strategies as st
 
 from omoide.characters.model import Character
 from omoide.domain.chat import DiaryAuthor, DiaryEntry, MemoryState, Message, Role, Summary
-from omoide.memory.prompt import PromptContext, assemble, count_prompt, fit, render
+from omoide.memory.prompt.fit import count_prompt, fit
+from omoide.memory.prompt.layers import assemble
+from omoide.memory.prompt.model import PromptContext, render
 
 GOLDEN = Path(__file__).parent / "golden" / "prompt.txt"
 T0 = datetime(2026, 4, 1, 22, 15, tzinfo=UTC)

@@ -18,7 +18,8 @@ from omoide.memory.inline import InlineTagFilter
 from omoide.memory.recall import rank, query_terms
 from omoide.memory.weights import entry_lines, keywords, mentioned, select_weighted, strength, strengths
 from omoide.world.profile import parse_text, prompt_section, render_text
-from omoide.memory.prompt import PromptContext, assemble
+from omoide.memory.prompt.layers import assemble
+from omoide.memory.prompt.model import PromptContext
 from omoide.store.recall import Candidate
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)

@@ -16,13 +16,13 @@ KAI = user_key("Kai")
 async def test_restoring_before_an_end_retracts_its_updates_and_coming_back_reinstates_them(store: Store) -> None:
     session = await open_suzune(store, WorldScript())
     await talk(session, "Hi.")
-    await session.save_branch("before")
+    await session.tree.save_branch("before")
     await talk(session, "My exam is on Friday.")
     conversation, _ = await end_now(session)
     applied = await store.world.updates(conversation_id=conversation.id)
     assert (await store.world.view("suzune")).about(KAI).memory
 
-    _, autosave = await session.restore_branch("before")
+    _, autosave = await session.tree.restore_branch("before")
     view = await store.world.view("suzune")
     assert view.about(KAI).memory == "" and view.about(KAI).familiarity == 0
     assert view.summaries == [] and view.global_memory == "" and view.about(KAI).pair_summaries == []
@@ -36,7 +36,7 @@ async def test_restoring_before_an_end_retracts_its_updates_and_coming_back_rein
     assert "regular customer" not in session.last_prompt.messages[0]["content"]  # type: ignore[union-attr]
 
     assert autosave is not None
-    await session.restore_branch(autosave.name)
+    await session.tree.restore_branch(autosave.name)
     view = await store.world.view("suzune")
     assert view.about(KAI).memory == WorldScript().answers["memory"]
     assert view.about(KAI).familiarity == pytest.approx(0.15)
@@ -48,13 +48,13 @@ async def test_restoring_before_an_end_retracts_its_updates_and_coming_back_rein
 async def test_a_field_changed_since_is_kept_and_the_choice_is_logged(store: Store) -> None:
     session = await open_suzune(store, WorldScript())
     await talk(session, "Hi.")
-    await session.save_branch("before")
+    await session.tree.save_branch("before")
     await talk(session, "My exam is on Friday.")
     conversation, _ = await end_now(session)
     from omoide.world import edits
 
     await edits.edit(store, "suzune", KAI, Field.MEMORY, "Kai owes me 300 yen.")
-    await session.restore_branch("before")
+    await session.tree.restore_branch("before")
     assert (await store.world.view("suzune")).about(KAI).memory == "Kai owes me 300 yen."
     kept = [u for u in await store.world.updates(conversation_id=conversation.id) if u.kind is UpdateKind.KEPT]
     assert [u.field for u in kept] == [Field.MEMORY] and "changed since" in (kept[0].error or "")
@@ -64,7 +64,7 @@ async def test_undo_past_an_end_retracts_too_and_a_new_end_is_its_own_conversati
     session = await open_suzune(store, WorldScript(summary=lambda text: f"They talked; the last line was {text.splitlines()[-8]!r}."))
     await talk(session, "First.")
     first, _ = await end_now(session)
-    await session.undo()
+    await session.tree.undo()
     assert not (await store.world.conversation(first.id)).in_force
     await talk(session, "Second, instead.")
     second, _ = await end_now(session)
@@ -76,14 +76,14 @@ async def test_undo_past_an_end_retracts_too_and_a_new_end_is_its_own_conversati
 async def test_a_pass_cut_off_by_a_restore_resumes_when_the_end_comes_back(store: Store) -> None:
     session = await open_suzune(store, WorldScript())
     await talk(session, "Hi.")
-    await session.save_branch("before")
+    await session.tree.save_branch("before")
     await talk(session, "My exam is on Friday.")
     conversation = await session.end_conversation(background=False)
-    _, autosave = await session.restore_branch("before")
+    _, autosave = await session.tree.restore_branch("before")
     result = await session.world.run(conversation.id)
     assert result.stopped and (await store.world.view("suzune")).relationships == {}
     assert autosave is not None
-    await session.restore_branch(autosave.name)
+    await session.tree.restore_branch(autosave.name)
     await session.world.wait()
     assert (await store.world.conversation(conversation.id)).state == "done"
     assert (await store.world.view("suzune")).about(KAI).goal

@@ -81,14 +81,14 @@ async def test_amnesia_world_hides_world_memory_and_mention_notes_until_off(stor
     session = await open_suzune(store, gossip_script(), chat)
     await talk(session, "Wren is afraid of the dark.")
     await end_now(session)
-    assert await session.set_amnesia(["world"]) == ("world",)
+    assert await session.user.set_amnesia(["world"]) == ("world",)
     await talk(session, "Have you seen Wren lately?")
     system, tail = chat.calls[-1]["messages"][0]["content"], chat.calls[-1]["messages"][-1]["content"]
     assert "What Suzune carries" not in system and "regular customer" not in system
     assert "Wren was just mentioned" not in tail and "fears the dark" not in system + tail
     assert "world" not in {layer.name for layer in session.last_prompt.layers}  # type: ignore[union-attr]
     assert (await store.world.view("suzune")).about("wren").memory, "nothing was deleted"
-    assert await session.set_amnesia([]) == ()
+    assert await session.user.set_amnesia([]) == ()
     await talk(session, "And Wren?")
     system, tail = chat.calls[-1]["messages"][0]["content"], chat.calls[-1]["messages"][-1]["content"]
     assert "What Suzune carries" in system and "regular customer" in system

@@ -1,4 +1,4 @@
-"""The weighing side of one chat's memory, for `ChatSession`: what the
+"""The weighing side of one chat's memory, for the session: what the
 character asks to remember (importance, emotion, facts about the user), which
 memories a message brings up again, their strengths for the prompt, recall,
 and the tiers /amnesia hides."""
@@ -7,18 +7,16 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import datetime
 
 from omoide.config.settings import Settings
-from omoide.domain.chat import Chat, DiaryAuthor, DiaryEntry, MemoryState, Message
+from omoide.domain.chat import Chat, DiaryAuthor, MemoryState, Message
 from omoide.errors import CommandError
 from omoide.chat.events import DiarySaved, ProfileLearned, TurnEvent
 from omoide.memory.diary import MemoryNote, cap_entry, clean_entry
 from omoide.memory.recall import Recalled, recall
 from omoide.memory.weights import DEFAULT_IMPORTANCE, memo_strengths, memo_text, mentioned, strengths
-from omoide.world.profile import ProfileBook, prompt_section
-from omoide.memory.prompt import PromptContext
+from omoide.world.profile import ProfileBook
 from omoide.store import Store
 
 log = logging.getLogger(__name__)
@@ -90,22 +88,6 @@ class ChatMemory:
         return await recall(
             self.store, self.chat_id, head_id, query, now=now, half_life_days=self.settings.memory_half_life_days,
             names=names, skip=[m.id for m in recent], messages="summary" not in hidden, diary="diary" not in hidden,
-        )
-
-    async def weigh(self, ctx: PromptContext, head_id: int, state: MemoryState, *, hidden: Sequence[str],
-                    recalled: Sequence[str]) -> PromptContext:
-        """`ctx` with the profile, the strengths, the tiers /amnesia hides and
-        what /recall brought back."""
-        now = ctx.now or datetime.now(UTC)
-        return replace(
-            ctx,
-            profile="" if "profile" in hidden else prompt_section(await self.profile.get()),
-            recall_tool=self.settings.recall_tool,
-            diary_selection=self.settings.diary_selection,
-            strengths=await self.strengths(head_id, state, now),
-            memo_strengths=await self.memo_strengths(head_id, state, now),
-            hidden=frozenset(hidden),
-            recalled=list(recalled),
         )
 
     async def set_amnesia(self, tiers: Sequence[str]) -> Chat:

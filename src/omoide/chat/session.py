@@ -1,57 +1,56 @@
-"""ChatSession: one chat with one character, with no knowledge of any UI.
+"""ChatSession: one chat, with no knowledge of any UI.
 
-One turn: store the user's message, assemble the prompt from the memory at the
-head, stream the reply into a row stored at once (so a crash keeps it), store
-the reply, then schedule memory work in the background.
+One turn: store the user's message, pick who answers, and let the turn runner
+gather the speaker's prompt, stream the reply into a row stored at once (so a
+crash keeps it), and schedule memory work in the background.
+
+The session owns its parts, each a class of its own over the shared
+`ChatState` (the chat row, its head, who you are in it):
+
+    turns     the reply of a turn (chat/turn.py)
+    tree      swipes, /undo, branches (chat/tree.py)
+    user      your persona and your hand on memory: /remember, /recall, /amnesia (chat/user.py)
+    scene     who is present, who answers, each speaker's view (chat/scene.py)
+    navigator reading the chat: pages, search, goto, the chat list (chat/navigator.py)
+    weights   what the character asks to remember, strengths, recall (chat/chat_memory.py)
+    book      the memo book; memory_worker the background compression; world the world keeper
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import logging
 from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import aclosing
-from datetime import datetime, timezone
-from typing import Literal
+from datetime import datetime
 
-from omoide.characters import lorebook
 from omoide.characters.attached import lorebooks_for
-from omoide.characters.model import Character, LoreEntry, Lorebook, substitute
+from omoide.characters.model import Character
+from omoide.chat.chat_memory import ChatMemory
+from omoide.chat.events import ChangedElsewhere, TurnEvent, UserMessageStored
+from omoide.chat.navigator import Navigator
+from omoide.chat.scene import CONTINUE_MAX, ChatScene
+from omoide.chat.state import ChatState
+from omoide.chat.tree import ChatTree
+from omoide.chat.turn import TurnRunner
+from omoide.chat.user import ChatUser
 from omoide.config.settings import Settings
 from omoide.domain.chat import Chat, MemoryState, Message, Role
+from omoide.domain.world import Conversation
 from omoide.errors import CommandError, HeadMoved, NotFound, StorageUnavailable
-from omoide.chat.events import ChangedElsewhere, MemoryRecalled, ReplyFailed, ReplyFinished, ReplyStarted, TurnEvent, UserMessageStored
-from omoide.memory.events import MemoryEvent
 from omoide.llm.base import Backend
 from omoide.memory.book import MemoBook, memory_state
-from omoide.chat.chat_memory import ChatMemory
-from omoide.memory.shared import chat_prefix
+from omoide.memory.events import MemoryEvent
+from omoide.memory.prompt.model import AssembledPrompt
 from omoide.memory.worker import MemoryWorker
-from omoide.world.profile import ProfileBook, prompt_section
-from omoide.chat.navigator import Navigator
-from omoide.memory.prompt import AssembledPrompt, PromptContext, fit, shared_prefix_chars
-from omoide.chat.reply import ReplyStream
-from omoide.store import Store
-from omoide.chat.tokens import TokenCounter
-from omoide.chat.toolform import ToolForm, resolve as resolve_tool_form
-from omoide.world.gate import ReplyGate
-from omoide.world.keeper import Directory, WorldKeeper, one_on_one
 from omoide.scene.cast import SceneCast
 from omoide.scene.opening import create_chat, scene_chat
-from omoide.scene.speakers import Choice
-from omoide.chat.scene_turns import SceneTurns
-from omoide.chat.user_memory import UserMemory
-from omoide.chat.navigation import Navigation
-from omoide.domain.world import Conversation, Participant
-
-log = logging.getLogger(__name__)
+from omoide.store import Store
+from omoide.world.gate import ReplyGate
+from omoide.world.keeper import Directory, WorldKeeper
+from omoide.world.profile import ProfileBook
 
 
-def _entry_label(entry: LoreEntry) -> str:
-    return entry.name or (entry.keys[0] if entry.keys else "entry")
-
-class ChatSession(SceneTurns, Navigation, UserMemory):
+class ChatSession:
     def __init__(
         self,
         store: Store,
@@ -66,48 +65,32 @@ class ChatSession(SceneTurns, Navigation, UserMemory):
         self.store = store
         self.character = character
         self.settings = settings
-        self.backend = backend
-        self.chat = chat
-        self.navigator = Navigator(store, chat)
-        self.user_name = settings.user_name
-        self.user_persona = settings.user_persona
+        user_name, user_persona = settings.user_name, settings.user_persona
         if chat.persona and chat.persona in settings.personas:
-            self.user_name, self.user_persona = chat.persona, settings.personas[chat.persona]
-        self.last_prompt: AssembledPrompt | None = None
-        self.counter = TokenCounter(backend)
+            user_name, user_persona = chat.persona, settings.personas[chat.persona]
+        self.state = ChatState(store, chat, user_name=user_name, user_persona=user_persona)
+        self.navigator = Navigator(store, chat)
         self.memory_worker = MemoryWorker(
             store, chat.id, character, settings, summarizer or backend,
-            user_name=self.user_name, on_event=on_memory_event,
+            user_name=user_name, on_event=on_memory_event,
         )
-        self.clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc)
-        self.lorebooks, self.lore_problems = lorebooks_for(character)
-        self._previous_render: str | None = None
-        self._reported_lore: set[str] = set()
-        self._own_head = chat.head_id
-        self._finishing: set[asyncio.Future[Message | None]] = set()
         self.book = MemoBook(store, chat.id, self.memory_worker.retry_memo)
         self.weights = ChatMemory(store, chat, settings, character_id=character.id)
-        self.pending_recall: list[str] = []
-        """Moments brought back with /recall, for the next prompt's tail."""
-        self.tool_form: ToolForm | None = None
-        """The diary tool's form with this backend, and why; found out on the first reply."""
         self.gate = ReplyGate()
         directory = Directory([character])
-        self.cast = SceneCast(store, character, settings, directory)
-        self.present = [character]
-        """The characters present at the head (more than one in a group scene)."""
-        self._gossip = None
-        self._lore: dict[str, list[Lorebook]] = {character.id: self.lorebooks}
         self.world = WorldKeeper(
             store, settings, summarizer or backend, directory=directory, gate=self.gate,
             emit=self.memory_worker.report,
         )
-        self._swept = False
-
-    @property
-    def profile(self) -> ProfileBook:
-        """The user profile every character knows."""
-        return self.weights.profile
+        lorebooks, self.lore_problems = lorebooks_for(character)
+        self.scene = ChatScene(self.state, character, SceneCast(store, character, settings, directory), self.world)
+        self.tree = ChatTree(self.state, self.world)
+        self.user = ChatUser(self.state, settings, character, self.memory_worker, self.weights)
+        self.turns = TurnRunner(
+            self.state, settings, backend, character=character, scene=self.scene, user=self.user,
+            weights=self.weights, worker=self.memory_worker, world=self.world, gate=self.gate,
+            lorebooks=lorebooks, refresh=self.refresh,
+        )
 
     # -- opening ----------------------------------------------------------------
 
@@ -147,8 +130,8 @@ class ChatSession(SceneTurns, Navigation, UserMemory):
         session = cls(store, character, settings, backend, chat, summarizer=summarizer, on_memory_event=on_memory_event)
         await session.refresh()
         for other in others:  # named to be in the scene: one who had left comes back (a stage note)
-            if other.id not in {c.id for c in session.present}:
-                await session.invite(other.id)
+            if other.id not in {c.id for c in session.scene.present}:
+                await session.scene.invite(other.id)
         return session
 
     async def open_another(self, chat_id: int | None) -> ChatSession:
@@ -159,39 +142,58 @@ class ChatSession(SceneTurns, Navigation, UserMemory):
             summarizer=self.memory_worker.backend, on_memory_event=self.on_memory_event,
         )
 
+    # -- what the parts share -------------------------------------------------------
+
+    @property
+    def chat(self) -> Chat:
+        return self.state.chat
+
+    @property
+    def backend(self) -> Backend:
+        return self.turns.backend
+
+    @property
+    def last_prompt(self) -> AssembledPrompt | None:
+        return self.turns.last_prompt
+
+    @property
+    def clock(self) -> Callable[[], datetime]:
+        return self.state.clock
+
+    @clock.setter
+    def clock(self, clock: Callable[[], datetime]) -> None:
+        self.state.clock = clock
+
+    @property
+    def profile(self) -> ProfileBook:
+        """The user profile every character knows."""
+        return self.weights.profile
+
     @property
     def own_head(self) -> int | None:
         """The head as this session last left it; a different head in the store
         means another window wrote."""
-        return self._own_head
+        return self.state.own_head
 
     def accept_head(self, head_id: int | None) -> None:
         """The client has shown the head another window left: it is ours now."""
-        self._own_head = head_id
+        self.state.own_head = head_id
+
+    async def stored_head(self) -> int | None:
+        """The chat's head in the store now (another window may have moved it)."""
+        return await self.state.stored_head()
 
     def use_backend(self, backend: Backend) -> None:
         """Answer with `backend` from the next turn on (the first-run screen's choice).
         Memory work moves with it unless the settings name a summary backend of their own."""
-        if self.memory_worker.backend is self.backend:
-            self.memory_worker.backend = backend
-        self.backend = backend
-        self.counter = TokenCounter(backend)
-        self._previous_render = None
+        self.turns.use_backend(backend)
 
     async def refresh(self) -> Chat:
-        self.chat = await self.store.chats.get(self.chat.id)
-        if self.cast.is_scene(self.chat):
-            self.present = await self.cast.present(self.chat, self.chat.head_id)
-            self.memory_worker.speaker_names = self.cast.names(self.chat)
-        return self.chat
-
-    @property
-    def tools_mode(self) -> Literal["native", "inline"]:
-        if not self.backend.supports_tools:
-            return "inline"  # never offered, or refused by the server mid-chat
-        if self.tool_form is not None:
-            return self.tool_form.form
-        return "inline" if self.settings.tools == "inline" else "native"
+        chat = await self.state.refresh()
+        if self.scene.is_scene:
+            await self.scene.refresh()
+            self.memory_worker.speaker_names = self.scene.names()
+        return chat
 
     @property
     def on_memory_event(self) -> Callable[[MemoryEvent], None] | None:
@@ -219,8 +221,18 @@ class ChatSession(SceneTurns, Navigation, UserMemory):
         return await memory_state(self.store, self.settings, chat.head_id)
 
     async def head(self) -> Message | None:
-        chat = await self.refresh()
-        return await self.store.messages.get(chat.head_id) if chat.head_id else None
+        return await self.state.head()
+
+    async def written_since(self, shown: int | None, head: int) -> list[Message] | None:
+        """The messages another window appended after `shown` up to `head`, or
+        None when `head` is not a descendant of `shown` (it went elsewhere)."""
+        if shown is None or not await self.store.messages.is_ancestor(shown, head):
+            return None
+        return await self.store.messages.path(head, stop_before=shown)
+
+    async def build_prompt(self, head_id: int) -> AssembledPrompt:
+        """The chat's character's prompt at `head_id`, as the next turn would send it."""
+        return await self.turns.build_prompt(head_id)
 
     # -- turns ------------------------------------------------------------------
 
@@ -232,9 +244,9 @@ class ChatSession(SceneTurns, Navigation, UserMemory):
             raise CommandError("There is nothing to send.", "Type a message first.")
         chat = await self.refresh()
         if speaker:
-            self.check_speaker(speaker)  # before your message is stored
-        await self.world.end_if_idle(chat, self.participants)
-        moved = chat.head_id != self._own_head
+            self.scene.check_speaker(speaker)  # before your message is stored
+        await self.world.end_if_idle(chat, self.scene.participants)
+        moved = chat.head_id != self.state.own_head
         for _attempt in range(5):
             try:
                 user_message = await self.store.messages.add(chat.id, chat.head_id, Role.USER, text, expected_head=chat.head_id)
@@ -245,20 +257,22 @@ class ChatSession(SceneTurns, Navigation, UserMemory):
             raise StorageUnavailable("This chat keeps changing in another window.", "Wait for the other window's reply, then send again.")
         if moved:
             yield ChangedElsewhere("This chat changed in another window; your message follows what was written there.")
-        self._own_head = user_message.id
+        self.state.own_head = user_message.id
         yield UserMessageStored(user_message)
-        choice = await self.choose_speaker(user_message, text=text, forced=speaker)
-        async with aclosing(self._reply(user_message, user_message.id, choice=choice)) as events:
+        choice = await self.scene.choose(user_message, text=text, forced=speaker)
+        async with aclosing(self.turns.reply(user_message, user_message.id, choice=choice)) as events:
             async for event in events:
                 yield event
 
     async def regenerate(self) -> AsyncGenerator[TurnEvent, None]:
-        """Another reply to the last user message, kept beside the others as a swipe."""
+        """Another reply to the last user message, kept beside the others as a swipe
+        (in a scene, by the same speaker)."""
         head = await self.head()
         if head is None:
             raise CommandError("There is nothing to regenerate yet.", "Send a message first.")
-        if self.is_scene and head.role is Role.ASSISTANT and head.parent_id is not None:
-            async with aclosing(self.regenerate_speaker(head)) as scene_events:
+        if self.scene.is_scene and head.role is Role.ASSISTANT and head.parent_id is not None:
+            parent = await self.store.messages.get(head.parent_id)
+            async with aclosing(self.turns.reply(parent, head.id, moves_head=True, choice=self.scene.again(head))) as scene_events:
                 async for event in scene_events:
                     yield event
             return
@@ -268,7 +282,7 @@ class ChatSession(SceneTurns, Navigation, UserMemory):
             user_message = parent if parent.role is Role.USER else None
         if user_message is None:
             raise CommandError("The last message is the greeting; there is no reply to regenerate.", "Send a message first.")
-        async with aclosing(self._reply(user_message, head.id, moves_head=True)) as events:
+        async with aclosing(self.turns.reply(user_message, head.id, moves_head=True)) as events:
             async for event in events:
                 yield event
 
@@ -283,164 +297,41 @@ class ChatSession(SceneTurns, Navigation, UserMemory):
         if last_user is None:
             raise CommandError("You have not written anything to edit yet.", "Send a message first; /edit replaces your last one.")
         edited = await self.store.messages.add(self.chat.id, last_user.parent_id, Role.USER, text)
-        self._own_head = edited.id
+        self.state.own_head = edited.id
         await self.world.follow_head(self.chat.id)
         yield UserMessageStored(edited)
-        choice = await self.choose_speaker(edited, text=text)
-        async with aclosing(self._reply(edited, edited.id, choice=choice)) as events:
+        choice = await self.scene.choose(edited, text=text)
+        async with aclosing(self.turns.reply(edited, edited.id, choice=choice)) as events:
             async for event in events:
                 yield event
 
-    async def _reply(self, parent: Message, head_id: int, *, moves_head: bool = False,
-                     choice: Choice | None = None) -> AsyncGenerator[TurnEvent, None]:
-        async with self.gate.reply():  # background world work steps aside until the reply is stored
-            async with aclosing(self._answer(parent, head_id, moves_head, choice)) as events:
+    async def next_turn(self, name: str | None = None) -> AsyncGenerator[TurnEvent, None]:
+        """/next [NAME]: a character speaks without a message from you."""
+        head = await self.head()
+        if head is None:
+            raise CommandError("The chat is empty.", "Send a message first.")
+        choice = await self.scene.choose(head, forced=name)
+        async with aclosing(self.turns.reply(head, head.id, choice=choice)) as events:
+            async for event in events:
+                yield event
+
+    async def continue_turns(self, turns: int = 3) -> AsyncGenerator[TurnEvent, None]:
+        """/continue N: the characters talk among themselves for N turns (close
+        the generator to stop; the reply under way is kept as interrupted)."""
+        if not 1 <= turns <= CONTINUE_MAX:
+            raise CommandError(f"/continue takes 1 to {CONTINUE_MAX} turns, not {turns}.", "Usage: /continue [N]")
+        for _ in range(turns):
+            async with aclosing(self.next_turn()) as events:
                 async for event in events:
                     yield event
-
-    async def _answer(self, parent: Message, head_id: int, moves_head: bool, choice: Choice | None) -> AsyncGenerator[TurnEvent, None]:
-        """Answer `parent`; `head_id` is the chat's head as this turn left it (the
-        reply becomes the head only if nobody else moved it since)."""
-        if self.tool_form is None:
-            self.tool_form = await resolve_tool_form(self.settings, self.backend)
-        state = await memory_state(self.store, self.settings, parent.id)
-        speaker = self.cast.character(choice.key) if choice else self.character
-        names = (speaker.display_name, self.user_name)
-        if parent.role is Role.USER:
-            await self.weights.note_mentions(parent, state, names)
-        prompt = await self.build_prompt(parent.id, state=state, speaker=speaker)
-        prompt.speaker = f"{speaker.display_name}: {choice.reason}" if choice else ""
-
-        async def recall_tool(query: str) -> list[str]:
-            return [r.line() for r in await self._recall_at(parent.id, query, state)]
-
-        stream = ReplyStream(
-            self.store, self.backend, parent=parent, messages=prompt.messages, expected_head=head_id, finishing=self._finishing,
-            native_tools=self.tools_mode == "native", max_tokens=self.settings.max_tokens,
-            save_note=self.weights.save_note, recall=recall_tool if self.settings.recall_tool else None,
-            speaker=speaker.id if self.is_scene else None,
-        )
-        ours = {head_id, parent.id}
-        try:
-            async with aclosing(stream.events()) as events:
-                async for event in events:
-                    if isinstance(event, ReplyStarted):
-                        ours.add(event.message.id)
-                    if isinstance(event, ReplyStarted | ReplyFailed):
-                        await self.refresh()
-                        if moves_head and isinstance(event, ReplyStarted):
-                            await self.world.follow_head(self.chat.id)
-                    elif isinstance(event, MemoryRecalled):
-                        prompt.recalled += [f"(recall: {event.query}) {line}" for line in event.lines] or [f"(recall: {event.query}) nothing"]
-                    elif isinstance(event, ReplyFinished):
-                        prompt.usage = event.usage
-                        prompt.tool_problems = list(stream.problems)
-                        self.pending_recall = []
-                        await self.weights.note_mentions(event.message, state, names)
-                        prefix = chat_prefix(prompt, event.message)  # memory work on the chat's backend extends it
-                        self.memory_worker.schedule(event.message.id, prefix if self.memory_worker.backend is self.backend else None)
-                        self.world.prefix = (self.chat.id, prefix) if self.world.backend is self.backend else None
-                        if not self._swept or self.world.needs_retry:
-                            self._swept = True
-                            self.world.schedule_sweep()
-                    yield event
-                    if isinstance(event, ReplyStarted) and stream.forked:
-                        yield await self._fork(event.message)
-        finally:
-            with contextlib.suppress(Exception):  # bookkeeping only; the store may be closing
-                head = await asyncio.shield(self.stored_head())
-                if head in ours:  # else another window moved it: the client has yet to see that
-                    self._own_head = head
-
-    async def written_since(self, shown: int | None, head: int) -> list[Message] | None:
-        """The messages another window appended after `shown` up to `head`, or
-        None when `head` is not a descendant of `shown` (it went elsewhere)."""
-        if shown is None or not await self.store.messages.is_ancestor(shown, head):
-            return None
-        return await self.store.messages.path(head, stop_before=shown)
-
-    async def stored_head(self) -> int | None:
-        """The chat's head in the store now (another window may have moved it)."""
-        return (await self.store.chats.get(self.chat.id)).head_id
-
-    async def _fork(self, reply: Message) -> ChangedElsewhere:
-        """Another window wrote on after your message: keep this reply on a branch."""
-        name = f"fork-{datetime.now():%Y%m%d-%H%M%S}-{reply.id}"
-        await self.store.branches.save(self.chat.id, name, reply.id)
-        return ChangedElsewhere(
-            f"Another window wrote in this chat while you did; this reply is kept on the branch '{name}' "
-            f"(/branch restore {name} goes there).",
-            forked=True,
-        )
-
-    async def build_prompt(self, head_id: int, *, state: MemoryState | None = None,
-                           speaker: Character | None = None) -> AssembledPrompt:
-        """The prompt of `speaker` (default: the chat's character) at `head_id`,
-        fitted to the context size, counted, and compared with the previous
-        turn's to report the shared prefix."""
-        speaker = speaker or self.character
-        state = self.own_memory(state or await memory_state(self.store, self.settings, head_id), speaker)
-        if speaker.id not in self._lore:
-            self._lore[speaker.id] = lorebooks_for(speaker)[0]
-        recent = [m.content for m in state.window]
-        # In a thread: matching is linear-time, but long messages times many keys
-        # still must not hold up the event loop (the TUI, a streaming reply).
-        lore_budget = self.settings.context_size * self.settings.lore_budget_percent // 100
-        books = self._lore[speaker.id]
-        scans = await asyncio.to_thread(lambda: [lorebook.scan(book, recent, budget=lore_budget) for book in books])
-        fired = [hit for result in scans for hit in result]
-        skipped = [skip for result in scans for skip in result.skipped]
-        world = await self.world.prompt_layers(speaker, self.participants, state.window)
-        gossip, target = ("", "") if "world" in self.chat.amnesia else await self.gossip_for(speaker, head_id)
-        if gossip:
-            world["world"] = "\n\n".join(p for p in (world["world"], gossip) if p)
-        ctx = PromptContext(
-            character=speaker,
-            user_name=self.user_name,
-            user_persona=self.user_persona,
-            tools=self.tools_mode,
-            diary_lines=self.settings.diary_prompt_lines,
-            now=self.clock(),
-            constant_lore=[f.entry.content for f in fired if f.reason == "constant"],
-            triggered_lore=[f.entry.content for f in fired if f.reason != "constant"],
-            memo_layer=self.settings.memory_style != "summary",
-            scene=self.cast.facts(self.chat, speaker, self.present),
-            **world,
-        )
-        ctx = await self.weights.weigh(ctx, head_id, state, hidden=self.chat.amnesia, recalled=self.pending_recall)
-        budget = max(self.settings.context_size - self.settings.max_tokens, 256)
-        self.counter.reset()
-        prompt = await fit(ctx, state, self.counter.count, budget)
-        prompt.exact, prompt.count_method = self.counter.exact, self.counter.method
-        prompt.gossip = target
-        prompt.lore = [f"{_entry_label(f.entry)}: {f.reason}" for f in fired]
-        prompt.lore += [f"{_entry_label(s.entry)} skipped: {s.reason}" for s in skipped]
-        for skip in skipped:  # a broken key or the budget: logged once per entry and reason, not every turn
-            key = f"{_entry_label(skip.entry)}: {skip.reason}"
-            if key not in self._reported_lore:
-                self._reported_lore.add(key)
-                log.warning("lore entry '%s' skipped: %s", _entry_label(skip.entry), skip.reason)
-        rendered = prompt.rendered()
-        if self._previous_render is not None and rendered:
-            shared = shared_prefix_chars(self._previous_render, rendered)
-            prompt.shared_tokens = round(prompt.total_tokens * shared / len(rendered))
-        self._previous_render = rendered
-        self.last_prompt = prompt
-        return prompt
 
     # -- the world: conversations and what the characters carry out of them ------------------
-
-    @property
-    def participants(self) -> list[Participant]:
-        if self.is_scene:
-            return self.cast.participants(self.present, self.user_name)
-        return one_on_one(self.character, self.user_name)
 
     async def end_conversation(self, *, background: bool = True) -> Conversation:
         """End the running conversation: its world updates run in the background
         (or, with background=False, when the caller runs `world.run`)."""
         chat = await self.refresh()
-        conversation = await self.world.end(chat, self.participants)
+        conversation = await self.world.end(chat, self.scene.participants)
         if background:
             self.world.schedule(conversation.id)
         return conversation
@@ -451,6 +342,6 @@ class ChatSession(SceneTurns, Navigation, UserMemory):
 
     async def aclose(self) -> None:
         # A reply cut off by the app closing (Ctrl+Q, SIGTERM) is still being stored as interrupted.
-        await asyncio.gather(*self._finishing, return_exceptions=True)
+        await asyncio.gather(*self.turns.finishing, return_exceptions=True)
         await self.memory_worker.cancel()
         await self.world.cancel()

@@ -113,7 +113,7 @@ def chat(
             cast = [runtime.character(o) for o in others or []]
             session = await runtime.session(runtime.character(name), chat_id=chat_id, new=new, others=cast)
             if branch:
-                await session.restore_branch(branch)
+                await session.tree.restore_branch(branch)
             from omoide.tui import run_chat_async
 
             await run_chat_async(session)

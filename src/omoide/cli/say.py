@@ -109,9 +109,9 @@ async def _print(session: ChatSession, turn: AsyncGenerator[TurnEvent, None], fa
     async with aclosing(turn) as events:
         async for event in events:
             match event:
-                case ReplyStarted(message=reply) if session.is_scene:
-                    sys.stdout.write(inert(f"{session.speaker_name(reply)}: "))
-                case ReplyDelta(text=delta) if session.is_scene:
+                case ReplyStarted(message=reply) if session.scene.is_scene:
+                    sys.stdout.write(inert(f"{session.scene.speaker_name(reply)}: "))
+                case ReplyDelta(text=delta) if session.scene.is_scene:
                     # In a scene, one line per reply: NAME: text.
                     line = delta.replace("\r", " ").replace("\n", " ")
                     sys.stdout.write(shown.feed(line if started else line.lstrip()))
@@ -121,7 +121,7 @@ async def _print(session: ChatSession, turn: AsyncGenerator[TurnEvent, None], fa
                     sys.stdout.write(shown.feed(delta))
                     sys.stdout.flush()
                 case DiarySaved(entry=entry):
-                    err.print(safe(f"✎ {session.cast.names(session.chat).get(entry.owner or '', session.character.display_name)} wrote in the diary: {entry.content}", "dim"))
+                    err.print(safe(f"✎ {session.scene.cast.names(session.chat).get(entry.owner or '', session.character.display_name)} wrote in the diary: {entry.content}", "dim"))
                 case ProfileLearned(fact=fact, accepted=accepted):
                     then = "added to your profile" if accepted else f"`omoide profile accept {fact.id}` adds it to your profile"
                     err.print(safe(f"{session.character.display_name} learned about you: {fact.content} ({then})", "dim"))

@@ -23,7 +23,8 @@ from typing import Any
 
 from omoide.domain.chat import Message
 from omoide.llm.base import MEMORY_TASK, Backend, ChatMessage, Event, TokenCount, ToolSpec, is_memory_task
-from omoide.memory.prompt import AssembledPrompt, window_messages
+from omoide.memory.prompt.layers import window_messages
+from omoide.memory.prompt.model import AssembledPrompt
 
 CHARS_PER_TOKEN = 3
 """A cautious count of characters per token for text not yet counted (more tokens than most models use)."""

@@ -14,7 +14,7 @@ from omoide.characters.model import Character
 from omoide.config.settings import Settings
 from omoide.domain.chat import Chat, Message, Role
 from omoide.errors import CommandError
-from omoide.memory.prompt import SceneFacts
+from omoide.memory.prompt.model import SceneFacts
 from omoide.scene import speakers
 from omoide.store import Store
 from omoide.world import familiarity

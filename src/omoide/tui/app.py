@@ -94,18 +94,18 @@ class OmoideApp(App[None]):
     def compose(self) -> ComposeResult:
         yield Static(self._title(), id="title", markup=False)
         with Horizontal(id="body"):
-            yield Transcript(self.session.navigator, self.session.character.display_name, self.session.user_name)
+            yield Transcript(self.session.navigator, self.session.character.display_name, self.session.user.name)
             yield DiaryPane(self.session.character.display_name)
         with Vertical(id="composer"):
             yield Composer(placeholder=self._placeholder(), id="input")
         yield StatusBar(id="status", markup=False)
 
     def _placeholder(self) -> str:
-        names = ", ".join(c.display_name for c in self.session.present)
+        names = ", ".join(c.display_name for c in self.session.scene.present)
         return inert(f"Message {names}…  (/help for commands)")
 
     def _title(self) -> str:
-        names = ", ".join(c.display_name for c in self.session.present)
+        names = ", ".join(c.display_name for c in self.session.scene.present)
         return inert(f"{names} — {self.session.chat.title or 'chat #' + str(self.session.chat.id)}")
 
     async def on_mount(self) -> None:
@@ -134,7 +134,7 @@ class OmoideApp(App[None]):
         self.session.accept_head(chat.head_id)  # what is shown is what you write after
         self.query_one("#title", Static).update(self._title())
         self.query_one(Composer).placeholder = self._placeholder()
-        self.transcript.speaker_names = self.session.cast.names(chat) if self.session.is_scene else {}
+        self.transcript.speaker_names = self.session.scene.cast.names(chat) if self.session.scene.is_scene else {}
         await self.transcript.show_path(chat.head_id)
         await self.refresh_diary()
         self._update_tokens()
@@ -222,14 +222,14 @@ class OmoideApp(App[None]):
                 await self.transcript.add(msg)
             case ReplyStarted(message=msg):
                 self.reply_view = await self.transcript.add(msg, live=True)
-                status.activity = f"{self.session.speaker_name(msg)} is writing…"
+                status.activity = f"{self.session.scene.speaker_name(msg)} is writing…"
                 self._update_tokens()
             case ReplyDelta(text=text):
                 if self.reply_view is not None:
                     self.reply_view.append(text)
             case DiarySaved(entry=entry):
                 await self.refresh_diary()
-                writer = self.session.cast.names(self.session.chat).get(entry.owner or "", self.session.character.display_name)
+                writer = self.session.scene.cast.names(self.session.chat).get(entry.owner or "", self.session.character.display_name)
                 self.notify(f"{writer} wrote in the diary.", timeout=3)
             case ProfileLearned(fact=fact, accepted=accepted):
                 name = self.session.character.display_name
@@ -434,11 +434,11 @@ class OmoideApp(App[None]):
     async def action_swipe(self, step: int) -> None:
         if self.turn_running:
             return
-        chosen = await self.session.select_swipe(step)
+        chosen = await self.session.tree.select_swipe(step)
         if chosen is None:
             self.notify("The last reply has no other swipes. /regen makes one.", timeout=3)
             return
-        group, index = await self.session.swipes()
+        group, index = await self.session.tree.swipes()
         await self.show_chat()
         self.notify(f"Swipe {index + 1} of {len(group)}", timeout=2)
 

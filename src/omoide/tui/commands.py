@@ -41,7 +41,7 @@ async def _summary(app: Host, command: ParsedCommand) -> None:
 
 async def _remember(app: Host, command: ParsedCommand) -> None:
     importance, text = parse_remember(command.raw_args)
-    entry = await app.session.remember(text, importance=importance)
+    entry = await app.session.user.remember(text, importance=importance)
     await app.show_diary()
     app.notify(f"Written in {app.session.character.display_name}'s diary: {entry.content}", timeout=4)
 
@@ -86,7 +86,7 @@ async def _edit(app: Host, command: ParsedCommand) -> None:
 async def _undo(app: Host, command: ParsedCommand) -> None:
     if _busy(app):
         return
-    await app.session.undo()
+    await app.session.tree.undo()
     await app.show_chat()
     app.notify("Stepped back one exchange. Nothing was deleted: /branch or Ctrl+←/→ can bring it back.", timeout=4)
 
@@ -104,18 +104,18 @@ async def _branch(app: Host, command: ParsedCommand) -> None:
         return
     name = names[0]
     if action == "save":
-        branch = await app.session.save_branch(name, force=force)
+        branch = await app.session.tree.save_branch(name, force=force)
         app.notify(f"Saved branch '{branch.name}'. /branch restore {branch.name} comes back here.", timeout=4)
     elif action == "restore":
         await restore(app, name)
     else:
-        await app.session.delete_branch(name)
+        await app.session.tree.delete_branch(name)
         app.notify(f"Deleted the branch name '{name}'. No message was deleted.", timeout=4)
 
 
 async def restore(app: Host, name: str) -> None:
     await app.stop_turn_and_wait()  # the reply is kept, interrupted, on the old branch
-    target, saved = await app.session.restore_branch(name)
+    target, saved = await app.session.tree.restore_branch(name)
     await app.show_chat()
     undo = f" The point you left is saved as '{saved.name}'." if saved else ""
     app.notify(f"Restored '{target.name}'.{undo}", timeout=6)
@@ -167,7 +167,7 @@ async def _search(app: Host, command: ParsedCommand) -> None:
     hits = await app.session.navigator.search(command.raw_args, limit=100)
     rows = []
     for hit in hits:
-        who = app.session.character.display_name if hit.message.role == "assistant" else app.session.user_name
+        who = app.session.character.display_name if hit.message.role == "assistant" else app.session.user.name
         rows.append((hit.message.id, f"{hit.message.created_at.astimezone():%Y-%m-%d %H:%M}", who, Text(hit.snippet).plain))
     rows.extend(await memo_rows(app, command.raw_args))
     if not rows:
@@ -203,11 +203,11 @@ async def _goto(app: Host, command: ParsedCommand) -> None:
 
 async def _persona(app: Host, command: ParsedCommand) -> None:
     if not command.raw_args:
-        choices = app.session.personas()
-        listing = ", ".join(f"{name}{' (current)' if name == app.session.user_name else ''}" for name in choices)
+        choices = app.session.user.personas()
+        listing = ", ".join(f"{name}{' (current)' if name == app.session.user.name else ''}" for name in choices)
         app.notify(f"Personas: {listing}. /persona NAME switches.", timeout=6)
         return
-    name, _ = await app.session.set_persona(command.raw_args)
+    name, _ = await app.session.user.set_persona(command.raw_args)
     app.transcript.user_name = name
     app.notify(f"You are now {name} in this chat.", timeout=4)
 

@@ -8,7 +8,7 @@ from omoide.tui.host import Handler, Host
 
 
 async def _recall(app: Host, command: ParsedCommand) -> None:
-    found = await app.session.recall(command.raw_args)
+    found = await app.session.user.recall(command.raw_args)
     if not found:
         app.notify(f"Nothing in this story matches '{command.raw_args}'.", timeout=5)
         return
@@ -34,7 +34,7 @@ async def _amnesia(app: Host, command: ParsedCommand) -> None:
         app.notify(f"Amnesia is {state}. /amnesia diary summary memos world profile (or all) hides tiers; /amnesia off brings them back.", timeout=6)
         return
     off = [a.lower() for a in command.args] == ["off"]
-    hidden = await app.session.set_amnesia([] if off else command.args)
+    hidden = await app.session.user.set_amnesia([] if off else command.args)
     app.show_amnesia()
     if hidden:
         app.notify(f"{app.session.character.display_name} no longer remembers: {', '.join(hidden)}. Nothing was deleted; /amnesia off brings it back.", timeout=6)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 from omoide.tui.slash import ParsedCommand
-from omoide.chat.scene_turns import CONTINUE_MAX
+from omoide.chat.scene import CONTINUE_MAX
 from omoide.tui.host import Handler, Host
 
 
@@ -31,10 +31,10 @@ async def _change_cast(app: Host, command: ParsedCommand, change: Literal["invit
     if _busy(app):
         return
     if change == "invite":
-        note = await app.session.invite(command.raw_args)
+        note = await app.session.scene.invite(command.raw_args)
         told = f"{note.content} /next lets someone speak; name a character to speak to them."
     else:
-        note = await app.session.leave(command.raw_args)
+        note = await app.session.scene.leave(command.raw_args)
         told = note.content
     await app.show_chat()
     app.notify(told, timeout=4)
@@ -45,7 +45,7 @@ async def _next(app: Host, command: ParsedCommand) -> None:
         return
     name = command.raw_args or None
     if name:
-        app.session.check_speaker(name)  # a clear notice now, not a failed turn
+        app.session.scene.check_speaker(name)  # a clear notice now, not a failed turn
     app.run_turn(lambda: app.session.next_turn(name))
 
 

@@ -8,7 +8,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
-from omoide.memory.prompt import AssembledPrompt
+from omoide.memory.prompt.model import AssembledPrompt
 from omoide.safe_text import inert
 from omoide.tui.widgets import diary
 from omoide.tui.widgets.text import plain

@@ -23,7 +23,7 @@ LOG_LIMIT = 50
 
 
 async def log_command(app: Host, command: ParsedCommand) -> None:
-    who = app.session.cast.find(command.raw_args) if command.raw_args else app.session.character  # /log NAME in a scene
+    who = app.session.scene.cast.find(command.raw_args) if command.raw_args else app.session.character  # /log NAME in a scene
     owner = who.id
     book = app.session.world.book
     rows = await book.log(owner, LOG_LIMIT)

@@ -38,8 +38,8 @@ async def end_command(app: Host, command: ParsedCommand) -> None:
 
 async def world_command(app: Host, command: ParsedCommand) -> None:
     book = app.session.world.book
-    book.names.update({p.key: p.name for p in app.session.participants})
-    who = app.session.cast.find(command.raw_args) if command.raw_args else app.session.character  # /world NAME in a scene
+    book.names.update({p.key: p.name for p in app.session.scene.participants})
+    who = app.session.scene.cast.find(command.raw_args) if command.raw_args else app.session.character  # /world NAME in a scene
     app.push_screen(WorldScreen(book, who.id, who.display_name))
 
 

@@ -1,35 +1,33 @@
-"""Moving in a chat's tree: swipes, /undo and branches. Part of ChatSession
-(a mixin: it uses the session's store, chat, head and world keeper)."""
+"""Moving on a chat's message tree: swipes, /undo and branches. Every move
+changes only the head (nothing is copied or deleted), and the world keeper
+follows it, so a conversation left behind on another branch is retracted."""
 
 from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import TYPE_CHECKING
 
-from omoide.domain.chat import Branch, Chat, Message, Role
+from omoide.chat.state import ChatState
+from omoide.domain.chat import Branch, Message, Role
 from omoide.errors import CommandError, NotFound, StoreError
-from omoide.store import Store
 from omoide.world.keeper import WorldKeeper
 
 BRANCH_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
 
 
-class Navigation:
-    store: Store
-    chat: Chat
-    world: WorldKeeper
-    _own_head: int | None
+class ChatTree:
+    def __init__(self, state: ChatState, world: WorldKeeper) -> None:
+        self.state = state
+        self.store = state.store
+        self.world = world
 
-    if TYPE_CHECKING:
-        async def head(self) -> Message | None: ...
-        async def refresh(self) -> Chat: ...
-
-    # -- navigation: swipes, undo, branches ------------------------------------------
+    async def _move(self, message_id: int) -> None:
+        chat = await self.state.move_head(message_id)
+        await self.world.follow_head(chat.id)
 
     async def swipes(self) -> tuple[list[Message], int]:
         """The alternatives of the last reply, and which one is on the path."""
-        head = await self.head()
+        head = await self.state.head()
         if head is None:
             return [], 0
         group = await self.store.messages.siblings(head)
@@ -40,22 +38,18 @@ class Navigation:
         if len(group) < 2:
             return None
         chosen = group[(index + step) % len(group)]
-        await self.store.chats.set_head(self.chat.id, chosen.id)
-        self._own_head = (await self.refresh()).head_id
-        await self.world.follow_head(self.chat.id)
+        await self._move(chosen.id)
         return chosen
 
     async def undo(self) -> Message | None:
         """Step the head back one exchange (to before your last message)."""
-        head = await self.head()
+        head = await self.state.head()
         if head is None or head.parent_id is None:
             raise CommandError("There is nothing to undo.", "/undo steps back one exchange; the chat is at its first message.")
         target = await self.store.messages.get(head.parent_id)
         if head.role is Role.ASSISTANT and target.role is Role.USER and target.parent_id is not None:
             target = await self.store.messages.get(target.parent_id)
-        await self.store.chats.set_head(self.chat.id, target.id)
-        self._own_head = (await self.refresh()).head_id
-        await self.world.follow_head(self.chat.id)
+        await self._move(target.id)
         return target
 
     @staticmethod
@@ -70,7 +64,7 @@ class Navigation:
 
     async def save_branch(self, name: str, *, force: bool = False) -> Branch:
         name = self.validate_branch_name(name)
-        chat = await self.refresh()
+        chat = await self.state.refresh()
         if chat.head_id is None:
             raise CommandError("The chat is empty; there is nothing to save.", "Send a message first, then /branch save NAME.")
         try:
@@ -84,15 +78,16 @@ class Navigation:
         """Move the head to `name`, saving the current head first as auto-<time>."""
         name = self.validate_branch_name(name)
         autosave = f"auto-{datetime.now():%Y%m%d-%H%M%S}"
-        target, saved = await self.store.branches.restore(self.chat.id, name, autosave_name=autosave)
-        self._own_head = (await self.refresh()).head_id
-        await self.world.follow_head(self.chat.id)
+        target, saved = await self.store.branches.restore(self.state.chat_id, name, autosave_name=autosave)
+        chat = await self.state.refresh()
+        self.state.own_head = chat.head_id
+        await self.world.follow_head(chat.id)
         return target, saved
 
     async def branches(self) -> list[Branch]:
-        return await self.store.branches.list(self.chat.id)
+        return await self.store.branches.list(self.state.chat_id)
 
     async def delete_branch(self, name: str) -> None:
-        if not await self.store.branches.delete(self.chat.id, name):
+        if not await self.store.branches.delete(self.state.chat_id, name):
             names = ", ".join(b.name for b in await self.branches()) or "none yet"
             raise NotFound(f"There is no branch named '{name}'.", f"Branches in this chat: {names}.")

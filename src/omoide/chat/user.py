@@ -1,39 +1,39 @@
-"""Your hand on the memory: personas, /remember, /recall, /amnesia. Part of
-ChatSession (a mixin: it uses the session's store, settings, chat, character,
-memory worker and weights)."""
+"""You in one chat: who you are here (/persona) and your hand on the
+character's memory (/remember, /recall, /amnesia)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from datetime import datetime
-from typing import TYPE_CHECKING
-
 from omoide.characters.model import Character
+from omoide.chat.chat_memory import ChatMemory
+from omoide.chat.state import ChatState
 from omoide.config.settings import Settings
-from omoide.domain.chat import Chat, DiaryAuthor, DiaryEntry, MemoryState
+from omoide.domain.chat import DiaryAuthor, DiaryEntry, MemoryState
 from omoide.errors import CommandError
 from omoide.memory.book import memory_state
-from omoide.chat.chat_memory import ChatMemory
 from omoide.memory.recall import Recalled
 from omoide.memory.weights import DEFAULT_IMPORTANCE
 from omoide.memory.worker import MemoryWorker
-from omoide.store import Store
 
 
-class UserMemory:
-    store: Store
-    settings: Settings
-    chat: Chat
-    character: Character
-    user_name: str
-    user_persona: str
-    memory_worker: MemoryWorker
-    weights: ChatMemory
-    pending_recall: list[str]
-    clock: Callable[[], datetime]
+class ChatUser:
+    def __init__(self, state: ChatState, settings: Settings, character: Character, worker: MemoryWorker,
+                 weights: ChatMemory) -> None:
+        self.state = state
+        self.store = state.store
+        self.settings = settings
+        self.character = character
+        self.worker = worker
+        self.weights = weights
+        self.pending_recall: list[str] = []
+        """Moments brought back with /recall, for the next prompt's tail."""
 
-    if TYPE_CHECKING:
-        async def refresh(self) -> Chat: ...
+    @property
+    def name(self) -> str:
+        return self.state.user_name
+
+    @property
+    def persona(self) -> str:
+        return self.state.user_persona
 
     # -- personas -------------------------------------------------------------------
 
@@ -50,11 +50,11 @@ class UserMemory:
                 f"There is no persona named '{name}'.",
                 f"Personas: {', '.join(choices)}. Add more under [personas] in the config file.",
             )
-        self.user_name, self.user_persona = match, choices[match]
-        self.memory_worker.user_name = match
+        self.state.user_name, self.state.user_persona = match, choices[match]
+        self.worker.user_name = match
         stored = None if match == self.settings.user_name else match
-        self.chat = await self.store.chats.set_persona(self.chat.id, stored)
-        return self.user_name, self.user_persona
+        self.state.chat = await self.store.chats.set_persona(self.state.chat_id, stored)
+        return self.state.user_name, self.state.user_persona
 
     # -- memory ---------------------------------------------------------------------
 
@@ -62,25 +62,26 @@ class UserMemory:
         text = text.strip()
         if not text:
             raise CommandError("/remember needs something to remember.", "Usage: /remember [!] [--importance 1-5] TEXT")
-        chat = await self.refresh()
+        chat = await self.state.refresh()
         if chat.head_id is None:
             raise CommandError("The chat is empty.", "Send a message first.")
         return await self.store.memory.add_diary_entry(chat.id, chat.head_id, text, DiaryAuthor.USER, importance=importance or DEFAULT_IMPORTANCE)
 
     async def recall(self, text: str) -> list[Recalled]:
         """/recall: bring past moments matching `text` into the next prompt."""
-        chat = await self.refresh()
+        chat = await self.state.refresh()
         if not text.strip() or chat.head_id is None:
             raise CommandError("/recall needs words to look for, in a chat that has begun.", "Usage: /recall the night at the lighthouse")
-        found = await self._recall_at(chat.head_id, text, await memory_state(self.store, self.settings, chat.head_id))
+        found = await self.recall_at(chat.head_id, text, await memory_state(self.store, self.settings, chat.head_id))
         self.pending_recall = [r.line() for r in found]
         return found
 
-    async def _recall_at(self, head_id: int, query: str, state: MemoryState) -> list[Recalled]:
-        names = (self.user_name, self.character.display_name)
-        return await self.weights.recall(head_id, query, state, now=self.clock(), names=names, hidden=self.chat.amnesia)
+    async def recall_at(self, head_id: int, query: str, state: MemoryState) -> list[Recalled]:
+        """What /recall (or the character's recall tool) finds on the path to `head_id`."""
+        names = (self.state.user_name, self.character.display_name)
+        return await self.weights.recall(head_id, query, state, now=self.state.clock(), names=names, hidden=self.state.chat.amnesia)
 
     async def set_amnesia(self, tiers: list[str]) -> tuple[str, ...]:
         """/amnesia TIER... hides memory tiers from this chat's prompt; no tiers: all back."""
-        self.chat = await self.weights.set_amnesia(tiers)
-        return self.chat.amnesia
+        self.state.chat = await self.weights.set_amnesia(tiers)
+        return self.state.chat.amnesia

@@ -1,0 +1,220 @@
+"""A turn's reply, for any speaker: gather what the speaker's prompt is
+decided from, stream the reply into a row stored at once (`ReplyStream`), then
+schedule the memory work that follows it.
+
+Background world work steps aside (`ReplyGate`) until the reply is stored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from contextlib import aclosing
+from datetime import datetime
+from typing import Literal
+
+from omoide.characters.attached import lorebooks_for
+from omoide.characters.model import Character, Lorebook
+from omoide.chat.chat_memory import ChatMemory
+from omoide.chat.events import ChangedElsewhere, MemoryRecalled, ReplyFailed, ReplyFinished, ReplyStarted, TurnEvent
+from omoide.chat.reply import ReplyStream
+from omoide.chat.scene import ChatScene
+from omoide.chat.state import ChatState
+from omoide.chat.tokens import TokenCounter
+from omoide.chat.toolform import ToolForm, resolve as resolve_tool_form
+from omoide.chat.user import ChatUser
+from omoide.config.settings import Settings
+from omoide.domain.chat import Chat, MemoryState, Message, Role
+from omoide.llm.base import Backend
+from omoide.memory.book import memory_state
+from omoide.memory.prompt.build import build_prompt
+from omoide.memory.prompt.model import AssembledPrompt, PromptInputs, PromptOptions
+from omoide.memory.shared import chat_prefix
+from omoide.memory.worker import MemoryWorker
+from omoide.scene.speakers import Choice
+from omoide.world.gate import ReplyGate
+from omoide.world.keeper import WorldKeeper
+from omoide.world.profile import prompt_section
+
+log = logging.getLogger(__name__)
+
+
+class TurnRunner:
+    def __init__(self, state: ChatState, settings: Settings, backend: Backend, *, character: Character,
+                 scene: ChatScene, user: ChatUser, weights: ChatMemory, worker: MemoryWorker,
+                 world: WorldKeeper, gate: ReplyGate, lorebooks: list[Lorebook],
+                 refresh: Callable[[], Awaitable[Chat]]) -> None:
+        self.state = state
+        self.store = state.store
+        self.settings = settings
+        self.backend = backend
+        self.character = character
+        self.scene = scene
+        self.user = user
+        self.weights = weights
+        self.worker = worker
+        self.world = world
+        self.gate = gate
+        self.refresh = refresh
+        """The session's: reads the chat row and who is present."""
+        self.counter = TokenCounter(backend)
+        self.tool_form: ToolForm | None = None
+        """The diary tool's form with this backend, and why; found out on the first reply."""
+        self.last_prompt: AssembledPrompt | None = None
+        self.finishing: set[asyncio.Future[Message | None]] = set()
+        """Replies cut off by a cancellation whose final write is still under way."""
+        self._lore: dict[str, list[Lorebook]] = {character.id: lorebooks}
+        self._previous_render: str | None = None
+        self._reported_lore: set[tuple[str, str]] = set()
+        self._swept = False
+
+    def use_backend(self, backend: Backend) -> None:
+        if self.worker.backend is self.backend:
+            self.worker.backend = backend
+        self.backend = backend
+        self.counter = TokenCounter(backend)
+        self._previous_render = None
+
+    @property
+    def tools_mode(self) -> Literal["native", "inline"]:
+        if not self.backend.supports_tools:
+            return "inline"  # never offered, or refused by the server mid-chat
+        if self.tool_form is not None:
+            return self.tool_form.form
+        return "inline" if self.settings.tools == "inline" else "native"
+
+    # -- the prompt ----------------------------------------------------------------------
+
+    async def gather(self, head_id: int, state: MemoryState, speaker: Character) -> PromptInputs:
+        """What `speaker`'s prompt at `head_id` is decided from (`build_prompt` decides)."""
+        settings = self.settings
+        state = self.scene.own_memory(state, speaker)
+        if speaker.id not in self._lore:
+            self._lore[speaker.id] = lorebooks_for(speaker)[0]
+        now = self.state.clock()
+        world = await self.world.prompt_layers(speaker, self.scene.participants, state.window)
+        gossip, target = await self.scene.gossip_for(speaker, head_id)
+        return PromptInputs(
+            character=speaker,
+            state=state,
+            options=PromptOptions(
+                diary_lines=settings.diary_prompt_lines, diary_selection=settings.diary_selection,
+                memo_layer=settings.memory_style != "summary", recall_tool=settings.recall_tool,
+                context_size=settings.context_size, max_tokens=settings.max_tokens,
+                lore_budget_percent=settings.lore_budget_percent,
+            ),
+            user_name=self.state.user_name,
+            user_persona=self.state.user_persona,
+            tools=self.tools_mode,
+            now=now,
+            lorebooks=self._lore[speaker.id],
+            profile=prompt_section(await self.weights.profile.get()),
+            world=world["world"],
+            world_notes=world["world_notes"],
+            gossip=gossip,
+            gossip_target=target,
+            strengths=await self.weights.strengths(head_id, state, now),
+            memo_strengths=await self.weights.memo_strengths(head_id, state, now),
+            hidden=frozenset(self.state.chat.amnesia),
+            recalled=list(self.user.pending_recall),
+            scene=self.scene.facts(speaker),
+            previous=self._previous_render,
+        )
+
+    async def build_prompt(self, head_id: int, *, state: MemoryState | None = None,
+                           speaker: Character | None = None) -> AssembledPrompt:
+        """The prompt of `speaker` (default: the chat's character) at `head_id`,
+        fitted to the context size, counted, and compared with the previous
+        turn's to report the shared prefix."""
+        state = state or await memory_state(self.store, self.settings, head_id)
+        inputs = await self.gather(head_id, state, speaker or self.character)
+        self.counter.reset()
+        prompt = await build_prompt(inputs, self.counter.count)
+        prompt.exact, prompt.count_method = self.counter.exact, self.counter.method
+        for skip in prompt.skipped_lore:  # a broken key or the budget: logged once per entry and reason, not every turn
+            if skip not in self._reported_lore:
+                self._reported_lore.add(skip)
+                log.warning("lore entry '%s' skipped: %s", *skip)
+        self._previous_render = prompt.rendered()
+        self.last_prompt = prompt
+        return prompt
+
+    # -- the reply -------------------------------------------------------------------------
+
+    async def reply(self, parent: Message, head_id: int, *, moves_head: bool = False,
+                    choice: Choice | None = None) -> AsyncGenerator[TurnEvent, None]:
+        """Answer `parent`; `head_id` is the chat's head as this turn left it (the
+        reply becomes the head only if nobody else moved it since)."""
+        async with self.gate.reply():  # background world work steps aside until the reply is stored
+            async with aclosing(self._answer(parent, head_id, moves_head, choice)) as events:
+                async for event in events:
+                    yield event
+
+    async def _answer(self, parent: Message, head_id: int, moves_head: bool, choice: Choice | None) -> AsyncGenerator[TurnEvent, None]:
+        if self.tool_form is None:
+            self.tool_form = await resolve_tool_form(self.settings, self.backend)
+        state = await memory_state(self.store, self.settings, parent.id)
+        speaker = self.scene.cast.character(choice.key) if choice else self.character
+        names = (speaker.display_name, self.state.user_name)
+        if parent.role is Role.USER:
+            await self.weights.note_mentions(parent, state, names)
+        prompt = await self.build_prompt(parent.id, state=state, speaker=speaker)
+        prompt.speaker = f"{speaker.display_name}: {choice.reason}" if choice else ""
+
+        async def recall_tool(query: str) -> list[str]:
+            return [r.line() for r in await self.user.recall_at(parent.id, query, state)]
+
+        stream = ReplyStream(
+            self.store, self.backend, parent=parent, messages=prompt.messages, expected_head=head_id, finishing=self.finishing,
+            native_tools=self.tools_mode == "native", max_tokens=self.settings.max_tokens,
+            save_note=self.weights.save_note, recall=recall_tool if self.settings.recall_tool else None,
+            speaker=speaker.id if self.scene.is_scene else None,
+        )
+        ours = {head_id, parent.id}
+        try:
+            async with aclosing(stream.events()) as events:
+                async for event in events:
+                    if isinstance(event, ReplyStarted):
+                        ours.add(event.message.id)
+                    if isinstance(event, ReplyStarted | ReplyFailed):
+                        await self.refresh()
+                        if moves_head and isinstance(event, ReplyStarted):
+                            await self.world.follow_head(self.state.chat_id)
+                    elif isinstance(event, MemoryRecalled):
+                        prompt.recalled += [f"(recall: {event.query}) {line}" for line in event.lines] or [f"(recall: {event.query}) nothing"]
+                    elif isinstance(event, ReplyFinished):
+                        await self._finished(event, prompt, stream, state, names)
+                    yield event
+                    if isinstance(event, ReplyStarted) and stream.forked:
+                        yield await self._fork(event.message)
+        finally:
+            with contextlib.suppress(Exception):  # bookkeeping only; the store may be closing
+                head = await asyncio.shield(self.state.stored_head())
+                if head in ours:  # else another window moved it: the client has yet to see that
+                    self.state.own_head = head
+
+    async def _finished(self, event: ReplyFinished, prompt: AssembledPrompt, stream: ReplyStream, state: MemoryState,
+                        names: tuple[str, str]) -> None:
+        """The reply is stored: note what it brought up again and start the memory work."""
+        prompt.usage = event.usage
+        prompt.tool_problems = list(stream.problems)
+        self.user.pending_recall = []
+        await self.weights.note_mentions(event.message, state, names)
+        prefix = chat_prefix(prompt, event.message)  # memory work on the chat's backend extends it
+        self.worker.schedule(event.message.id, prefix if self.worker.backend is self.backend else None)
+        self.world.prefix = (self.state.chat_id, prefix) if self.world.backend is self.backend else None
+        if not self._swept or self.world.needs_retry:
+            self._swept = True
+            self.world.schedule_sweep()
+
+    async def _fork(self, reply: Message) -> ChangedElsewhere:
+        """Another window wrote on after your message: keep this reply on a branch."""
+        name = f"fork-{datetime.now():%Y%m%d-%H%M%S}-{reply.id}"
+        await self.store.branches.save(self.state.chat_id, name, reply.id)
+        return ChangedElsewhere(
+            f"Another window wrote in this chat while you did; this reply is kept on the branch '{name}' "
+            f"(/branch restore {name} goes there).",
+            forked=True,
+        )

@@ -1,0 +1,99 @@
+"""Counting a prompt as the backend lays it out, and fitting it to the context."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from omoide.domain.chat import MemoryState
+from omoide.memory.prompt.layers import HEAD_LAYERS, assemble, card_text
+from omoide.memory.prompt.model import AssembledPrompt, CountPrompt, PromptContext
+
+
+
+async def count_prompt(prompt: AssembledPrompt, count: CountPrompt) -> AssembledPrompt:
+    """Count the whole prompt once, as the backend renders it, and each layer as
+    the difference between the prompts that end before and after it, so the
+    layers add up to the total and no chat-template framing is counted twice."""
+    text = {layer.name: layer.text for layer in prompt.layers}
+    head, *rest = prompt.messages
+    tail = rest[-1:] if text.get("tail") else []
+    window = rest[: len(rest) - len(tail)]
+    with_head = await count([head])
+    # The leading system message joins these layers in this order: count each
+    # growing prefix of them, so each layer's figure is what it adds.
+    figures: dict[str, int] = {}
+    parts: list[str] = []
+    before = 0
+    present = [name for name in HEAD_LAYERS if text.get(name)]
+    for name in present:
+        parts.append(text[name])
+        upto = with_head if name == present[-1] else await count([{"role": "system", "content": "\n\n".join(parts)}])
+        figures[name], before = upto - before, upto
+    with_window = await count([head, *window]) if window else with_head
+    total = await count(prompt.messages) if tail else with_window
+    figures |= {"window": with_window - with_head, "tail": total - with_window}
+    for layer in prompt.layers:
+        figures.setdefault(layer.name, 0)
+    prompt.layers = [replace(layer, tokens=figures[layer.name]) for layer in prompt.layers]
+    prompt.total_tokens = total
+    return prompt
+
+
+async def fit(
+    ctx: PromptContext, state: MemoryState, count: CountPrompt, budget: int, *, full: AssembledPrompt | None = None
+) -> AssembledPrompt:
+    """The fullest prompt that fits `budget` tokens. Drops, in order: the oldest
+    window messages (never the last one), the stable diary, then the older part
+    of the summary. What was dropped is listed for the inspector. `full` is
+    `assemble(ctx, state)` when the caller has already built it."""
+    prompt = full or assemble(ctx, state)
+    window_size = next(layer.messages for layer in prompt.layers if layer.name == "window")
+    if await count(prompt.messages) <= budget:
+        prompt.budget = budget
+        return await count_prompt(prompt, count)
+    # Drop whole window messages, fewest first, by bisection on how many to drop.
+    low, high = 1, max(window_size - 1, 0)
+    best: AssembledPrompt | None = None
+    while low <= high:
+        mid = (low + high) // 2
+        candidate = assemble(ctx, state, drop_oldest=mid)
+        if await count(candidate.messages) <= budget:
+            best, high = candidate, mid - 1
+            best.dropped = [f"the {mid} oldest message(s) of the raw window"]
+        else:
+            low = mid + 1
+    if best is None:
+        dropped = [f"the {max(window_size - 1, 0)} oldest message(s) of the raw window"] if window_size > 1 else []
+        drop = max(window_size - 1, 0)
+        best = assemble(ctx, state, drop_oldest=drop, drop_diary=True)
+        dropped.append("the diary block" + (" and the memo layer" if state.memos else ""))
+        summary = state.summary.content if state.summary else ""
+        chars = len(summary)
+        while await count(best.messages) > budget and chars > 0:
+            chars = chars // 2
+            best = assemble(ctx, state, drop_oldest=drop, drop_diary=True, summary_chars=chars)
+        if summary and chars < len(summary):
+            dropped.append(f"the oldest {len(summary) - chars} characters of the summary")
+        card = len(card_text(ctx))
+        card_chars = card
+        while await count(best.messages) > budget and card_chars > 0:
+            card_chars = card_chars * 3 // 4
+            best = assemble(
+                ctx, state, drop_oldest=drop, drop_diary=True, summary_chars=0 if summary else None, card_chars=card_chars
+            )
+        if card_chars < card:
+            dropped.append(f"the last {card - card_chars} characters of the character card (raise context_size)")
+        best.dropped = dropped
+    best.budget = budget
+    return await count_prompt(best, count)
+
+
+def shared_prefix_chars(previous: str, current: str) -> int:
+    limit = min(len(previous), len(current))
+    i = 0
+    step = 4096
+    while i + step <= limit and previous[i : i + step] == current[i : i + step]:
+        i += step
+    while i < limit and previous[i] == current[i]:
+        i += 1
+    return i

@@ -1,0 +1,172 @@
+"""The prompt's shapes: what a session gathers (`PromptInputs`), the context
+the layers are written from (`PromptContext`), and the assembled prompt with
+its layer map (`AssembledPrompt`, which /prompt and the cache figures read)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, tzinfo
+from typing import Literal
+
+from omoide.characters.model import Character, Lorebook
+from omoide.domain.chat import MemoryState, Message
+from omoide.llm.base import ChatMessage, Usage
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You are {{char}} in an ongoing roleplay with {{user}}. Stay in character. "
+    "Write {{char}}'s next reply only: a few short paragraphs, actions in *asterisks*. "
+    "Never speak or act for {{user}}. Each message starts with the time it was sent; "
+    "use it to sense how much time has passed, but never write timestamps yourself."
+)
+CountPrompt = Callable[[list[ChatMessage]], Awaitable[int]]
+"""Tokens of a list of messages counted as one prompt (chat template included)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SceneFacts:
+    """A group scene, as one speaker's prompt sees it."""
+
+    me: str
+    """The speaker's id."""
+    host: str
+    """The chat's character: the speaker of replies stored without one."""
+    names: Mapping[str, str]
+    """Character id -> display name, for everyone ever in the scene."""
+    others: Sequence[str] = ()
+    """The display names of the other characters present."""
+
+    def speaker(self, message: Message) -> str:
+        return message.speaker or self.host
+
+
+@dataclass(frozen=True, slots=True)
+class PromptContext:
+    character: Character
+    user_name: str = "You"
+    user_persona: str = ""
+    tools: Literal["native", "inline"] = "inline"
+    diary_lines: int = 50
+    now: datetime | None = None
+    tz: tzinfo | None = None
+    constant_lore: Sequence[str] = ()
+    triggered_lore: Sequence[str] = ()
+    memo_layer: bool = False
+    """memory_style 'memos' or 'both': the prompt has a memo layer (shown even when empty)."""
+    profile: str = ""
+    """The user profile's section (profile.prompt_section), '' for none."""
+    recall_tool: bool = False
+    diary_selection: Literal["recent", "weighted"] = "recent"
+    strengths: Mapping[int, float] = field(default_factory=dict)
+    """Diary entry id -> strength: what a weighted selection ranks by, and what /prompt shows."""
+    memo_strengths: Mapping[int, float] = field(default_factory=dict)
+    """Memo id -> strength, for /prompt."""
+    hidden: frozenset[str] = frozenset()
+    """Memory tiers /amnesia hides: 'diary', 'summary', 'memos', 'world', 'profile'."""
+    recalled: Sequence[str] = ()
+    """Past moments the user brought back with /recall, for this turn's tail."""
+    world: str = ""
+    """World memory (omoide.world.prompt.world_block): stable between conversation ends."""
+    world_notes: Sequence[str] = ()
+    """Hidden notes on absent characters mentioned in the recent messages."""
+    scene: SceneFacts | None = None
+    """Set in a group scene: the others' messages are attributed by name."""
+
+
+@dataclass(frozen=True, slots=True)
+class Layer:
+    name: str
+    text: str
+    tokens: int = 0
+    messages: int = 1
+
+
+@dataclass(slots=True)
+class AssembledPrompt:
+    messages: list[ChatMessage]
+    layers: list[Layer]
+    total_tokens: int = 0
+    budget: int | None = None
+    exact: bool = False
+    count_method: str = "estimate"
+    dropped: list[str] = field(default_factory=list)
+    shared_tokens: int | None = None
+    """Tokens at the start of this prompt identical to the previous turn's prompt."""
+    lore: list[str] = field(default_factory=list)
+    """Lore entries that fired, with why, and those skipped, with why."""
+    skipped_lore: list[tuple[str, str]] = field(default_factory=list)
+    """The entries skipped, (name, why): a broken key, or the lore budget."""
+    memories: list[tuple[datetime, str, float | None]] = field(default_factory=list)
+    """The diary entries and memos that entered the prompt: (when, 'diary: text' or 'memo: text', strength)."""
+    recalled: list[str] = field(default_factory=list)
+    """What /recall and the recall tool brought back for this reply."""
+    usage: Usage | None = None
+    """What the backend reported for the reply to this prompt (cache reads and writes included)."""
+    tool_problems: list[str] = field(default_factory=list)
+    """Tool calls in the reply to this prompt that failed or were cut, and why."""
+    speaker: str = ""
+    """Who this prompt is for, and why they were chosen (group scenes)."""
+    gossip: str = ""
+    """The conversation's gossip target, if one was drawn."""
+
+    def rendered(self) -> str:
+        return render(self.messages)
+
+
+def render(messages: Sequence[ChatMessage]) -> str:
+    """A plain, stable rendering used for prefix comparison and the inspector."""
+    return "".join(f"<{m['role']}>\n{m.get('content', '')}\n" for m in messages)
+
+
+
+@dataclass(frozen=True, slots=True)
+class PromptOptions:
+    """The settings a prompt is decided by."""
+
+    diary_lines: int = 50
+    diary_selection: Literal["recent", "weighted"] = "recent"
+    memo_layer: bool = False
+    """memory_style 'memos' or 'both': the prompt has a memo layer (shown even when empty)."""
+    recall_tool: bool = False
+    context_size: int = 8192
+    max_tokens: int = 400
+    """Room kept for the reply: the prompt fits context_size - max_tokens."""
+    lore_budget_percent: int = 25
+    """Share of the context that lore may take, for lorebooks that set no budget of their own."""
+
+
+@dataclass(frozen=True, slots=True)
+class PromptInputs:
+    """Everything one speaker's prompt at one head is decided from, as the chat
+    session gathered it: no layer is decided here yet (amnesia, lore and its
+    budget, gossip and the fit are `build_prompt`'s)."""
+
+    character: Character
+    """The speaker."""
+    state: MemoryState
+    """The memory on the path at the head (in a scene, with the speaker's own diary)."""
+    options: PromptOptions = PromptOptions()
+    user_name: str = "You"
+    user_persona: str = ""
+    tools: Literal["native", "inline"] = "inline"
+    now: datetime | None = None
+    tz: tzinfo | None = None
+    lorebooks: Sequence[Lorebook] = ()
+    """Every lorebook the speaker reads: its card's and the world files attached to it."""
+    profile: str = ""
+    """The user profile's prompt section."""
+    world: str = ""
+    """The speaker's world memory block."""
+    world_notes: Sequence[str] = ()
+    """Notes on absent characters mentioned in the recent messages."""
+    gossip: str = ""
+    """What the speaker remembers of the conversation's gossip target, and its nudge."""
+    gossip_target: str = ""
+    strengths: Mapping[int, float] = field(default_factory=dict)
+    memo_strengths: Mapping[int, float] = field(default_factory=dict)
+    hidden: frozenset[str] = frozenset()
+    """The tiers /amnesia hides in this chat."""
+    recalled: Sequence[str] = ()
+    scene: SceneFacts | None = None
+    previous: str | None = None
+    """The previous prompt as rendered, for the prefix the two share."""
