@@ -1,4 +1,5 @@
-"""No import cycles among omoide's modules.
+"""No import cycles among omoide's modules, nor among its packages, and every
+import runs down the stack of layers `docs/architecture.md` draws.
 
 Every import statement counts, wherever it is written: at the top, inside a
 function (a lazy import that dodges a cycle still is one), or under
@@ -105,6 +106,67 @@ def test_relative_imports_resolve_to_the_module_they_name(tmp_path: Path) -> Non
              "omoide.top": tmp_path / "top.py"}
     assert imports_of("omoide.pkg", known["omoide.pkg"], known) == {"omoide.pkg.x", "omoide.pkg.y"}
     assert imports_of("omoide.pkg.x", known["omoide.pkg.x"], known) == {"omoide.top", "omoide.pkg.y"}
+
+
+LAYERS: list[set[str]] = [
+    {"__main__", "launch"},
+    {"cli"},
+    {"tui", "check"},
+    {"chat"},
+    {"scene"},
+    {"world"},
+    {"memory"},
+    {"llm", "exchange"},
+    {"models", "characters", "store"},
+    {"config"},
+    {"domain", "errors", "locations", "safe_text", "startup"},
+]
+"""From the top down. A package (or top-level module) imports only from the
+layers below its own: never up, and never sideways within its layer."""
+
+
+def unit(module: str) -> str:
+    """The package (or top-level module) `module` belongs to."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "omoide"
+
+
+def package_edges(edges: dict[str, set[str]]) -> dict[str, set[str]]:
+    found: dict[str, set[str]] = {}
+    for module, targets in edges.items():
+        for target in targets:
+            if unit(module) != unit(target) and unit(target) != "omoide":
+                found.setdefault(unit(module), set()).add(unit(target))
+    return found
+
+
+def layer_of(name: str) -> int:
+    return next(i for i, layer in enumerate(LAYERS) if name in layer)
+
+
+def test_the_package_check_finds_a_cycle_and_an_import_up_the_stack() -> None:
+    edges = {"omoide.store.world": {"omoide.world.model"}, "omoide.world.keeper": {"omoide.store"}}
+    assert package_edges(edges) == {"store": {"world"}, "world": {"store"}}
+    assert cycles(package_edges(edges)) == [["store", "world", "store"]]
+    assert layer_of("store") > layer_of("world")  # store -> world runs up the stack
+
+
+def test_every_package_has_a_layer_and_few_modules_sit_at_the_top() -> None:
+    root = Path(omoide.__file__).parent
+    top = [p for p in root.glob("*.py")]
+    units = {p.stem for p in top if p.stem != "__init__"}
+    units |= {p.name for p in root.iterdir() if (p / "__init__.py").exists()}
+    assert units - set().union(*LAYERS) == set(), "give these a layer in LAYERS and in docs/architecture.md"
+    assert len(top) <= 8, f"at most 8 modules at the top of src/omoide, not {sorted(p.name for p in top)}"
+
+
+def test_packages_import_only_down_the_stack_and_never_in_a_cycle() -> None:
+    edges = package_edges(graph())
+    assert edges["chat"] >= {"memory", "store"} and "chat" in edges["tui"]
+    found = cycles(edges)
+    assert not found, "import cycles between packages:\n" + "\n".join(" -> ".join(c) for c in found)
+    upward = sorted(f"{a} -> {b}" for a, targets in edges.items() for b in targets if layer_of(b) <= layer_of(a))
+    assert not upward, "imports that do not run down the stack:\n" + "\n".join(upward)
 
 
 def test_no_import_cycles_among_omoide_modules() -> None:

@@ -1,0 +1,5 @@
+"""`python -m omoide`: the same as the `omoide` command."""
+
+from omoide.launch import main
+
+main()
