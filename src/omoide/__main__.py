@@ -2,4 +2,5 @@
 
 from omoide.launch import main
 
-main()
+if __name__ == "__main__":
+    main()

@@ -109,7 +109,8 @@ def test_relative_imports_resolve_to_the_module_they_name(tmp_path: Path) -> Non
 
 
 LAYERS: list[set[str]] = [
-    {"__main__", "launch"},
+    {"__main__"},
+    {"launch"},
     {"cli"},
     {"tui", "check"},
     {"chat"},
