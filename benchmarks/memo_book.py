@@ -50,7 +50,7 @@ async def measure(n: int) -> dict[str, float]:
     times = []
     for _ in range(30):
         t0 = time.perf_counter()
-        await memory_state(store, settings, chat.head_id)
+        await memory_state(store, settings.memory, chat.head_id)
         times.append(time.perf_counter() - t0)
     figures["prompt"] = statistics.median(times)
     t0 = time.perf_counter()

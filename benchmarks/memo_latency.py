@@ -146,7 +146,7 @@ def start_server() -> tuple[subprocess.Popen[bytes], str]:
 async def run(base: str, mode: str, turns: int, pause: float, verbose: bool = False) -> list[float]:
     settings = Settings(base_url=base, model="smollm2", max_tokens=32, temperature=0.0, context_size=2048,
                         memory_style="memos", user_name="Kai")
-    backend = OpenAICompatBackend(settings)
+    backend = OpenAICompatBackend(settings.backend)
     store = await Store.open()
     session = await ChatSession.open(store, MIKA, settings, backend)
     if mode == "none":

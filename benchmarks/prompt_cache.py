@@ -129,7 +129,7 @@ async def cache_reuse(turns: int, tokenizer: LocalBackend, **memory_settings: ob
         memory = await store.memory.state(parent)
         path = await store.messages.path(parent, limit=15)
         ctx = PromptContext(character=character, user_name="Kai", now=clock[0], tools=session.turns.tools_mode,
-                            diary_lines=settings.diary_prompt_lines)
+                            diary_lines=settings.memory.diary_prompt_lines)
         fair_tokens = tokenizer.tokenize(tokenizer.render_prompt(fair_prompt(ctx, memory, path)))
         naive_tokens = tokenizer.tokenize(tokenizer.render_prompt(naive_prompt(ctx, memory, path)))
         if previous is not None:

@@ -47,7 +47,7 @@ def model_speed() -> tuple[float, float, float, int]:
     settings = Settings(max_tokens=128, temperature=0.7, context_size=2048)
     backend = LocalBackend(settings)
     t0 = time.perf_counter()
-    llama = _load(backend.path, backend.n_ctx, settings.threads).llama
+    llama = _load(backend.path, backend.n_ctx, settings.embedded.threads).llama
     load = time.perf_counter() - t0
     prompt = "The lighthouse keeper said: " + "the sea was calm and grey that morning. " * 40
     tokens = llama.tokenize(prompt.encode())

@@ -78,7 +78,7 @@ async def scripted_server(home: Path, runs: int) -> list[float]:
     times = []
     try:
         for _ in range(runs):
-            backend = OpenAICompatBackend(Settings(base_url=server.base_url, model="scripted"))
+            backend = OpenAICompatBackend(Settings(base_url=server.base_url, model="scripted").backend)
             elapsed, calls, failed = await one_pass(home, ScriptedBackend([[REPLY]]), backend, Settings(user_name="Kai"))
             await backend.aclose()
             times.append(elapsed)

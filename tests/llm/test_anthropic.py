@@ -23,7 +23,7 @@ KEY = "sk-ant-test-key"
 
 def backend(server: FaultServer) -> AnthropicBackend:
     return AnthropicBackend(Settings(backend="anthropic", base_url=f"http://127.0.0.1:{server.port}", model="claude-test",
-                                     api_key=Secret(KEY), max_retries=1))
+                                     api_key=Secret(KEY), max_retries=1).backend)
 
 
 def recorded(name: str, split: int = 13) -> Reply:
@@ -163,7 +163,7 @@ async def test_a_stall_mid_stream_keeps_what_arrived(fault_server: FaultServer) 
     head = body[: body.index(b"event: error")]
     fault_server.queue(Reply(chunks=[head, 3.0, b"event: message_stop\n"]))
     b = AnthropicBackend(Settings(backend="anthropic", base_url=f"http://127.0.0.1:{fault_server.port}",
-                                  api_key=Secret(KEY), stall_timeout=0.5))
+                                  api_key=Secret(KEY), stall_timeout=0.5).backend)
     received = []
     with pytest.raises(StreamStalled):
         async for event in b.stream(prompt_messages()):

@@ -49,3 +49,14 @@ async def test_a_missing_model_file_is_named(tmp_path: Path) -> None:
     with pytest.raises(LocalModelMissing) as info:
         [e async for e in backend.stream([{"role": "user", "content": "hi"}])]
     assert str(missing) in info.value.message and "model_path" in info.value.hint
+
+
+def test_every_backend_kind_the_settings_allow_is_in_the_registry() -> None:
+    import typing
+
+    from omoide.config.sections import BackendKind
+    from omoide.llm.factory import BACKENDS
+
+    assert set(typing.get_args(BackendKind)) - {"auto"} == set(BACKENDS)
+    anthropic = make_backend(Settings(backend="anthropic", api_key="k", model="claude-test"))
+    assert (anthropic.name, anthropic.model) == ("anthropic", "claude-test")

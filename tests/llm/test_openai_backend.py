@@ -29,7 +29,7 @@ KEY = "sk-test-secret-123"
 def backend(server: FaultServer, **kw) -> OpenAICompatBackend:
     base = dict(base_url=server.base_url, model="m", api_key=Secret(KEY), max_retries=3, stall_timeout=1.0, request_timeout=5.0)
     base.update(kw)
-    return OpenAICompatBackend(Settings(**base))
+    return OpenAICompatBackend(Settings(**base).backend)
 
 
 async def collect(b: OpenAICompatBackend, **kw) -> tuple[str, list]:
@@ -136,7 +136,7 @@ async def test_a_dropped_connection_mid_stream_keeps_what_arrived(fault_server: 
 
 
 async def test_nobody_listening_is_unreachable_with_advice() -> None:
-    b = OpenAICompatBackend(Settings(base_url="http://127.0.0.1:9/v1", max_retries=3))
+    b = OpenAICompatBackend(Settings(base_url="http://127.0.0.1:9/v1", max_retries=3).backend)
     with pytest.raises(BackendUnreachable) as info:
         await collect(b)
     await b.aclose()
@@ -334,7 +334,7 @@ async def test_check_names_the_models(fault_server: FaultServer) -> None:
 
 
 async def test_check_against_nothing_is_unreachable() -> None:
-    b = OpenAICompatBackend(Settings(base_url="http://127.0.0.1:9/v1"))
+    b = OpenAICompatBackend(Settings(base_url="http://127.0.0.1:9/v1").backend)
     with pytest.raises(BackendUnreachable) as info:
         await b.check()
     await b.aclose()

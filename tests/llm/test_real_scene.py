@@ -20,7 +20,7 @@ async def test_a_scene_with_two_characters_on_the_real_server(llama_server: str,
 
     settings = Settings(base_url=llama_server, model="smollm2", temperature=0.0, context_size=2048, max_tokens=40,
                         user_name="Kai", tools="inline", scene_seed=1, gossip_rate=0.0)
-    backend = OpenAICompatBackend(settings)
+    backend = OpenAICompatBackend(settings.backend)
     store = await Store.open(tmp_path / "omoide.db")
     try:
         session = await ChatSession.open(store, find_character("suzune"), settings, backend, others=[find_character("wren")])

@@ -20,7 +20,7 @@ HELLO = [{"role": "system", "content": "You are a friendly barista."}, {"role": 
 
 
 async def test_a_real_server_streams_a_reply(llama_server: str) -> None:
-    backend = OpenAICompatBackend(Settings(base_url=llama_server, model="smollm2", max_tokens=24, temperature=0.0))
+    backend = OpenAICompatBackend(Settings(base_url=llama_server, model="smollm2", max_tokens=24, temperature=0.0).backend)
     events = [e async for e in backend.stream(HELLO)]
     text = "".join(e.text for e in events if isinstance(e, TextDelta))
     await backend.aclose()
@@ -30,7 +30,7 @@ async def test_a_real_server_streams_a_reply(llama_server: str) -> None:
 
 
 async def test_a_forced_tool_call_arrives_whole(llama_server: str) -> None:
-    backend = OpenAICompatBackend(Settings(base_url=llama_server, model="smollm2", max_tokens=96, temperature=0.0))
+    backend = OpenAICompatBackend(Settings(base_url=llama_server, model="smollm2", max_tokens=96, temperature=0.0).backend)
     messages = [
         {"role": "system", "content": "You keep a diary with the save_memory tool."},
         {"role": "user", "content": "Remember that my cat is called Mochi."},
@@ -48,7 +48,7 @@ async def test_a_forced_tool_call_arrives_whole(llama_server: str) -> None:
 async def test_the_server_tokenizer_counts_and_says_the_framing_is_estimated(llama_server: str) -> None:
     """llama-cpp-python's server tokenizes but does not say how its template frames
     messages, so its counts are never marked exact."""
-    backend = OpenAICompatBackend(Settings(base_url=llama_server, model="smollm2"))
+    backend = OpenAICompatBackend(Settings(base_url=llama_server, model="smollm2").backend)
     short = await backend.count_tokens([{"role": "user", "content": "hi"}])
     long = await backend.count_tokens([{"role": "user", "content": "hi " * 50}])
     check = await backend.check()
@@ -204,7 +204,7 @@ async def test_the_real_server_makes_a_memo_end_to_end(llama_server: str, tmp_pa
     from tests.scripted import ScriptedBackend
 
     settings = Settings(base_url=llama_server, model="smollm2", temperature=0.0, context_size=2048, memory_style="memos", user_name="Kai")
-    summarizer = OpenAICompatBackend(settings)
+    summarizer = OpenAICompatBackend(settings.backend)
     store = await Store.open(tmp_path / "omoide.db")
     session = await ChatSession.open(store, Character(id="mika", name="Mika", first_message="Welcome to my bakery!"), settings,
                                      ScriptedBackend(), summarizer=summarizer)
@@ -218,7 +218,7 @@ async def test_the_real_server_makes_a_memo_end_to_end(llama_server: str, tmp_pa
     pages = await session.book.pages()
     # Greedy decoding is only nearly deterministic on a server whose cache holds
     # earlier tests' prompts, so a retry samples: each try is then another go.
-    retrier = OpenAICompatBackend(Settings(base_url=llama_server, model="smollm2", temperature=0.8, context_size=2048, user_name="Kai"))
+    retrier = OpenAICompatBackend(Settings(base_url=llama_server, model="smollm2", temperature=0.8, context_size=2048, user_name="Kai").backend)
     session.memory_worker.backend = retrier
     for _ in range(4):
         if not pages or not pages[0].gap:
@@ -305,7 +305,7 @@ async def test_a_60_message_prompt_counts_what_the_real_server_evaluates(llama_s
         head = (await store.messages.add(session.chat.id, head, role, f"Warm bread {i}.")).id
     assert head is not None
     prompt = await session.build_prompt(head)
-    remote = OpenAICompatBackend(Settings(base_url=llama_server, model="smollm2", user_name="Kai", context_size=2048, max_tokens=32))
+    remote = OpenAICompatBackend(Settings(base_url=llama_server, model="smollm2", user_name="Kai", context_size=2048, max_tokens=32).backend)
     estimated = await ChatSession(store, mika, settings, remote, session.chat).build_prompt(head)
     async with httpx.AsyncClient(timeout=300) as client:
         body = {"model": "smollm2", "max_tokens": 1, "messages": [{k: v for k, v in m.items() if k in WIRE_KEYS} for m in prompt.messages]}
@@ -327,7 +327,7 @@ async def test_a_whole_end_of_conversation_pass_against_a_real_server(llama_serv
     from omoide.domain.world import Field, UpdateKind, user_key
     from tests.scripted import ScriptedBackend
 
-    summarizer = OpenAICompatBackend(Settings(base_url=llama_server, model="smollm2", temperature=0.0))
+    summarizer = OpenAICompatBackend(Settings(base_url=llama_server, model="smollm2", temperature=0.0).backend)
     async with await Store.open(tmp_path / "omoide.db") as store:
         chat = ScriptedBackend([["*She slides a black coffee across the counter.* Good luck on Friday, I suppose."]])
         settings = Settings(user_name="Kai", world_max_tokens=48)  # a small model rambles to the limit; keep it short
@@ -361,7 +361,7 @@ async def test_the_servers_count_keeps_a_continuation_the_cautious_estimate_woul
     next reply finds its prefix still cached. Past the count it stands alone."""
     from omoide.memory.shared import ChatPrefix, continue_chat, continued, fits
 
-    backend = OpenAICompatBackend(Settings(base_url=llama_server, model="smollm2"))
+    backend = OpenAICompatBackend(Settings(base_url=llama_server, model="smollm2").backend)
     try:
         chat: list[ChatMessage] = [
             {"role": "system", "content": "Mika keeps a small bakery by the river. " * 20},

@@ -61,7 +61,7 @@ async def test_the_request_retried_without_tools_carries_the_inline_instructions
     # The probe finds a model that calls tools; then the server refuses them mid-chat.
     chats = script(fault_server, tool_call_reply("probe"), refusal(), stream_reply("Noted.<save_memory>His cat is Mochi.</save_memory>"))
     settings = Settings(base_url=fault_server.base_url, model="m", tools="auto", max_retries=0)
-    backend = OpenAICompatBackend(settings)
+    backend = OpenAICompatBackend(settings.backend)
     store = await Store.open(tmp_path / "o.db")
     session = await ChatSession.open(store, MIKA, settings, backend)
     events = [e async for e in session.send("My cat is called Mochi.")]
@@ -79,7 +79,7 @@ async def test_a_model_that_answers_in_text_gets_the_inline_form_and_is_asked_on
     chats = script(fault_server, stream_reply("I'm ready to help."), stream_reply("Hello."), stream_reply("Again."))
     settings = Settings(base_url=fault_server.base_url, model="m", tools="auto")
     for _ in range(2):  # two runs of `omoide say`: two processes, one question
-        backend = OpenAICompatBackend(settings)
+        backend = OpenAICompatBackend(settings.backend)
         store = await Store.open(tmp_path / "o.db")
         session = await ChatSession.open(store, MIKA, settings, backend)
         _ = [e async for e in session.send("Hi.")]
@@ -97,7 +97,7 @@ async def test_a_model_that_answers_in_text_gets_the_inline_form_and_is_asked_on
 async def test_a_model_that_calls_the_tool_keeps_the_native_form(fault_server: FaultServer) -> None:
     fault_server.queue(tool_call_reply("Mochi"))
     settings = Settings(base_url=fault_server.base_url, model="m", tools="auto")
-    backend = OpenAICompatBackend(settings)
+    backend = OpenAICompatBackend(settings.backend)
     found = await resolve(settings, backend)
     again = await resolve(settings, backend)
     await backend.aclose()
@@ -108,7 +108,7 @@ async def test_a_model_that_calls_the_tool_keeps_the_native_form(fault_server: F
 async def test_the_setting_decides_without_asking(fault_server: FaultServer) -> None:
     for form in ("native", "inline"):
         settings = Settings(base_url=fault_server.base_url, model="m", tools=form)
-        backend = OpenAICompatBackend(settings)
+        backend = OpenAICompatBackend(settings.backend)
         found = await resolve(settings, backend)
         await backend.aclose()
         assert found.form == form and "set in the config" in found.reason

@@ -39,9 +39,18 @@ def test_setting_keys_keeps_comments_tables_and_the_other_settings() -> None:
     update_config({"backend": "openai", "base_url": "http://127.0.0.1:11434/v1", "model_path": None})
     text = path.read_text()
     assert text.startswith("# my settings\nuser_name = \"Kai\"   # that's me\n")
-    assert 'base_url = "http://127.0.0.1:11434/v1"' in text and "old.example" not in text
+    assert text.endswith('[backend]\nkind = "openai"\nbase_url = "http://127.0.0.1:11434/v1"\n') and "old.example" not in text
     data = tomllib.loads(text)
-    assert data == {"user_name": "Kai", "temperature": 0.7, "base_url": "http://127.0.0.1:11434/v1", "backend": "openai", "personas": {"Ren": "A courier."}}
+    assert data == {"user_name": "Kai", "temperature": 0.7, "personas": {"Ren": "A courier."},
+                    "backend": {"kind": "openai", "base_url": "http://127.0.0.1:11434/v1"}}
+    assert load_settings().backend.base_url == "http://127.0.0.1:11434/v1"
+
+
+def test_a_setting_goes_into_its_section_in_place_keeping_the_tables_around_it() -> None:
+    path = write_config('[backend]\nmodel = "old"  # mine\ntemperature = 0.7\n\n[user]\nname = "Kai"\n')
+    update_config({"model": "qwen", "local_model": "gemma-3-270m", "base_url": None})
+    assert path.read_text() == ('[backend]\nmodel = "qwen"\ntemperature = 0.7\n\n[user]\nname = "Kai"\n\n'
+                                '[embedded]\nmodel = "gemma-3-270m"\n')
 
 
 def test_a_value_spanning_lines_is_left_alone_with_what_to_write() -> None:
@@ -80,8 +89,8 @@ def test_use_a_server_model_writes_the_config_and_the_next_run_uses_it(monkeypat
         result = runner.invoke(app, ["models", "use", "llama3.1:8b"])
         assert result.exit_code == 0, result.output
         settings = load_settings()
-        assert (settings.resolved_backend, settings.base_url, settings.model) == ("openai", address(olla) + "/v1", "llama3.1:8b")
-        assert settings.user_name == "Kai" and settings.personas == {"Ren": "A courier."}
+        assert (settings.backend.resolved, settings.backend.base_url, settings.backend.model) == ("openai", address(olla) + "/v1", "llama3.1:8b")
+        assert settings.user.name == "Kai" and settings.user.personas == {"Ren": "A courier."}
         listed = runner.invoke(app, ["models"], env={"COLUMNS": "200"})
     row = next(line for line in listed.stdout.splitlines() if "llama3.1:8b" in line)
     assert "●" in row
@@ -92,8 +101,8 @@ def test_use_an_embedded_model_and_an_unknown_name(monkeypatch: pytest.MonkeyPat
     result = runner.invoke(app, ["models", "use", "smollm2-135m"])
     assert result.exit_code == 0, result.output
     settings = load_settings()
-    assert (settings.resolved_backend, settings.local_model, settings.model_path) == ("local", "smollm2-135m", None)
-    assert settings.base_url == "http://127.0.0.1:11434/v1"  # kept, for switching back
+    assert (settings.backend.resolved, settings.embedded.model, settings.embedded.model_path) == ("local", "smollm2-135m", None)
+    assert settings.backend.base_url == "http://127.0.0.1:11434/v1"  # kept, for switching back
     bad = runner.invoke(app, ["models", "use", "gpt-17"])
     assert bad.exit_code == 1 and "There is no model called 'gpt-17'" in bad.stderr and "smollm2-135m" in bad.stderr
 
@@ -102,7 +111,7 @@ def test_use_a_model_on_a_server_named_by_address() -> None:
     with http_server(openai_models("gemma-3-4b")) as server:
         result = runner.invoke(app, ["models", "use", "gemma-3-4b", "--server", address(server)])
     assert result.exit_code == 0, result.output
-    assert load_settings().base_url == address(server) + "/v1"
+    assert load_settings().backend.base_url == address(server) + "/v1"
 
 
 def test_doctor_lists_running_servers(monkeypatch: pytest.MonkeyPatch) -> None:

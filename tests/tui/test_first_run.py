@@ -60,7 +60,7 @@ async def test_a_running_ollama_is_offered_and_made_the_default(store: Store, ol
         assert "qwen2.5:7b" in app.query_one(StatusBar).backend
         await type_and_send(pilot, "Hi!")
         await wait_for(pilot, lambda: any("Served by Ollama." in v.text for v in app.transcript.views()))
-    assert load_settings().model == "qwen2.5:7b"
+    assert load_settings().backend.model == "qwen2.5:7b"
 
 
 async def test_use_it_for_this_chat_saves_nothing(store: Store, olla: str) -> None:

@@ -9,7 +9,7 @@ import logging
 from collections.abc import Sequence
 from datetime import datetime
 
-from omoide.config.settings import Settings
+from omoide.config.sections import MemorySettings
 from omoide.domain.chat import Chat, DiaryAuthor, MemoryState, Message
 from omoide.errors import CommandError
 from omoide.chat.events import DiarySaved, ProfileLearned, TurnEvent
@@ -26,7 +26,7 @@ AMNESIA_TIERS = ("diary", "summary", "memos", "world", "profile")
 
 
 class ChatMemory:
-    def __init__(self, store: Store, chat: Chat, settings: Settings, *, character_id: str) -> None:
+    def __init__(self, store: Store, chat: Chat, settings: MemorySettings, *, character_id: str) -> None:
         self.store = store
         self.chat_id = chat.id
         self.settings = settings
@@ -67,7 +67,7 @@ class ChatMemory:
         its checkpoint's time, so its selection (and the prompt cache) holds
         until the next compression; the new entries' are taken now."""
         mentions = await self.store.mentions.at(head_id)
-        half_life = self.settings.memory_half_life_days
+        half_life = self.settings.half_life_days
         checkpoint = state.summary.created_at if state.summary else now
         return {
             **strengths(state.stable_diary, mentions, now=checkpoint, half_life_days=half_life),
@@ -77,7 +77,7 @@ class ChatMemory:
     async def memo_strengths(self, head_id: int, state: MemoryState, now: datetime) -> dict[int, float]:
         """Strength of every memo in force, taken now (memos are not selected by it)."""
         mentions = await self.store.mentions.at(head_id)
-        return memo_strengths([*state.memos, *state.new_memos], mentions, now=now, half_life_days=self.settings.memory_half_life_days)
+        return memo_strengths([*state.memos, *state.new_memos], mentions, now=now, half_life_days=self.settings.half_life_days)
 
     async def recall(self, head_id: int, query: str, state: MemoryState, *, now: datetime, names: tuple[str, str],
                      hidden: Sequence[str]) -> list[Recalled]:
@@ -86,7 +86,7 @@ class ChatMemory:
         messages belong to the summary's tier, diary entries to the diary's."""
         recent = state.window[-self.settings.recent_messages :]
         return await recall(
-            self.store, self.chat_id, head_id, query, now=now, half_life_days=self.settings.memory_half_life_days,
+            self.store, self.chat_id, head_id, query, now=now, half_life_days=self.settings.half_life_days,
             names=names, skip=[m.id for m in recent], messages="summary" not in hidden, diary="diary" not in hidden,
         )
 

@@ -23,7 +23,7 @@ from omoide.store import Store
 
 def make_summarizer(settings: Settings, chat_backend: Backend) -> Backend:
     """The compression backend: the chat's own unless summary_* settings name another."""
-    summary_settings = settings.summarizer()
+    summary_settings = settings.summarizer_settings()
     return chat_backend if summary_settings is settings else make_backend(summary_settings)
 
 
@@ -36,7 +36,7 @@ class Workspace:
     async def open(cls, settings: Settings | None = None) -> Workspace:
         """The settings and the store, and no backend: nothing here reaches for a model."""
         settings = settings or load_settings()
-        return cls(settings, await Store.open(synchronous=settings.synchronous))
+        return cls(settings, await Store.open(synchronous=settings.store.synchronous))
 
     def character(self, name: str | None) -> Character:
         """The character a command names (an ambiguous name is explained on stderr)."""

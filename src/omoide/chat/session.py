@@ -65,25 +65,25 @@ class ChatSession:
         self.store = store
         self.character = character
         self.settings = settings
-        user_name, user_persona = settings.user_name, settings.user_persona
-        if chat.persona and chat.persona in settings.personas:
-            user_name, user_persona = chat.persona, settings.personas[chat.persona]
+        user_name, user_persona = settings.user.name, settings.user.persona
+        if chat.persona and chat.persona in settings.user.personas:
+            user_name, user_persona = chat.persona, settings.user.personas[chat.persona]
         self.state = ChatState(store, chat, user_name=user_name, user_persona=user_persona)
         self.navigator = Navigator(store, chat)
         self.memory_worker = MemoryWorker(
-            store, chat.id, character, settings, summarizer or backend,
-            user_name=user_name, on_event=on_memory_event,
+            store, chat.id, character, settings.memory, summarizer or backend,
+            context_size=settings.backend.context_size, user_name=user_name, on_event=on_memory_event,
         )
         self.book = MemoBook(store, chat.id, self.memory_worker.retry_memo)
-        self.weights = ChatMemory(store, chat, settings, character_id=character.id)
+        self.weights = ChatMemory(store, chat, settings.memory, character_id=character.id)
         self.gate = ReplyGate()
         directory = Directory([character])
         self.world = WorldKeeper(
-            store, settings, summarizer or backend, directory=directory, gate=self.gate,
-            emit=self.memory_worker.report,
+            store, settings.world, summarizer or backend, user_name=settings.user.name,
+            context_size=settings.backend.context_size, directory=directory, gate=self.gate, emit=self.memory_worker.report,
         )
         lorebooks, self.lore_problems = lorebooks_for(character)
-        self.scene = ChatScene(self.state, character, SceneCast(store, character, settings, directory), self.world)
+        self.scene = ChatScene(self.state, character, SceneCast(store, character, settings.scene, directory, gossip_rate=settings.world.gossip_rate), self.world)
         self.tree = ChatTree(self.state, self.world)
         self.user = ChatUser(self.state, settings, character, self.memory_worker, self.weights)
         self.turns = TurnRunner(
@@ -113,7 +113,7 @@ class ChatSession:
         with that cast, or a new one)."""
         chat: Chat | None
         if others and chat_id is None:
-            chat = await scene_chat(store, [character, *others], settings.user_name, new=new)
+            chat = await scene_chat(store, [character, *others], settings.user.name, new=new)
         elif chat_id is not None:
             chat = await store.chats.get(chat_id)
             if chat.character != character.id:
@@ -124,7 +124,7 @@ class ChatSession:
         else:
             chat = None if new else await store.chats.latest(character.id)
         if chat is None:
-            chat = await create_chat(store, character, settings.user_name)
+            chat = await create_chat(store, character, settings.user.name)
         else:
             await store.messages.mark_streaming_interrupted(chat.id)
         session = cls(store, character, settings, backend, chat, summarizer=summarizer, on_memory_event=on_memory_event)
@@ -218,7 +218,7 @@ class ChatSession:
         chat = await self.refresh()
         if chat.head_id is None:
             return MemoryState(summary=None)
-        return await memory_state(self.store, self.settings, chat.head_id)
+        return await memory_state(self.store, self.settings.memory, chat.head_id)
 
     async def head(self) -> Message | None:
         return await self.state.head()

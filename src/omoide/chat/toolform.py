@@ -43,7 +43,7 @@ class ToolForm:
 
 
 def _key(settings: Settings, backend: Backend) -> str:
-    return f"{settings.base_url}|{backend.model}"
+    return f"{settings.backend.base_url}|{backend.model}"
 
 
 def _cached(key: str) -> ToolForm | None:
@@ -101,8 +101,8 @@ async def probe(backend: Backend, where: str) -> ToolForm:
 async def resolve(settings: Settings, backend: Backend, *, ask: bool = True) -> ToolForm:
     """The form to use with `backend`, and why. `ask=False` never sends a request
     (a form not yet found out is reported as such)."""
-    if settings.tools != "auto":
-        return ToolForm(settings.tools, f'set in the config (tools = "{settings.tools}")')
+    if settings.backend.tools != "auto":
+        return ToolForm(settings.backend.tools, f'set in the config (tools = "{settings.backend.tools}")')
     if backend.name == "local":
         return ToolForm("inline", "the embedded model has no tool calling")
     if not backend.supports_tools:
@@ -115,7 +115,7 @@ async def resolve(settings: Settings, backend: Backend, *, ask: bool = True) -> 
         return cached
     if not ask:
         return ToolForm("native", "not yet checked: the first reply asks the model once")
-    where = settings.base_url or "the server"
+    where = settings.backend.base_url or "the server"
     try:
         found = await probe(backend, where)
     except BackendError as exc:

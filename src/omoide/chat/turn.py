@@ -83,7 +83,7 @@ class TurnRunner:
             return "inline"  # never offered, or refused by the server mid-chat
         if self.tool_form is not None:
             return self.tool_form.form
-        return "inline" if self.settings.tools == "inline" else "native"
+        return "inline" if self.settings.backend.tools == "inline" else "native"
 
     # -- the prompt ----------------------------------------------------------------------
 
@@ -100,10 +100,10 @@ class TurnRunner:
             character=speaker,
             state=state,
             options=PromptOptions(
-                diary_lines=settings.diary_prompt_lines, diary_selection=settings.diary_selection,
-                memo_layer=settings.memory_style != "summary", recall_tool=settings.recall_tool,
-                context_size=settings.context_size, max_tokens=settings.max_tokens,
-                lore_budget_percent=settings.lore_budget_percent,
+                diary_lines=settings.memory.diary_prompt_lines, diary_selection=settings.memory.diary_selection,
+                memo_layer=settings.memory.style != "summary", recall_tool=settings.memory.recall_tool,
+                context_size=settings.backend.context_size, max_tokens=settings.backend.max_tokens,
+                lore_budget_percent=settings.memory.lore_budget_percent,
             ),
             user_name=self.state.user_name,
             user_persona=self.state.user_persona,
@@ -128,7 +128,7 @@ class TurnRunner:
         """The prompt of `speaker` (default: the chat's character) at `head_id`,
         fitted to the context size, counted, and compared with the previous
         turn's to report the shared prefix."""
-        state = state or await memory_state(self.store, self.settings, head_id)
+        state = state or await memory_state(self.store, self.settings.memory, head_id)
         inputs = await self.gather(head_id, state, speaker or self.character)
         self.counter.reset()
         prompt = await build_prompt(inputs, self.counter.count)
@@ -155,7 +155,7 @@ class TurnRunner:
     async def _answer(self, parent: Message, head_id: int, moves_head: bool, choice: Choice | None) -> AsyncGenerator[TurnEvent, None]:
         if self.tool_form is None:
             self.tool_form = await resolve_tool_form(self.settings, self.backend)
-        state = await memory_state(self.store, self.settings, parent.id)
+        state = await memory_state(self.store, self.settings.memory, parent.id)
         speaker = self.scene.cast.character(choice.key) if choice else self.character
         names = (speaker.display_name, self.state.user_name)
         if parent.role is Role.USER:
@@ -168,8 +168,8 @@ class TurnRunner:
 
         stream = ReplyStream(
             self.store, self.backend, parent=parent, messages=prompt.messages, expected_head=head_id, finishing=self.finishing,
-            native_tools=self.tools_mode == "native", max_tokens=self.settings.max_tokens,
-            save_note=self.weights.save_note, recall=recall_tool if self.settings.recall_tool else None,
+            native_tools=self.tools_mode == "native", max_tokens=self.settings.backend.max_tokens,
+            save_note=self.weights.save_note, recall=recall_tool if self.settings.memory.recall_tool else None,
             speaker=speaker.id if self.scene.is_scene else None,
         )
         ours = {head_id, parent.id}

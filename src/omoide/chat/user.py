@@ -39,7 +39,7 @@ class ChatUser:
 
     def personas(self) -> dict[str, str]:
         """Every persona you can be: the default (user_name) and the configured ones."""
-        return {self.settings.user_name: self.settings.user_persona, **self.settings.personas}
+        return {self.settings.user.name: self.settings.user.persona, **self.settings.user.personas}
 
     async def set_persona(self, name: str) -> tuple[str, str]:
         """Talk as another persona in this chat from now on (remembered for the chat)."""
@@ -52,7 +52,7 @@ class ChatUser:
             )
         self.state.user_name, self.state.user_persona = match, choices[match]
         self.worker.user_name = match
-        stored = None if match == self.settings.user_name else match
+        stored = None if match == self.settings.user.name else match
         self.state.chat = await self.store.chats.set_persona(self.state.chat_id, stored)
         return self.state.user_name, self.state.user_persona
 
@@ -72,7 +72,7 @@ class ChatUser:
         chat = await self.state.refresh()
         if not text.strip() or chat.head_id is None:
             raise CommandError("/recall needs words to look for, in a chat that has begun.", "Usage: /recall the night at the lighthouse")
-        found = await self.recall_at(chat.head_id, text, await memory_state(self.store, self.settings, chat.head_id))
+        found = await self.recall_at(chat.head_id, text, await memory_state(self.store, self.settings.memory, chat.head_id))
         self.pending_recall = [r.line() for r in found]
         return found
 

@@ -297,7 +297,7 @@ def export(
                 (c for c in await workspace.store.chats.list() if char.id in c.participants), None)
             if chat is None:
                 raise OmoideError(f"No chat with {char.display_name} yet.", "Start one with `omoide chat`.")
-            user = workspace.settings.user_name
+            user = workspace.settings.user.name
             names = {key: _display_name(workspace, key) for key in chat.participants}
             host = names.get(chat.character, char.display_name)
             if format == "tree":

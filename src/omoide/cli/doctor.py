@@ -27,7 +27,7 @@ def _bad(label: str, exc: OmoideError | str) -> None:
 
 
 def _key_source(settings: Settings) -> str:
-    if settings.api_key is None:
+    if settings.backend.api_key is None:
         return "not set"
     return "set (from OMOIDE_API_KEY)" if os.environ.get("OMOIDE_API_KEY") else f"set (from {locations.config_file()})"
 
@@ -38,10 +38,10 @@ async def _servers(settings: Settings) -> None:
 
     from omoide.models.discovery import discover
 
-    if settings.discover_servers == []:
+    if settings.models.discover_servers == []:
         console.print("  servers: discovery is off (discover_servers = [])")
         return
-    found = await discover(settings.discover_servers, timeout=settings.discover_timeout)
+    found = await discover(settings.models.discover_servers, timeout=settings.models.discover_timeout)
     if not found:
         console.print("  servers: none answered on this machine (Ollama, llama.cpp, LM Studio, KoboldCpp, vLLM, SGLang, text-generation-webui)")
         return
@@ -75,7 +75,7 @@ async def run_doctor() -> bool:
     from omoide.store import Store
 
     try:
-        store = await Store.open(synchronous=settings.synchronous)
+        store = await Store.open(synchronous=settings.store.synchronous)
         try:
             count = await store.messages.count()
             chats = await store.chats.list(include_archived=True)
@@ -95,9 +95,9 @@ async def run_doctor() -> bool:
         _bad("characters", exc)
         healthy = False
 
-    kind = settings.resolved_backend
-    where = settings.base_url or "in-process"
-    console.print(safe(f"  backend: {kind} ({where}), model: {settings.model or 'default'}, api key: {_key_source(settings)}"))
+    kind = settings.backend.resolved
+    where = settings.backend.base_url or "in-process"
+    console.print(safe(f"  backend: {kind} ({where}), model: {settings.backend.model or 'default'}, api key: {_key_source(settings)}"))
     try:
         from omoide.llm.factory import make_backend
 
@@ -116,7 +116,7 @@ async def run_doctor() -> bool:
         _bad("backend", exc)
         healthy = False
 
-    summary_settings = settings.summarizer()
+    summary_settings = settings.summarizer_settings()
     if summary_settings is not settings:
         try:
             from omoide.llm.factory import make_backend

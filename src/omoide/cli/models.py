@@ -88,7 +88,7 @@ def use(
         local = choose.local_choices()
         if any(c.name == name or c.name.removesuffix(".gguf") == name for c in local) and server is None:
             return choose.pick(name, local)
-        servers = await discover([server], timeout=settings.discover_timeout) if server else await choose.find_servers(settings)
+        servers = await discover([server], timeout=settings.models.discover_timeout) if server else await choose.find_servers(settings)
         if server and not servers:
             raise OmoideError(f"Nothing answered at {server}.", "Start the server, or check the address (for example http://127.0.0.1:11434).")
         return choose.pick(name, local + choose.server_choices(servers), server)

@@ -27,7 +27,7 @@ def _run(work: Callable[[ProfileBook], Awaitable[T]]) -> T:
     async def go() -> T:
         workspace = await Workspace.open()
         try:
-            return await work(ProfileBook(workspace.store, workspace.settings.profile_learning))
+            return await work(ProfileBook(workspace.store, workspace.settings.memory.profile_learning))
         finally:
             await workspace.aclose()
 

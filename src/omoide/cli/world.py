@@ -69,7 +69,8 @@ def end(
             if retry:
                 from omoide.world.keeper import WorldKeeper
 
-                results = await WorldKeeper(runtime.store, runtime.settings, runtime.summarizer).sweep()
+                results = await WorldKeeper(runtime.store, runtime.settings.world, runtime.summarizer, user_name=runtime.settings.user.name,
+                                            context_size=runtime.settings.backend.context_size).sweep()
                 failed.extend(f for r in results for f in r.failed)
                 out.print(f"Ran {len(results)} unfinished pass(es).")
                 return

@@ -172,11 +172,12 @@ _FIELDS: dict[str, dict[str, Field]] = {}
 
 def fields_of(cls: type) -> dict[str, Field]:
     """The fields of a settings class, in the order they are declared: every
-    annotated class attribute, with its value as the default. Read once."""
+    annotated class attribute but a ClassVar, with its value as the default. Read once."""
     key = f"{cls.__module__}.{cls.__qualname__}"
     if key not in _FIELDS:
         hints = typing.get_type_hints(cls, include_extras=True)
-        _FIELDS[key] = {name: _describe(name, hint, getattr(cls, name)) for name, hint in hints.items()}
+        _FIELDS[key] = {name: _describe(name, hint, getattr(cls, name)) for name, hint in hints.items()
+                        if typing.get_origin(hint) is not typing.ClassVar}
     return _FIELDS[key]
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from omoide.config.settings import Settings
+from omoide.config.sections import BackendSettings
 from omoide.errors import BackendError, BadRequest, ConfigError, RateLimited, ServerFailed
 from omoide.llm.base import ChatMessage, Done, Event, TextDelta, TokenCount, ToolCall, ToolCallDelta, ToolSpec, Usage, estimate_tokens
 from omoide.llm.errors import connect_error, http_error
@@ -113,7 +113,7 @@ class AnthropicBackend:
     name = "anthropic"
     supports_tools = True
 
-    def __init__(self, settings: Settings, client: httpx.AsyncClient | None = None) -> None:
+    def __init__(self, settings: BackendSettings, client: httpx.AsyncClient | None = None) -> None:
         if settings.api_key is None:
             raise ConfigError("The anthropic backend needs an API key.", "Set OMOIDE_API_KEY or api_key in the config file.")
         self.settings = settings

@@ -145,7 +145,7 @@ class _Generation:
         task = bool(messages) and is_memory_task(messages[-1])
         if task:  # memory work continuing the chat: guarded as memory work, which may quote the chat
             speakers, messages = None, [m for m in messages if m["role"] == "system"][:1]
-        self._user, self._character = (speakers[0], speakers[1]) if speakers and len(speakers) >= 2 else (backend.settings.user_name, "")
+        self._user, self._character = (speakers[0], speakers[1]) if speakers and len(speakers) >= 2 else (backend.settings.user.name, "")
         self._others: list[str] = list(speakers[2:]) if speakers else []
         """The other characters of a group scene: a line opened by one of them ends the reply."""
         self._source = "\n".join(m.get("content") or "" for m in messages if m["role"] == "system")
@@ -252,16 +252,16 @@ class LocalBackend:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.path, trained_context = local_model_file(settings.local_model, settings.model_path)
+        self.path, trained_context = local_model_file(settings.embedded.model, settings.embedded.model_path)
         self.model = self.path.stem
-        self.n_ctx = min(settings.context_size, trained_context) if trained_context else settings.context_size
+        self.n_ctx = min(settings.backend.context_size, trained_context) if trained_context else settings.backend.context_size
         self.embedded = trained_context is not None
         """One of the tiny models omoide ships (not a GGUF of the user's own)."""
         self._loaded: _Model | None = None
 
     def _model(self) -> _Model:
         if self._loaded is None:
-            self._loaded = _load(self.path, self.n_ctx, self.settings.threads)
+            self._loaded = _load(self.path, self.n_ctx, self.settings.embedded.threads)
         return self._loaded
 
     def _ensure(self) -> Llama:
@@ -301,8 +301,8 @@ class LocalBackend:
     def reply_limit(self, asked: int | None) -> int:
         """Tokens for this completion: a chat reply on an embedded model is kept
         short (tiny.REPLY_TOKENS) unless max_tokens is set; memory work asks for its own."""
-        limit = asked or self.settings.max_tokens
-        if self.embedded and limit == self.settings.max_tokens and not self.settings.is_set("max_tokens"):
+        limit = asked or self.settings.backend.max_tokens
+        if self.embedded and limit == self.settings.backend.max_tokens and not self.settings.is_set("max_tokens"):
             return min(limit, tiny.REPLY_TOKENS)
         return limit
 
@@ -312,7 +312,7 @@ class LocalBackend:
         speakers = messages[0].get("speakers") if messages else None
         if not self.embedded or len(speakers or ()) < 2:
             return False
-        shape = self.settings.embedded_prompt
+        shape = self.settings.embedded.prompt
         if shape == "auto":
             shape = "chat" if self._ensure().metadata.get("general.architecture", "").startswith("gemma") else "script"
         return shape == "script"

@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 
-from omoide.config.settings import Settings
+from omoide.config.sections import BackendSettings
 from omoide.errors import BadRequest, ConfigError, ModelNotFound
 from omoide.llm.base import WIRE_KEYS, ChatMessage, Done, Event, TextDelta, TokenCount, ToolSpec, Usage, estimate_tokens, without_tools
 from omoide.llm.errors import connect_error, error_detail, http_error
@@ -38,7 +38,7 @@ log = logging.getLogger(__name__)
 class OpenAICompatBackend:
     name = "openai"
 
-    def __init__(self, settings: Settings, client: httpx.AsyncClient | None = None) -> None:
+    def __init__(self, settings: BackendSettings, client: httpx.AsyncClient | None = None) -> None:
         if not settings.base_url:
             raise ConfigError("The openai backend needs a base_url.", "Set base_url in the config or OMOIDE_BASE_URL.")
         self.settings = settings

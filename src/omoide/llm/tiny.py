@@ -84,9 +84,9 @@ def sampling(settings: Settings, user_name: str, *, script: bool = False, others
     """`script`: the prompt is a play script, whose notes for the turn are lines
     in brackets; a reply that opens such a line is writing the prompt."""
     return Sampling(
-        temperature=settings.temperature, top_p=settings.top_p, min_p=settings.min_p, top_k=settings.top_k,
-        repeat_penalty=settings.repeat_penalty, frequency_penalty=settings.frequency_penalty,
-        presence_penalty=settings.presence_penalty, stop=stop_strings(user_name, others) + (["\n("] if script else []), seed=settings.seed,
+        temperature=settings.backend.temperature, top_p=settings.backend.top_p, min_p=settings.embedded.min_p, top_k=settings.embedded.top_k,
+        repeat_penalty=settings.embedded.repeat_penalty, frequency_penalty=settings.embedded.frequency_penalty,
+        presence_penalty=settings.embedded.presence_penalty, stop=stop_strings(user_name, others) + (["\n("] if script else []), seed=settings.embedded.seed,
     )
 
 

@@ -17,7 +17,7 @@ from typing import TypeVar
 
 import httpx
 
-from omoide.config.settings import Settings
+from omoide.config.sections import BackendSettings
 from omoide.errors import BackendError, BackendUnreachable, StreamBroken, StreamStalled
 from omoide.llm.errors import connect_error, http_error
 
@@ -42,7 +42,7 @@ Refusal = Callable[[httpx.Response, bytes], "Failed | None"]
 again and send it at once (the backend changed something, e.g. dropped tools)."""
 
 
-def default_client(settings: Settings) -> httpx.AsyncClient:
+def default_client(settings: BackendSettings) -> httpx.AsyncClient:
     # The stream times its own reads; httpx's read limit is only a backstop.
     return httpx.AsyncClient(timeout=httpx.Timeout(
         settings.request_timeout,
@@ -73,7 +73,7 @@ class Reply:
 
 
 class Transport:
-    def __init__(self, settings: Settings, base_url: str, client: httpx.AsyncClient | None = None) -> None:
+    def __init__(self, settings: BackendSettings, base_url: str, client: httpx.AsyncClient | None = None) -> None:
         self.settings = settings
         self.base_url = base_url
         self._own_client = client is None

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
-from omoide.config.settings import Settings
+from omoide.config.sections import MemorySettings
 from omoide.domain.chat import Memo, MemoAuthor, MemoryState
 from omoide.errors import CommandError, NotFound
 from omoide.memory.memos import clean_user_highlights, memos_cut, near_stretch, prompt_memos
@@ -14,11 +14,11 @@ from omoide.store import MemoHit, Store
 from omoide.store.memos import PROMPT_WALK_CAP
 
 
-async def memory_state(store: Store, settings: Settings, head_id: int) -> MemoryState:
+async def memory_state(store: Store, settings: MemorySettings, head_id: int) -> MemoryState:
     """The memory in force at `head_id` for the configured memory_style: in
     'memos' the raw window starts on a batch boundary and there is no summary
     text; in 'memos' and 'both' the memo layer and tail are filled."""
-    style = settings.memory_style
+    style = settings.style
     if style == "summary":
         return await store.memory.state(head_id)
     if style == "memos":

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 
-from omoide.config.settings import Settings
+from omoide.config.sections import MemorySettings
 from omoide.domain.chat import Memo, MemoAuthor, Message
 from omoide.errors import OmoideError
 from omoide.memory.events import MemoryEvent, MemoryWorkDone, MemoryWorkFailed, MemoryWorkStarted
@@ -31,7 +31,7 @@ def _text(batch: Sequence[Message]) -> str:
 
 
 class MemoWork:
-    def __init__(self, store: Store, chat_id: int, settings: Settings, complete: Complete, emit: Callable[[MemoryEvent], None]) -> None:
+    def __init__(self, store: Store, chat_id: int, settings: MemorySettings, complete: Complete, emit: Callable[[MemoryEvent], None]) -> None:
         self.store = store
         self.chat_id = chat_id
         self.settings = settings

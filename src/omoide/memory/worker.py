@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable
 
 from omoide.characters.model import Character
-from omoide.config.settings import Settings
+from omoide.config.sections import MemorySettings
 from omoide.domain.chat import DiaryAuthor, DiaryEntry, Memo, MemoryState, Message
 from omoide.errors import OmoideError
 from omoide.memory.events import MemoryEvent, MemoryWorkDone, MemoryWorkFailed, MemoryWorkStarted
@@ -42,9 +42,10 @@ class MemoryWorker:
         store: Store,
         chat_id: int,
         character: Character,
-        settings: Settings,
+        settings: MemorySettings,
         backend: Backend,
         *,
+        context_size: int,
         user_name: str,
         on_event: Callable[[MemoryEvent], None] | None = None,
     ) -> None:
@@ -53,6 +54,8 @@ class MemoryWorker:
         self.character = character
         self.settings = settings
         self.backend = backend
+        self.context_size = context_size
+        """The backend's context window: a request continuing the chat's prompt must fit it."""
         self.user_name = user_name
         self.speaker_names: dict[str, str] = {}
         """In a group scene: character id -> name, so summaries and memos say who spoke."""
@@ -128,7 +131,7 @@ class MemoryWorker:
     async def run_once(self, head_id: int) -> None:
         """Make the memos due at `head_id` (memory_style 'memos' or 'both'), then
         compress the summary (styles 'summary', 'both') and the diary if due."""
-        style = self.settings.memory_style
+        style = self.settings.style
         if style != "summary":
             if await self.memos.make_due(head_id, name=self.character.display_name, user=self.user_name,
                                           names=self.speaker_names):
@@ -266,7 +269,7 @@ class MemoryWorker:
         while self.prefix is not None:
             request = build(part)
             sent = await continued(self.backend, self.prefix, request, max_tokens=SUMMARY_MAX_TOKENS,
-                                   context_size=self.settings.context_size)
+                                   context_size=self.context_size)
             if sent is not request:
                 return part, sent
             if len(part) <= MIN_CHUNK:
@@ -284,10 +287,10 @@ class MemoryWorker:
         size = 0
         if not laid_out:
             messages = await continued(self.backend, self.prefix, messages, max_tokens=max_tokens,
-                                       context_size=self.settings.context_size)
+                                       context_size=self.context_size)
         events = self.backend.stream(messages, max_tokens=max_tokens)
         try:
-            async with asyncio.timeout(self.settings.memory_timeout):
+            async with asyncio.timeout(self.settings.timeout):
                 async for event in events:
                     if isinstance(event, TextDelta):
                         parts.append(event.text)
@@ -295,7 +298,7 @@ class MemoryWorker:
                         if size > max_tokens * CHARS_PER_TOKEN_BOUND:
                             raise InvalidSummary(f"the model wrote past {max_tokens} tokens without finishing")
         except TimeoutError:
-            raise InvalidSummary(f"the model took longer than {self.settings.memory_timeout:.0f} s (memory_timeout)") from None
+            raise InvalidSummary(f"the model took longer than {self.settings.timeout:.0f} s (memory_timeout)") from None
         finally:
             close = getattr(events, "aclose", None)  # close the HTTP stream we stopped reading
             if close is not None:

@@ -43,11 +43,11 @@ class ModelChoice:
 
 def needs_first_run(settings: Settings) -> bool:
     """Nothing says which model to use: the first-run offer may ask."""
-    return settings.backend == "auto" and not (settings.base_url or settings.model_path or settings.local_model)
+    return settings.backend.kind == "auto" and not (settings.backend.base_url or settings.embedded.model_path or settings.embedded.model)
 
 
 async def find_servers(settings: Settings) -> list[FoundServer]:
-    return await discover(settings.discover_servers, timeout=settings.discover_timeout)
+    return await discover(settings.models.discover_servers, timeout=settings.models.discover_timeout)
 
 
 def local_choices() -> list[ModelChoice]:
@@ -70,15 +70,15 @@ def server_choices(servers: list[FoundServer]) -> list[ModelChoice]:
 
 def current(settings: Settings) -> tuple[Kind, str, str | None]:
     """(kind, name, base_url) of the model the settings select now."""
-    kind = settings.resolved_backend
+    kind = settings.backend.resolved
     if kind == "local":
-        if settings.model_path:
-            return "downloaded", str(Path(settings.model_path).name), None
-        if settings.local_model:
-            is_file = settings.local_model.lower().endswith(".gguf")
-            return ("downloaded" if is_file else "embedded"), settings.local_model, None
+        if settings.embedded.model_path:
+            return "downloaded", str(Path(settings.embedded.model_path).name), None
+        if settings.embedded.model:
+            is_file = settings.embedded.model.lower().endswith(".gguf")
+            return ("downloaded" if is_file else "embedded"), settings.embedded.model, None
         return "embedded", default_embedded().name, None
-    return "server", settings.model or "", settings.base_url
+    return "server", settings.backend.model or "", settings.backend.base_url
 
 
 def is_current(choice: ModelChoice, settings: Settings) -> bool:

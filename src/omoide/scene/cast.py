@@ -11,7 +11,7 @@ import random
 from collections.abc import Sequence
 
 from omoide.characters.model import Character
-from omoide.config.settings import Settings
+from omoide.config.sections import SceneSettings
 from omoide.domain.chat import Chat, Message, Role
 from omoide.errors import CommandError
 from omoide.memory.prompt.model import SceneFacts
@@ -26,13 +26,15 @@ HISTORY = 40
 
 
 class SceneCast:
-    def __init__(self, store: Store, host: Character, settings: Settings, directory: Directory,
-                 rng: random.Random | None = None) -> None:
+    def __init__(self, store: Store, host: Character, settings: SceneSettings, directory: Directory, *,
+                 gossip_rate: float, rng: random.Random | None = None) -> None:
         self.store = store
         self.host = host
         self.settings = settings
+        self.gossip_rate = gossip_rate
+        """Chance that a conversation gets a gossip target ([world] gossip_rate)."""
         self.directory = directory
-        self.rng = rng or random.Random(settings.scene_seed)
+        self.rng = rng or random.Random(settings.seed)
         """Injectable: a seeded source makes every draw reproducible."""
 
     def character(self, key: str) -> Character:
@@ -110,7 +112,7 @@ class SceneCast:
         here = {c.id for c in present}
         absent = [speakers.Candidate(c.id, c.display_name) for c in sorted(self.directory.characters.values(), key=lambda c: c.id)
                   if c.id not in here]
-        seed = self.settings.scene_seed
+        seed = self.settings.seed
         rng = random.Random(f"{seed}:{chat.id}:{first_id}")
-        target = speakers.gossip_target(absent, self.settings.gossip_rate, rng)
+        target = speakers.gossip_target(absent, self.gossip_rate, rng)
         return self.character(target.key) if target else None

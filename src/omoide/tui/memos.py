@@ -17,7 +17,7 @@ FOUND = "found"
 async def open_book(app: Host) -> None:
     from omoide.tui.screens.memos import MemoBookScreen
 
-    style = app.session.settings.memory_style
+    style = app.session.settings.memory.style
     note = "" if style != "summary" else " (memory_style is 'summary': memos are kept here but not sent to the model)"
 
     async def chosen(message_id: int | None) -> None:

@@ -26,6 +26,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from omoide.domain.chat import Message, Role
+from omoide.config.sections import WorldSettings
 from omoide.errors import OmoideError
 from omoide.llm.base import Backend, TextDelta
 from omoide.store import Store
@@ -35,15 +36,6 @@ from omoide.domain.world import SELF, Conversation, Field, Item, Mention, Partic
 log = logging.getLogger(__name__)
 
 NONE_YET = "(nothing yet)"
-
-
-@dataclass(frozen=True, slots=True)
-class PassSettings:
-    rolling: int = 10
-    gain: float = familiarity.GAIN
-    decay: float = familiarity.DECAY
-    transcript_chars: int = 6000
-    max_tokens: int = 350
 
 
 @dataclass(slots=True)
@@ -77,7 +69,7 @@ class ConversationPass:
 
     def __init__(
         self, store: Store, backend: Backend, conversation: Conversation, messages: Sequence[Message],
-        *, descriptions: dict[str, str], speaker: Callable[[Message], str], settings: PassSettings,
+        *, descriptions: dict[str, str], speaker: Callable[[Message], str], settings: WorldSettings,
         run: Runner = _direct, lock: asyncio.Lock | None = None,
     ) -> None:
         self.store = store
@@ -154,14 +146,14 @@ class ConversationPass:
         })
         if (me.key, about, "familiarity") not in self.done:
             await self._rule(me, about, "familiarity", Field.FAMILIARITY,
-                             lambda cur: str(familiarity.bump(familiarity.parse(cur), self.settings.gain)))
+                             lambda cur: str(familiarity.bump(familiarity.parse(cur), self.settings.familiarity_gain)))
 
     async def _decay(self, me: Participant) -> None:
         present = {p.key for p in self.conv.participants}
         for about in await self.store.world.abouts(me.key, Field.FAMILIARITY):
             if about not in present and (me.key, about, "familiarity") not in self.done:
                 await self._rule(me, about, "familiarity", Field.FAMILIARITY,
-                                 lambda cur: str(familiarity.decay(familiarity.parse(cur), self.settings.decay)))
+                                 lambda cur: str(familiarity.decay(familiarity.parse(cur), self.settings.familiarity_decay)))
 
     async def _offscreen(self, me: Participant, mention: Mention) -> None:
         about = mention.key

@@ -32,7 +32,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from omoide.characters.model import Character, substitute
-from omoide.config.settings import Settings
+from omoide.config.sections import WorldSettings
 from omoide.domain.chat import Chat, Message, Role
 from omoide.errors import CommandError, OmoideError
 from omoide.memory.events import MemoryEvent, MemoryWorkDone, MemoryWorkFailed, MemoryWorkStarted
@@ -41,7 +41,7 @@ from omoide.memory.shared import ChatPrefix, Continuing
 from omoide.store import Store
 from omoide.store.world import Conflict
 from omoide.world.book import WorldBook
-from omoide.world.conversation import ConversationPass, PassResult, PassSettings
+from omoide.world.conversation import ConversationPass, PassResult
 from omoide.world.gate import ReplyGate
 from omoide.world.mentions import Known, MentionScanner, known_from
 from omoide.domain.world import APPLYING, LIST_FIELDS, Conversation, Field, Participant, UpdateKind, dump_items, load_items, user_key
@@ -116,12 +116,16 @@ def speaker_for(conversation: Conversation, directory: Directory | None = None) 
 
 class WorldKeeper:
     def __init__(
-        self, store: Store, settings: Settings, backend: Backend, *, directory: Directory | None = None,
-        gate: ReplyGate | None = None, emit: Callable[[MemoryEvent], None] | None = None,
+        self, store: Store, settings: WorldSettings, backend: Backend, *, user_name: str, context_size: int,
+        directory: Directory | None = None, gate: ReplyGate | None = None, emit: Callable[[MemoryEvent], None] | None = None,
     ) -> None:
         self.store = store
         self.settings = settings
         self.backend = backend
+        self.user_name = user_name
+        """Who the user is where a chat names no persona."""
+        self.context_size = context_size
+        """The backend's context window: a pass continuing the chat's prompt must fit it."""
         self.directory = directory or Directory()
         self.gate = gate or ReplyGate()
         self.emit = emit or (lambda event: None)
@@ -144,12 +148,6 @@ class WorldKeeper:
         if self._book is None:
             self._book = WorldBook(self.store, {k.key: k.name for k in self.directory.known()})
         return self._book
-
-    @property
-    def pass_settings(self) -> PassSettings:
-        s = self.settings
-        return PassSettings(s.world_rolling, s.world_familiarity_gain, s.world_familiarity_decay, s.world_transcript_chars,
-                            s.world_max_tokens)
 
     # -- the range and the end ---------------------------------------------------------
 
@@ -180,7 +178,7 @@ class WorldKeeper:
 
     async def idle_end(self, chat: Chat, participants: list[Participant] | None = None) -> Conversation | None:
         """End the chat's running conversation if it has been idle long enough."""
-        hours = self.settings.world_idle_hours
+        hours = self.settings.idle_hours
         if hours <= 0 or chat.head_id is None:
             return None
         head = await self.store.messages.get(chat.head_id)
@@ -188,7 +186,7 @@ class WorldKeeper:
             return None
         messages = await self.open_range(chat)
         said = [m for m in messages if m.role in (Role.USER, Role.ASSISTANT) and m.content.strip() and m.parent_id is not None]
-        if len(said) < self.settings.world_min_messages or not any(m.role is Role.USER for m in said):
+        if len(said) < self.settings.min_messages or not any(m.role is Role.USER for m in said):
             return None
         if participants is None:
             participants = await self._participants(chat)
@@ -199,7 +197,7 @@ class WorldKeeper:
     async def _participants(self, chat: Chat) -> list[Participant] | None:
         """Who is in `chat` at its head: its character, or in a group scene everyone
         present (read from the stage notes on the path); and the user."""
-        user = chat.persona or self.settings.user_name
+        user = chat.persona or self.user_name
         present = await self.store.scenes.present(chat, chat.head_id)
         found = [(key, self.directory.get(key)) for key in present]
         characters = [Participant(key, c.display_name) for key, c in found if c is not None]
@@ -264,15 +262,15 @@ class WorldKeeper:
                 return PassResult(stopped=not conv.in_force)
             self.emit(MemoryWorkStarted("world"))
             messages = await self._messages(conv)
-            user = next((p.name for p in conv.participants if p.is_user), self.settings.user_name)
+            user = next((p.name for p in conv.participants if p.is_user), self.user_name)
             descriptions = {p.key: self.directory.description(p.key, user) for p in conv.characters}
             backend: Backend = self.backend
             if self.prefix is not None and self.prefix[0] == conv.chat_id:
-                backend = Continuing(self.backend, self.prefix[1], context_size=self.settings.context_size,
-                                     max_tokens=self.settings.world_max_tokens)
+                backend = Continuing(self.backend, self.prefix[1], context_size=self.context_size,
+                                     max_tokens=self.settings.max_tokens)
             run = ConversationPass(
                 self.store, backend, conv, messages, descriptions=descriptions, speaker=speaker_for(conv, self.directory),
-                settings=self.pass_settings, run=self.gate.run, lock=self.lock,
+                settings=self.settings, run=self.gate.run, lock=self.lock,
             )
             result = await run.run()
             if not result.stopped:
@@ -377,7 +375,7 @@ class WorldKeeper:
                 have = {(i.conversation_id, i.text) for i in items}
                 back = [i for i in load_items(after) if i.conversation_id == conv.id and (i.conversation_id, i.text) not in have]
                 if back:
-                    merged = sorted([*items, *back], key=lambda i: i.conversation_id or 0)[-self.settings.world_rolling :]
+                    merged = sorted([*items, *back], key=lambda i: i.conversation_id or 0)[-self.settings.rolling :]
                     await self._set(conv, owner, about, name, dump_items(merged), UpdateKind.REINSTATE, current)
             elif (owner, about, name) in retracted and current == retracted[(owner, about, name)]:
                 await self._set(conv, owner, about, name, after or "", UpdateKind.REINSTATE, current)

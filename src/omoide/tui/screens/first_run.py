@@ -113,7 +113,7 @@ def _session(app: App[Any]) -> ChatSession:
 
 def start_first_run(app: App[Any]) -> None:
     settings = _session(app).settings
-    if choose.needs_first_run(settings) and settings.discover_servers != []:
+    if choose.needs_first_run(settings) and settings.models.discover_servers != []:
         app.run_worker(_offer(app), group="first-run", exit_on_error=False)
 
 

@@ -1,0 +1,318 @@
+"""The settings' sections: each subsystem reads its own. Every field is an
+annotated class attribute (its type with its checks in Annotated, its default,
+its docstring), read by `omoide.config.fields`.
+
+A field's *name* is its key in its section of config.toml; its *id* is the name
+it had when the file was flat, and is still: the suffix of its OMOIDE_* variable
+(OMOIDE_SUMMARY_THRESHOLD), the keyword `Settings(...)` takes, and a top-level
+key an older config.toml may still hold. Ids equal names except where `IDS`
+says otherwise.
+
+Standard library only: every launch of omoide imports this.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, ClassVar, Literal
+
+from omoide.config.fields import Range, fields_of
+
+BackendKind = Literal["auto", "local", "openai", "anthropic"]
+
+
+class Secret:
+    """A secret string (an API key): shown as stars in repr and str, so it
+    cannot leak through a log line or a printed Settings."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def get_secret_value(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "Secret('**********')"
+
+    def __str__(self) -> str:
+        return "**********"
+
+    def __bool__(self) -> bool:
+        return bool(self._value)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Secret) and other._value == self._value
+
+    def __hash__(self) -> int:
+        return hash(self._value)
+
+
+def _url(value: str) -> str:
+    """An http(s) URL with a host, without its trailing slash ("" stays "")."""
+    if not value:
+        return value
+    import httpx
+
+    try:
+        url = httpx.URL(value.strip())
+    except (httpx.InvalidURL, ValueError, TypeError) as exc:
+        raise ValueError(f"'{value}' is not a URL ({exc})") from exc
+    if url.scheme not in ("http", "https") or not url.host:
+        raise ValueError(f"'{value}' is not an http(s) URL with a host, such as http://127.0.0.1:11434/v1")
+    return value.strip().rstrip("/")
+
+
+class Section:
+    """A section of the settings: its fields' values, checked by the caller."""
+
+    NAME: ClassVar[str] = ""
+    """The section's table in config.toml."""
+
+    def __init__(self, **values: Any) -> None:
+        for name, field in fields_of(type(self)).items():
+            setattr(self, name, values[name] if name in values else field.fresh_default())
+
+    def __repr__(self) -> str:
+        values = ", ".join(f"{name}={getattr(self, name)!r}" for name in fields_of(type(self)))
+        return f"{type(self).__name__}({values})"
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and all(getattr(self, n) == getattr(other, n) for n in fields_of(type(self)))
+
+
+class BackendSettings(Section):
+    """[backend]: the chat's model and how to reach it."""
+
+    NAME = "backend"
+    kind: BackendKind = "auto"
+    """'local' runs the embedded model in-process; 'openai' talks to any
+    OpenAI-compatible server; 'anthropic' to the Messages API. 'auto' picks
+    'openai' when base_url is set, else 'local'."""
+    base_url: Annotated[str | None, _url] = None
+    """e.g. http://127.0.0.1:11434/v1 for Ollama, http://127.0.0.1:8080/v1 for llama.cpp."""
+    model: str | None = None
+    """The model name sent to the server. Empty for the embedded model."""
+    api_key: Secret | None = None
+    """From OMOIDE_API_KEY or the config file. Never stored anywhere else."""
+    tools: Literal["auto", "native", "inline"] = "auto"
+    """How save_memory is offered: native tool calls, an inline tag, or auto-detect."""
+    temperature: Annotated[float, Range(ge=0.0, le=2.0)] = 0.8
+    top_p: Annotated[float, Range(gt=0.0, le=1.0)] = 0.95
+    max_tokens: Annotated[int, Range(ge=1)] = 400
+    """Longest reply, in tokens. The embedded models stop at 200 unless this is set."""
+    context_size: Annotated[int, Range(ge=512)] = 8192
+    """The model's context window; the prompt is trimmed to fit with room for the reply."""
+    request_timeout: Annotated[float, Range(gt=0)] = 60.0
+    """Seconds to wait for the first byte of a reply."""
+    stall_timeout: Annotated[float, Range(gt=0)] = 30.0
+    """Seconds without a byte, mid-stream, before the reply is given up as stalled."""
+    max_retries: Annotated[int, Range(ge=0)] = 3
+    """Retries on 408/409/429/5xx, only before the first byte arrives."""
+
+    @property
+    def resolved(self) -> Literal["local", "openai", "anthropic"]:
+        if self.kind != "auto":
+            return self.kind
+        return "openai" if self.base_url else "local"
+
+
+class SummarizerSettings(Section):
+    """[summarizer]: a separate (cheaper) backend for memory work; each field
+    left unset is the chat backend's."""
+
+    NAME = "summarizer"
+    kind: BackendKind | None = None
+    base_url: Annotated[str | None, _url] = None
+    model: str | None = None
+    api_key: Secret | None = None
+
+
+class EmbeddedSettings(Section):
+    """[embedded]: the model omoide runs itself when no server is set."""
+
+    NAME = "embedded"
+    model: str | None = None
+    """By name: an embedded one (smollm2-135m, gemma-3-270m) or a file `omoide
+    models pull` downloaded. Default: the default embedded model."""
+    model_path: Path | None = None
+    """A GGUF file of your own (overrides model)."""
+    min_p: Annotated[float, Range(ge=0.0, lt=1.0)] = 0.1
+    """Drop tokens less likely than this share of the likeliest."""
+    top_k: Annotated[int, Range(ge=0)] = 40
+    """Sample among this many likeliest tokens (0: all)."""
+    repeat_penalty: Annotated[float, Range(ge=1.0, le=2.0)] = 1.1
+    """Penalty on tokens seen in the last 512 (1.0: none)."""
+    frequency_penalty: Annotated[float, Range(ge=0.0, le=2.0)] = 0.3
+    """Penalty growing with how often a token already appears in the reply."""
+    presence_penalty: Annotated[float, Range(ge=0.0, le=2.0)] = 0.2
+    """Penalty on any token already in the reply."""
+    prompt: Literal["auto", "script", "chat"] = "auto"
+    """A chat reply is the next line of a play script the model continues
+    ("script") or a turn through its chat template ("chat"). "auto": the script
+    for SmolLM2, Gemma's turn format for the Gemma 3 270M base model."""
+    seed: int | None = None
+    """A fixed seed makes replies repeatable (benchmarks use it)."""
+    threads: int | None = None
+    """CPU threads (default: chosen from measurement, see docs/models.md)."""
+
+
+class ModelsSettings(Section):
+    """[models]: finding model servers on this machine."""
+
+    NAME = "models"
+    discover_servers: list[str] | None = None
+    """Addresses probed for model servers at first run, in `omoide models` and in
+    `omoide doctor`. Default: the usual local ports of Ollama, llama.cpp, LM Studio,
+    KoboldCpp, vLLM, SGLang and text-generation-webui; [] turns discovery off."""
+    discover_timeout: Annotated[float, Range(gt=0)] = 0.5
+    """Seconds a server may take to list its models before discovery moves on."""
+
+
+class MemorySettings(Section):
+    """[memory]: the chat's memory (seeds 002, 003 and 000)."""
+
+    NAME = "memory"
+    style: Literal["summary", "memos", "both"] = "summary"
+    """'summary': the running summary (seed 002, the default). 'memos': the memo book
+    instead (seed 003: the last memo_recent_messages raw, plus memos). 'both': the
+    summary and the memos."""
+    recent_messages: Annotated[int, Range(ge=2)] = 15
+    """Messages always sent verbatim (tier 1)."""
+    summary_threshold: Annotated[int, Range(ge=3)] = 20
+    """Uncovered messages on the path that trigger compression into the summary."""
+    summary_merge_chars: Annotated[int, Range(ge=0)] = 6000
+    """Each compression appends a paragraph to the running summary (the earlier text
+    stays byte for byte, so prompt caches keep it) until the summary is this long;
+    the next compression then rewrites it into one. 0: rewrite every time."""
+    diary_prompt_lines: Annotated[int, Range(ge=1)] = 50
+    """Diary lines injected into every prompt."""
+    diary_compress_lines: Annotated[int, Range(ge=2)] = 50
+    """Diary length, in lines, past which the diary is compressed."""
+    diary_selection: Literal["recent", "weighted"] = "recent"
+    """Which diary lines enter the prompt when there are more than diary_prompt_lines:
+    'recent' keeps the last ones; 'weighted' the strongest entries (importance,
+    decay, mentions), shown in date order."""
+    memo_batch: Annotated[int, Range(ge=2)] = 8
+    """Messages per memo: every full batch on the path gets one, in the background."""
+    memo_prompt_count: Annotated[int, Range(ge=0)] = 15
+    """The most memos in the prompt (the newest ones before the raw window)."""
+    memo_roll_step: Annotated[int, Range(ge=1)] = 5
+    """Old memos leave the prompt this many at a time, so the prompt's memo layer
+    changes less often (1: one at a time, as the seed does)."""
+    memo_recent_messages: Annotated[int, Range(ge=2)] = 16
+    """In the 'memos' style, at least this many messages are sent raw (8 pairs)."""
+    half_life_days: Annotated[float, Range(gt=0)] = 30.0
+    """Days after which a memory's weight has halved (mentions raise it again)."""
+    recall_tool: bool = False
+    """Offer the character a recall tool that searches the whole story (off: characters
+    that can search tend to replay old scenes)."""
+    profile_learning: Literal["ask", "auto", "off"] = "ask"
+    """What happens to a fact a character learns about you: proposed for you to
+    accept (ask), added at once (auto), or ignored (off)."""
+    lore_budget_percent: Annotated[int, Range(ge=1, le=100)] = 25
+    """Share of the context that triggered lore may take, for lorebooks that set no
+    `token_budget` (SillyTavern's world info budget works the same way)."""
+    timeout: Annotated[float, Range(gt=0)] = 180.0
+    """Seconds a background memory call (summary, diary compression) may run before it is given up."""
+
+
+class WorldSettings(Section):
+    """[world]: what characters carry across chats (seed 001)."""
+
+    NAME = "world"
+    rolling: Annotated[int, Range(ge=1)] = 10
+    """Conversation summaries (and offscreen notes) each rolling list keeps."""
+    idle_hours: Annotated[float, Range(ge=0)] = 3.0
+    """A chat idle this long ends its conversation on its own (0: only /end does)."""
+    min_messages: Annotated[int, Range(ge=1)] = 4
+    """New messages a conversation needs before idleness ends it."""
+    familiarity_gain: Annotated[float, Range(gt=0, lt=1)] = 0.15
+    """Share of the gap to full familiarity closed by one shared conversation."""
+    familiarity_decay: Annotated[float, Range(ge=0, lt=1)] = 0.03
+    """Share of familiarity lost for every conversation without the other."""
+    max_tokens: Annotated[int, Range(ge=8)] = 350
+    """The longest answer of one end-of-conversation step (the steps ask for less where less is enough)."""
+    transcript_chars: Annotated[int, Range(ge=500)] = 6000
+    """The most of a conversation's text (its end) that each end-of-conversation step reads."""
+    gossip_rate: Annotated[float, Range(ge=0, le=1)] = 0.3
+    """Chance, at the start of a conversation, that an absent character becomes its gossip target."""
+
+
+class SceneSettings(Section):
+    """[scene]: group scenes."""
+
+    NAME = "scene"
+    seed: int | None = None
+    """Seed of the random source that picks who speaks next (None: a fresh one each time)."""
+
+
+class UserSettings(Section):
+    """[user]: who you are."""
+
+    NAME = "user"
+    name: str = "You"
+    """Your name, used for {{user}}."""
+    persona: str = ""
+    """What the character knows about you from the start."""
+    personas: dict[str, str] = {}  # each Settings gets its own copy of a list or dict default
+    """More personas to switch to with /persona NAME: name -> description ([user.personas])."""
+
+
+class UISettings(Section):
+    """[ui]: the terminal UI."""
+
+    NAME = "ui"
+    keymap: dict[str, str] = {}
+    """Remap keys in the chat by binding id, e.g. {"chat.diary" = "f2", "chat.prompt" = "f3"}."""
+
+
+class StoreSettings(Section):
+    """[store]: the database."""
+
+    NAME = "store"
+    synchronous: Literal["NORMAL", "FULL"] = "NORMAL"
+    """SQLite durability: FULL survives power loss at some speed cost."""
+
+
+SECTIONS: tuple[type[Section], ...] = (
+    BackendSettings, SummarizerSettings, EmbeddedSettings, ModelsSettings, MemorySettings,
+    WorldSettings, SceneSettings, UserSettings, UISettings, StoreSettings,
+)
+
+IDS: dict[tuple[str, str], str] = {
+    ("backend", "kind"): "backend",
+    ("summarizer", "kind"): "summary_backend",
+    ("summarizer", "base_url"): "summary_base_url",
+    ("summarizer", "model"): "summary_model",
+    ("summarizer", "api_key"): "summary_api_key",
+    ("embedded", "model"): "local_model",
+    ("embedded", "prompt"): "embedded_prompt",
+    ("memory", "style"): "memory_style",
+    ("memory", "half_life_days"): "memory_half_life_days",
+    ("memory", "timeout"): "memory_timeout",
+    ("world", "rolling"): "world_rolling",
+    ("world", "idle_hours"): "world_idle_hours",
+    ("world", "min_messages"): "world_min_messages",
+    ("world", "familiarity_gain"): "world_familiarity_gain",
+    ("world", "familiarity_decay"): "world_familiarity_decay",
+    ("world", "max_tokens"): "world_max_tokens",
+    ("world", "transcript_chars"): "world_transcript_chars",
+    ("scene", "seed"): "scene_seed",
+    ("user", "name"): "user_name",
+    ("user", "persona"): "user_persona",
+}
+"""(section, name) -> id, where the two differ."""
+
+
+def places() -> dict[str, tuple[type[Section], str]]:
+    """Every setting's id -> (its section, its name there)."""
+    found: dict[str, tuple[type[Section], str]] = {}
+    for section in SECTIONS:
+        for name in fields_of(section):
+            key = IDS.get((section.NAME, name), name)
+            if key in found:
+                raise TypeError(f"two settings have the id {key!r}")
+            found[key] = (section, name)
+    return found
