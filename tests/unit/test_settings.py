@@ -321,3 +321,10 @@ def test_a_section_wins_over_the_same_setting_at_the_top_and_unknown_keys_in_a_s
     assert f"Unknown setting 'nmae' in [user] of {path} is ignored. Did you mean 'name'?" in config_warnings()
     write_config('[memory]\nsummary_threshold = 2\n')
     assert "[memory] summary_threshold: 2 is below the minimum 3" in problem()
+
+
+def test_docs_configuration_names_every_setting_with_its_variable() -> None:
+    doc = (Path(__file__).parents[2] / "docs" / "configuration.md").read_text(encoding="utf-8")
+    missing = [key for key, (section, name) in PLACES.items()
+               if f"### [{section.NAME}]" not in doc or f"| `{name}` |" not in doc or f"`OMOIDE_{key.upper()}`" not in doc]
+    assert not missing, f"docs/configuration.md lacks {missing}: python docs/settings_table.py prints the tables"

@@ -99,7 +99,9 @@ class BackendSettings(Section):
     tools: Literal["auto", "native", "inline"] = "auto"
     """How save_memory is offered: native tool calls, an inline tag, or auto-detect."""
     temperature: Annotated[float, Range(ge=0.0, le=2.0)] = 0.8
+    """Sampling temperature: higher is more varied, 0 always takes the likeliest token."""
     top_p: Annotated[float, Range(gt=0.0, le=1.0)] = 0.95
+    """Sample among the likeliest tokens that together make up this share."""
     max_tokens: Annotated[int, Range(ge=1)] = 400
     """Longest reply, in tokens. The embedded models stop at 200 unless this is set."""
     context_size: Annotated[int, Range(ge=512)] = 8192
@@ -124,9 +126,13 @@ class SummarizerSettings(Section):
 
     NAME = "summarizer"
     kind: BackendKind | None = None
+    """Like [backend] kind."""
     base_url: Annotated[str | None, _url] = None
+    """Like [backend] base_url, e.g. a small model on another server."""
     model: str | None = None
+    """Like [backend] model, e.g. qwen2.5:1.5b."""
     api_key: Secret | None = None
+    """Like [backend] api_key (OMOIDE_SUMMARY_API_KEY)."""
 
 
 class EmbeddedSettings(Section):
