@@ -102,7 +102,9 @@ def say(
 
 
 async def _print(session: ChatSession, turn: AsyncGenerator[TurnEvent, None], failed: list[OmoideError]) -> None:
-    from omoide.events import ChangedElsewhere, DiarySaved, ProfileLearned, ReplyDelta, ReplyFailed, ReplyFinished, ReplyStarted
+    from omoide.events import (
+        ChangedElsewhere, DiarySaved, ProfileLearned, PromptNotice, ReplyDelta, ReplyFailed, ReplyFinished, ReplyStarted,
+    )
 
     shown = StreamedText()
     started = False
@@ -129,5 +131,5 @@ async def _print(session: ChatSession, turn: AsyncGenerator[TurnEvent, None], fa
                     sys.stdout.write(shown.feed("", end=True) + "\n")
                 case ReplyFailed(error=error):
                     failed.append(error)
-                case ChangedElsewhere(note=note):
+                case ChangedElsewhere(note=note) | PromptNotice(note=note):
                     err.print(safe(note, "yellow"), soft_wrap=True)

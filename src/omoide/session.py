@@ -15,14 +15,14 @@ from contextlib import aclosing
 from datetime import datetime, timezone
 from typing import Literal
 
-from omoide.characters import lorebook
 from omoide.characters.attached import lorebooks_for
 from omoide.characters.model import Character, LoreEntry, Lorebook, substitute
 from omoide.config import Settings
 from omoide.domain import Chat, MemoryState, Message, Role
 from omoide.errors import CommandError, HeadMoved, NotFound, StorageUnavailable
 from omoide.events import (
-    ChangedElsewhere, MemoryEvent, MemoryRecalled, ReplyFailed, ReplyFinished, ReplyStarted, TurnEvent, UserMessageStored,
+    ChangedElsewhere, MemoryEvent, MemoryRecalled, PromptNotice, ReplyFailed, ReplyFinished, ReplyStarted, TurnEvent,
+    UserMessageStored,
 )
 from omoide.llm.base import Backend
 from omoide.memory.book import MemoBook, memory_state
@@ -44,6 +44,7 @@ from omoide.scene.speakers import Choice
 from omoide.scene.turns import SceneTurns
 from omoide.session_memory import UserMemory
 from omoide.session_nav import Navigation
+from omoide.session_tavern import Tavern, available_personas, group_names
 from omoide.world.model import Conversation, Participant
 
 log = logging.getLogger(__name__)
@@ -72,8 +73,9 @@ class ChatSession(SceneTurns, Navigation, UserMemory):
         self.navigator = Navigator(store, chat)
         self.user_name = settings.user_name
         self.user_persona = settings.user_persona
-        if chat.persona and chat.persona in settings.personas:
-            self.user_name, self.user_persona = chat.persona, settings.personas[chat.persona]
+        personas = available_personas(settings)
+        if chat.persona and chat.persona in personas:
+            self.user_name, self.user_persona = chat.persona, personas[chat.persona]
         self.last_prompt: AssembledPrompt | None = None
         self.counter = TokenCounter(backend)
         self.memory_worker = MemoryWorker(
@@ -104,6 +106,8 @@ class ChatSession(SceneTurns, Navigation, UserMemory):
             emit=self.memory_worker.report,
         )
         self._swept = False
+        self.tavern = Tavern(store, chat.id)
+        """SillyTavern's macros, lore rules and notes for this chat's prompts."""
 
     @property
     def profile(self) -> ProfileBook:
@@ -234,6 +238,7 @@ class ChatSession(SceneTurns, Navigation, UserMemory):
         chat = await self.refresh()
         if speaker:
             self.check_speaker(speaker)  # before your message is stored
+        text = await self._user_text(text, chat.head_id)
         await self.world.end_if_idle(chat, self.participants)
         moved = chat.head_id != self._own_head
         for _attempt in range(5):
@@ -283,7 +288,8 @@ class ChatSession(SceneTurns, Navigation, UserMemory):
         last_user = next((m for m in reversed(path) if m.role is Role.USER), None)
         if last_user is None:
             raise CommandError("You have not written anything to edit yet.", "Send a message first; /edit replaces your last one.")
-        edited = await self.store.messages.add(self.chat.id, last_user.parent_id, Role.USER, text)
+        edited = await self.store.messages.add(self.chat.id, last_user.parent_id, Role.USER,
+                                               await self._user_text(text, last_user.parent_id))
         self._own_head = edited.id
         await self.world.follow_head(self.chat.id)
         yield UserMessageStored(edited)
@@ -291,6 +297,11 @@ class ChatSession(SceneTurns, Navigation, UserMemory):
         async with aclosing(self._reply(edited, edited.id, choice=choice)) as events:
             async for event in events:
                 yield event
+
+    async def _user_text(self, text: str, head_id: int | None) -> str:
+        """Your message with its macros expanded, as SillyTavern does when it is sent (issue 24)."""
+        return await self.tavern.user_text(text, character=self.character, user=self.user_name,
+                                           group=group_names(self.chat, self.present), head_id=head_id, now=self.clock())
 
     async def _reply(self, parent: Message, head_id: int, *, moves_head: bool = False,
                      choice: Choice | None = None) -> AsyncGenerator[TurnEvent, None]:
@@ -311,6 +322,8 @@ class ChatSession(SceneTurns, Navigation, UserMemory):
             await self.weights.note_mentions(parent, state, names)
         prompt = await self.build_prompt(parent.id, state=state, speaker=speaker)
         prompt.speaker = f"{speaker.display_name}: {choice.reason}" if choice else ""
+        for note in prompt.notices:
+            yield PromptNotice(note)
 
         async def recall_tool(query: str) -> list[str]:
             return [r.line() for r in await self._recall_at(parent.id, query, state)]
@@ -327,6 +340,7 @@ class ChatSession(SceneTurns, Navigation, UserMemory):
                 async for event in events:
                     if isinstance(event, ReplyStarted):
                         ours.add(event.message.id)
+                        await self.tavern.commit(event.message)  # lore timers count from this reply
                     if isinstance(event, ReplyStarted | ReplyFailed):
                         await self.refresh()
                         if moves_head and isinstance(event, ReplyStarted):
@@ -383,14 +397,12 @@ class ChatSession(SceneTurns, Navigation, UserMemory):
         state = self.own_memory(state or await memory_state(self.store, self.settings, head_id), speaker)
         if speaker.id not in self._lore:
             self._lore[speaker.id] = lorebooks_for(speaker)[0]
-        recent = [m.content for m in state.window]
-        # In a thread: matching is linear-time, but long messages times many keys
-        # still must not hold up the event loop (the TUI, a streaming reply).
-        lore_budget = self.settings.context_size * self.settings.lore_budget_percent // 100
-        books = self._lore[speaker.id]
-        scans = await asyncio.to_thread(lambda: [lorebook.scan(book, recent, budget=lore_budget) for book in books])
-        fired = [hit for result in scans for hit in result]
-        skipped = [skip for result in scans for skip in result.skipped]
+        turn = await self.tavern.turn(  # lore, macros and notes as SillyTavern has them (session_tavern.py)
+            speaker=speaker, books=self._lore[speaker.id], state=state, head_id=head_id, user=self.user_name,
+            group=group_names(self.chat, self.present), now=self.clock(),
+            budget=self.settings.context_size * self.settings.lore_budget_percent // 100,
+        )
+        fired, skipped = list(turn.lore), turn.lore.skipped
         world = await self.world.prompt_layers(speaker, self.participants, state.window)
         gossip, target = ("", "") if "world" in self.chat.amnesia else await self.gossip_for(speaker, head_id)
         if gossip:
@@ -402,8 +414,7 @@ class ChatSession(SceneTurns, Navigation, UserMemory):
             tools=self.tools_mode,
             diary_lines=self.settings.diary_prompt_lines,
             now=self.clock(),
-            constant_lore=[f.entry.content for f in fired if f.reason == "constant"],
-            triggered_lore=[f.entry.content for f in fired if f.reason != "constant"],
+            placement=turn.placement, macros=turn.macros, card_macros=turn.card_macros,
             memo_layer=self.settings.memory_style != "summary",
             scene=self.cast.facts(self.chat, speaker, self.present),
             **world,
@@ -416,11 +427,15 @@ class ChatSession(SceneTurns, Navigation, UserMemory):
         prompt.gossip = target
         prompt.lore = [f"{_entry_label(f.entry)}: {f.reason}" for f in fired]
         prompt.lore += [f"{_entry_label(s.entry)} skipped: {s.reason}" for s in skipped]
+        prompt.lore += [f"{line} (left out)" for line in turn.placement.left_out]
         for skip in skipped:  # a broken key or the budget: logged once per entry and reason, not every turn
             key = f"{_entry_label(skip.entry)}: {skip.reason}"
-            if key not in self._reported_lore:
+            if skip.kind != "chance" and key not in self._reported_lore:
                 self._reported_lore.add(key)
                 log.warning("lore entry '%s' skipped: %s", _entry_label(skip.entry), skip.reason)
+                if skip.kind == "budget" and skip.entry.constant:  # issue 24: the user hears of it, not only the log
+                    prompt.notices.append(f"Lore left out: '{_entry_label(skip.entry)}' is {skip.reason}. "
+                                          "Raise lore_budget_percent or context_size to keep it.")
         rendered = prompt.rendered()
         if self._previous_render is not None and rendered:
             shared = shared_prefix_chars(self._previous_render, rendered)

@@ -17,6 +17,7 @@ from omoide.memory.chatmemory import ChatMemory
 from omoide.memory.recall import Recalled
 from omoide.memory.weights import DEFAULT_IMPORTANCE
 from omoide.memory.worker import MemoryWorker
+from omoide.session_tavern import available_personas
 from omoide.store import Store
 
 
@@ -38,8 +39,9 @@ class UserMemory:
     # -- personas -------------------------------------------------------------------
 
     def personas(self) -> dict[str, str]:
-        """Every persona you can be: the default (user_name) and the configured ones."""
-        return {self.settings.user_name: self.settings.user_persona, **self.settings.personas}
+        """Every persona you can be: the default (user_name), those imported from
+        SillyTavern (`omoide personas import`) and the configured ones."""
+        return available_personas(self.settings)
 
     async def set_persona(self, name: str) -> tuple[str, str]:
         """Talk as another persona in this chat from now on (remembered for the chat)."""
@@ -48,7 +50,8 @@ class UserMemory:
         if match is None:
             raise CommandError(
                 f"There is no persona named '{name}'.",
-                f"Personas: {', '.join(choices)}. Add more under [personas] in the config file.",
+                f"Personas: {', '.join(choices)}. Add more under [personas] in the config file, "
+                "or import SillyTavern's with `omoide personas import`.",
             )
         self.user_name, self.user_persona = match, choices[match]
         self.memory_worker.user_name = match

@@ -27,6 +27,7 @@ from omoide.errors import OmoideError
 from omoide.startup import release_gc
 from omoide.events import (
     ChangedElsewhere,
+    PromptNotice,
     DiarySaved,
     MemoryRecalled,
     ProfileLearned,
@@ -224,6 +225,8 @@ class OmoideApp(App[None]):
     async def apply_turn_event(self, event: TurnEvent) -> None:
         status = self.query_one(StatusBar)
         match event:
+            case PromptNotice(note=note):  # lore the budget left out (issue 24)
+                self.notify(note, severity="warning", title="Lore", timeout=10)
             case ChangedElsewhere(note=note, forked=forked):
                 self.notify(note, severity="warning", title="Another window", timeout=10)
                 # Not forked: your message is added below theirs (the transcript re-reads the path).
