@@ -54,8 +54,8 @@ def import_(
     out, err = stdout(), stderr()
     for persona in report.imported:
         avatar = " with its avatar" if persona.avatar else ""
-        out.print(Text.assemble(("✓ ", "green"), (inert(persona.name), "bold"), inert(f"{avatar}: {oneline(persona.description, 60)}")),
-                  soft_wrap=True)
+        about = oneline(persona.description, 60) or "(no description)"
+        out.print(Text.assemble(("✓ ", "green"), (inert(persona.name), "bold"), inert(f"{avatar}: {about}")), soft_wrap=True)
     for note in report.notes:
         err.print(safe(f"Note: {note}", "yellow"), soft_wrap=True)
     for refused in report.refused:

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from omoide.characters.lore_engine import Source, scan_books
-from omoide.characters.lore_rules import Rules
+from omoide.characters.lore_match import FiredEntry
+from omoide.characters.lore_rules import Rules, rules_of
 from omoide.characters.lore_state import Activation, timers_at
-from omoide.characters.model import Character, LoreEntry, Lorebook
+from omoide.characters.model import Character, LoreEntry
 from omoide.characters.notes import AuthorsNote, DepthNote, authors_note, character_note, inject, note_due
 from omoide.characters.placement import place
 
@@ -70,9 +70,10 @@ def test_the_interval() -> None:
     assert [n for n in range(1, 13) if note_due(4, n)] == [4, 8, 12]
 
 
-def hit(content: str, constant: bool = False, **ext: Any) -> Any:
-    book = Lorebook([LoreEntry(keys=[] if constant else ["k"], content=content, constant=constant, extensions=ext)])
-    return scan_books([Source("b", book)], ["k"], count_tokens=len)[0]
+def hit(content: str, constant: bool = False, **ext: Any) -> FiredEntry:
+    """An entry as a scan hands it on when it fired."""
+    entry = LoreEntry(keys=[] if constant else ["k"], content=content, constant=constant, extensions=ext)
+    return FiredEntry(entry, "constant" if constant else "key 'k' in the last message", rules=rules_of(entry))
 
 
 def test_placement_keeps_the_cards_text_stable() -> None:
