@@ -59,6 +59,11 @@ def lorebooks_dir() -> Path:
     return data_dir() / "lorebooks"
 
 
+def personas_dir() -> Path:
+    """Personas imported from SillyTavern: one folder each, a persona.toml and its avatar."""
+    return data_dir() / "personas"
+
+
 def log_file() -> Path:
     return log_dir() / "omoide.log"
 

@@ -102,6 +102,7 @@ def lorebook_from_card(book: Any) -> Lorebook | None:
             name=text(raw, "name", where) or (raw["comment"] if isinstance(raw.get("comment"), str) else ""),
             id=entry_id if isinstance(entry_id, int) and not isinstance(entry_id, bool) else None,
             extensions=mapping(raw, "extensions", where),
+            position=raw["position"] if isinstance(raw.get("position"), str) else "",
         ))
     return result
 
@@ -133,6 +134,8 @@ def lorebook_to_card(book: Lorebook, original: Any = None) -> dict[str, Any]:
         })
         if entry.name:
             raw["name"] = entry.name
+        if entry.position:
+            raw["position"] = entry.position
         if entry.id is not None:
             raw["id"] = entry.id
         entries.append(raw)
@@ -153,10 +156,12 @@ _ST_KNOWN = {"uid", "key", "keysecondary", "comment", "content", "constant", "se
 def lorebook_from_world_info(data: Any, name: str = "") -> Lorebook:
     """SillyTavern's world-info JSON: `{"entries": {"0": {key, keysecondary,
     content, constant, selective, order, disable, ...}}}`. Fields with no
-    counterpart (position, depth, probability, ...) are kept in extensions."""
+    counterpart (position, depth, probability, ...) are kept in extensions,
+    where lore_rules.py reads them. Recursive scanning is on, as SillyTavern
+    ships it (its settings' world_info_recursive)."""
     if not isinstance(data, dict) or not isinstance(data.get("entries"), dict):
         raise ValueError("it is not a world-info file ('entries' must be an object)")
-    book = Lorebook(name=name if not isinstance(data.get("name"), str) else data["name"])
+    book = Lorebook(name=name if not isinstance(data.get("name"), str) else data["name"], recursive_scanning=True)
     for uid, raw in data["entries"].items():
         where = f"entry {uid}: "
         if not isinstance(raw, dict):

@@ -25,6 +25,9 @@ class LoreEntry:
     name: str = ""
     id: int | None = None
     extensions: dict[str, Any] = field(default_factory=dict)
+    position: str = ""
+    """A card's `position` (Character Card V2): 'before_char' or 'after_char'; SillyTavern's finer
+    placement is in extensions (see lore_rules.py)."""
 
 
 @dataclass(slots=True)
@@ -37,6 +40,7 @@ class Lorebook:
     """Tokens the fired entries may take; None follows the context size
     (`lore_budget_percent` of it, as SillyTavern's world info budget does)."""
     recursive_scanning: bool = False
+    """Lore that fired can fire other entries (on for SillyTavern world files, as SillyTavern ships)."""
     extensions: dict[str, Any] = field(default_factory=dict)
 
 

@@ -72,7 +72,14 @@ class ChangedElsewhere:
     """True: the reply went to a saved branch, and the chat's head is the other window's."""
 
 
+@dataclass(frozen=True, slots=True)
+class PromptNotice:
+    """Something about this turn's prompt the user should hear (lore the budget left out)."""
+
+    note: str
+
+
 TurnEvent = (
     UserMessageStored | ReplyStarted | ReplyDelta | DiarySaved | ProfileLearned | MemoryRecalled | ReplyFinished | ReplyFailed
-    | ChangedElsewhere
+    | ChangedElsewhere | PromptNotice
 )

@@ -30,6 +30,7 @@ from omoide.chat.events import ChangedElsewhere, TurnEvent, UserMessageStored
 from omoide.chat.navigator import Navigator
 from omoide.chat.scene import CONTINUE_MAX, ChatScene
 from omoide.chat.state import ChatState
+from omoide.chat.tavern import Tavern, available_personas, group_names
 from omoide.chat.tree import ChatTree
 from omoide.chat.turn import TurnRunner
 from omoide.chat.user import ChatUser
@@ -66,8 +67,9 @@ class ChatSession:
         self.character = character
         self.settings = settings
         user_name, user_persona = settings.user.name, settings.user.persona
-        if chat.persona and chat.persona in settings.user.personas:
-            user_name, user_persona = chat.persona, settings.user.personas[chat.persona]
+        personas = available_personas(settings)
+        if chat.persona and chat.persona in personas:
+            user_name, user_persona = chat.persona, personas[chat.persona]
         self.state = ChatState(store, chat, user_name=user_name, user_persona=user_persona)
         self.navigator = Navigator(store, chat)
         self.memory_worker = MemoryWorker(
@@ -86,10 +88,12 @@ class ChatSession:
         self.scene = ChatScene(self.state, character, SceneCast(store, character, settings.scene, directory, gossip_rate=settings.world.gossip_rate), self.world)
         self.tree = ChatTree(self.state, self.world)
         self.user = ChatUser(self.state, settings, character, self.memory_worker, self.weights)
+        self.tavern = Tavern(store, chat.id)
+        """SillyTavern's macros, lore rules and notes for this chat's prompts."""
         self.turns = TurnRunner(
             self.state, settings, backend, character=character, scene=self.scene, user=self.user,
             weights=self.weights, worker=self.memory_worker, world=self.world, gate=self.gate,
-            lorebooks=lorebooks, refresh=self.refresh,
+            tavern=self.tavern, lorebooks=lorebooks, refresh=self.refresh,
         )
 
     # -- opening ----------------------------------------------------------------
@@ -245,6 +249,7 @@ class ChatSession:
         chat = await self.refresh()
         if speaker:
             self.scene.check_speaker(speaker)  # before your message is stored
+        text = await self._user_text(text, chat.head_id)
         await self.world.end_if_idle(chat, self.scene.participants)
         moved = chat.head_id != self.state.own_head
         for _attempt in range(5):
@@ -296,7 +301,8 @@ class ChatSession:
         last_user = next((m for m in reversed(path) if m.role is Role.USER), None)
         if last_user is None:
             raise CommandError("You have not written anything to edit yet.", "Send a message first; /edit replaces your last one.")
-        edited = await self.store.messages.add(self.chat.id, last_user.parent_id, Role.USER, text)
+        edited = await self.store.messages.add(self.chat.id, last_user.parent_id, Role.USER,
+                                               await self._user_text(text, last_user.parent_id))
         self.state.own_head = edited.id
         await self.world.follow_head(self.chat.id)
         yield UserMessageStored(edited)
@@ -304,6 +310,12 @@ class ChatSession:
         async with aclosing(self.turns.reply(edited, edited.id, choice=choice)) as events:
             async for event in events:
                 yield event
+
+    async def _user_text(self, text: str, head_id: int | None) -> str:
+        """Your message with its macros expanded, as SillyTavern does when it is sent."""
+        return await self.tavern.user_text(text, character=self.character, user=self.state.user_name,
+                                           group=group_names(self.chat, self.scene.present), head_id=head_id,
+                                           now=self.state.clock())
 
     async def next_turn(self, name: str | None = None) -> AsyncGenerator[TurnEvent, None]:
         """/next [NAME]: a character speaks without a message from you."""

@@ -16,12 +16,14 @@ from datetime import datetime
 from typing import Literal
 
 from omoide.characters.attached import lorebooks_for
+from omoide.characters.lore_engine import label
 from omoide.characters.model import Character, Lorebook
 from omoide.chat.chat_memory import ChatMemory
-from omoide.chat.events import ChangedElsewhere, MemoryRecalled, ReplyFailed, ReplyFinished, ReplyStarted, TurnEvent
+from omoide.chat.events import ChangedElsewhere, MemoryRecalled, PromptNotice, ReplyFailed, ReplyFinished, ReplyStarted, TurnEvent
 from omoide.chat.reply import ReplyStream
 from omoide.chat.scene import ChatScene
 from omoide.chat.state import ChatState
+from omoide.chat.tavern import Tavern, group_names
 from omoide.chat.tokens import TokenCounter
 from omoide.chat.toolform import ToolForm, resolve as resolve_tool_form
 from omoide.chat.user import ChatUser
@@ -44,7 +46,7 @@ log = logging.getLogger(__name__)
 class TurnRunner:
     def __init__(self, state: ChatState, settings: Settings, backend: Backend, *, character: Character,
                  scene: ChatScene, user: ChatUser, weights: ChatMemory, worker: MemoryWorker,
-                 world: WorldKeeper, gate: ReplyGate, lorebooks: list[Lorebook],
+                 world: WorldKeeper, gate: ReplyGate, tavern: Tavern, lorebooks: list[Lorebook],
                  refresh: Callable[[], Awaitable[Chat]]) -> None:
         self.state = state
         self.store = state.store
@@ -57,6 +59,7 @@ class TurnRunner:
         self.worker = worker
         self.world = world
         self.gate = gate
+        self.tavern = tavern
         self.refresh = refresh
         """The session's: reads the chat row and who is present."""
         self.counter = TokenCounter(backend)
@@ -68,6 +71,7 @@ class TurnRunner:
         self._lore: dict[str, list[Lorebook]] = {character.id: lorebooks}
         self._previous_render: str | None = None
         self._reported_lore: set[tuple[str, str]] = set()
+        """Lore skips (name, why) already logged, and told the user where it matters: once a session."""
         self._swept = False
 
     def use_backend(self, backend: Backend) -> None:
@@ -96,6 +100,9 @@ class TurnRunner:
         now = self.state.clock()
         world = await self.world.prompt_layers(speaker, self.scene.participants, state.window)
         gossip, target = await self.scene.gossip_for(speaker, head_id)
+        lore = await self.tavern.gather(speaker=speaker, books=self._lore[speaker.id], state=state, head_id=head_id,
+                                        user=self.state.user_name, group=group_names(self.state.chat, self.scene.present),
+                                        now=now)
         return PromptInputs(
             character=speaker,
             state=state,
@@ -110,6 +117,7 @@ class TurnRunner:
             tools=self.tools_mode,
             now=now,
             lorebooks=self._lore[speaker.id],
+            lore=lore,
             profile=prompt_section(await self.weights.profile.get()),
             world=world["world"],
             world_notes=world["world_notes"],
@@ -133,10 +141,17 @@ class TurnRunner:
         self.counter.reset()
         prompt = await build_prompt(inputs, self.counter.count)
         prompt.exact, prompt.count_method = self.counter.exact, self.counter.method
-        for skip in prompt.skipped_lore:  # a broken key or the budget: logged once per entry and reason, not every turn
-            if skip not in self._reported_lore:
-                self._reported_lore.add(skip)
-                log.warning("lore entry '%s' skipped: %s", *skip)
+        for skip in prompt.skipped_lore:  # a broken key or the budget: once per entry and reason, not every turn
+            key = (label(skip.entry), skip.reason)
+            if skip.kind == "chance" or key in self._reported_lore:
+                continue
+            self._reported_lore.add(key)
+            log.warning("lore entry '%s' skipped: %s", *key)
+            if skip.kind == "budget" and skip.entry.constant:  # the user hears of it, not only the log
+                prompt.notices.append(f"Lore left out: '{key[0]}' is {skip.reason}. "
+                                      "Raise [memory] lore_budget_percent or [backend] context_size to keep it.")
+        if inputs.lore is not None:
+            self.tavern.expect(prompt, inputs.lore.chat_length)
         self._previous_render = prompt.rendered()
         self.last_prompt = prompt
         return prompt
@@ -162,6 +177,8 @@ class TurnRunner:
             await self.weights.note_mentions(parent, state, names)
         prompt = await self.build_prompt(parent.id, state=state, speaker=speaker)
         prompt.speaker = f"{speaker.display_name}: {choice.reason}" if choice else ""
+        for note in prompt.notices:
+            yield PromptNotice(note)
 
         async def recall_tool(query: str) -> list[str]:
             return [r.line() for r in await self.user.recall_at(parent.id, query, state)]
@@ -178,6 +195,7 @@ class TurnRunner:
                 async for event in events:
                     if isinstance(event, ReplyStarted):
                         ours.add(event.message.id)
+                        await self.tavern.commit(event.message)  # lore timers count from this reply
                     if isinstance(event, ReplyStarted | ReplyFailed):
                         await self.refresh()
                         if moves_head and isinstance(event, ReplyStarted):

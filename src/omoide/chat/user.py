@@ -13,6 +13,7 @@ from omoide.memory.book import memory_state
 from omoide.memory.recall import Recalled
 from omoide.memory.weights import DEFAULT_IMPORTANCE
 from omoide.memory.worker import MemoryWorker
+from omoide.chat.tavern import available_personas
 
 
 class ChatUser:
@@ -38,8 +39,9 @@ class ChatUser:
     # -- personas -------------------------------------------------------------------
 
     def personas(self) -> dict[str, str]:
-        """Every persona you can be: the default (user_name) and the configured ones."""
-        return {self.settings.user.name: self.settings.user.persona, **self.settings.user.personas}
+        """Every persona you can be: the default ([user] name), those imported from
+        SillyTavern (`omoide personas import`) and the configured ones."""
+        return available_personas(self.settings)
 
     async def set_persona(self, name: str) -> tuple[str, str]:
         """Talk as another persona in this chat from now on (remembered for the chat)."""
@@ -48,7 +50,8 @@ class ChatUser:
         if match is None:
             raise CommandError(
                 f"There is no persona named '{name}'.",
-                f"Personas: {', '.join(choices)}. Add more under [personas] in the config file.",
+                f"Personas: {', '.join(choices)}. Add more under [personas] in the config file, "
+                "or import SillyTavern's with `omoide personas import`.",
             )
         self.state.user_name, self.state.user_persona = match, choices[match]
         self.worker.user_name = match

@@ -82,6 +82,7 @@ def _mount_groups() -> None:
     from omoide.cli.memos import memos_command
     from omoide.cli.characters import app as characters_app
     from omoide.cli.models import app as models_app
+    from omoide.cli.personas import app as personas_app
     from omoide.cli.profile import app as profile_app
     from omoide.cli.say import register as register_say
     from omoide.cli.world import register
@@ -90,6 +91,7 @@ def _mount_groups() -> None:
     app.command("memos")(memos_command(run))
     app.add_typer(profile_app, name="profile", help="Show and edit your profile: what every character knows about you.")
     app.add_typer(models_app, name="models", help="List models, choose the default, download a GGUF.")
+    app.add_typer(personas_app, name="personas", help="List your personas and import SillyTavern's.")
     register_say(app, run=run, fail=_fail)
     register(app, run=run, fail=_fail)
 
@@ -338,27 +340,23 @@ def _display_name(workspace: Workspace, key: str) -> str:
 
 @app.command("import-chat")
 def import_chat(
-    file: Annotated[str, typer.Argument(help="A SillyTavern chat file (.jsonl).")],
-    character: Annotated[str, typer.Option("--character", "-c", help="The character the chat is with.")],
+    file: Annotated[str, typer.Argument(help="A SillyTavern chat file (.jsonl), one-on-one or group.")],
+    character: Annotated[list[str] | None, typer.Option(
+        "--character", "-c", help="A character of the chat (id or name), or NAME=ID for one of its speakers (repeatable).")] = None,
+    card: Annotated[list[Path] | None, typer.Option(
+        "--card", help="A card to import with the chat, for a speaker not in your library yet (repeatable).")] = None,
 ) -> None:
-    """Import a SillyTavern chat; swipes become alternatives you can switch between."""
-    from pathlib import Path
-
-    from omoide.exchange import sillytavern as st
+    """Import a SillyTavern chat; swipes become alternatives you can switch between, and a
+    group chat becomes a scene (each speaker matched to a character by name)."""
+    from omoide.characters.library import list_characters
     from omoide.chat.runtime import Workspace
+    from omoide.exchange.chat_import import import_tavern_chat
 
     async def go() -> str:
-        parsed = st.read_chat(Path(file))
         workspace = await Workspace.open()
         try:
-            char = workspace.character(character)
-            chat = await workspace.store.chats.import_tree(char.id, f"Imported from {Path(file).name}", parsed.nodes, parsed.head_index)
-            ids = await workspace.store.exchange.message_ids(chat.id)
-            kept = {"chat_metadata": parsed.header.get("chat_metadata"), "create_date": parsed.header.get("create_date")}
-            await workspace.store.exchange.save(
-                chat.id, {k: v for k, v in kept.items() if v is not None}, dict(zip(ids, parsed.meta, strict=True)),
-            )
-            return f"Imported {len(parsed.nodes)} messages into chat #{chat.id} with {char.display_name}. Open it with `omoide chat {char.id} --chat {chat.id}`."
+            return await import_tavern_chat(workspace.store, Path(file), characters=character or [], cards=card or [],
+                                            find=workspace.character, library=list_characters())
         finally:
             await workspace.aclose()
 

@@ -80,21 +80,55 @@ def show(name: Annotated[str, typer.Argument(help="Character id or name.")]) -> 
             out.print(Text.assemble("• ", (_lore_label(e), "bold"), inert(f": {when}"), (" (disabled)" if not e.enabled else "", "dim")))
 
 
+CARD_SUFFIXES = (".png", ".json")
+
+
+def _card_files(paths: list[Path]) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """The card files to import (a folder gives each of its .png and .json files,
+    by name), and the files of those folders that are not cards, with why."""
+    files: list[Path] = []
+    refused: list[tuple[Path, str]] = []
+    for path in paths:
+        if not path.is_dir():
+            files.append(path)
+            continue
+        try:
+            inside = sorted(p for p in path.iterdir() if not p.name.startswith("."))
+        except OSError as exc:
+            refused.append((path, f"the folder cannot be read ({exc.strerror or exc})"))
+            continue
+        for item in inside:
+            if item.is_dir():
+                refused.append((item, "a folder (only the cards directly inside are imported)"))
+            elif item.suffix.lower() in CARD_SUFFIXES:
+                files.append(item)
+            else:
+                refused.append((item, "not a card file (.png or .json)"))
+    return files, refused
+
+
 @app.command("import")
-def import_(files: Annotated[list[Path], typer.Argument(help="Card files: .png or .json (Character Card V1, V2 or V3).")]) -> None:
-    """Import character cards into your characters folder."""
+def import_(files: Annotated[list[Path], typer.Argument(help="Card files (.png or .json: Character Card V1, V2 or V3), or folders of them.")]) -> None:
+    """Import character cards into your characters folder; a folder imports every card in it."""
     out, err = _out(), _err()
-    failed = 0
-    for path in files:
+    cards, refused = _card_files(files)
+    imported = 0
+    for path in cards:
         try:
             character = import_card(path)
         except OmoideError as exc:
-            failed += 1
+            refused.append((path, f"{exc.message} {exc.hint}".strip()))
             err.print(Text.assemble(("✗ ", "red"), inert(exc.message), " ", (inert(exc.hint), "dim")), soft_wrap=True)
             continue
+        imported += 1
         out.print(Text.assemble(("✓ ", "green"), inert(f"{path} → "), (inert(character.id), "bold"),
                                 inert(f" ({character.display_name}). Chat with: omoide chat {character.id}")), soft_wrap=True)
-    if failed:
+    for path, why in refused:
+        if path not in cards:
+            err.print(Text.assemble(("✗ ", "red"), inert(f"{path}: {why}")), soft_wrap=True)
+    if len(cards) > 1 or any(p.is_dir() for p in files):
+        out.print(safe(f"Imported {imported} of {len(cards)} card(s); refused {len(refused)} file(s)."))
+    if refused or not cards:
         raise typer.Exit(1)
 
 

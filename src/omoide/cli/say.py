@@ -51,6 +51,7 @@ def say(
     others: Annotated[list[str] | None, typer.Option("--with", help="Another character of the scene (repeatable).")] = None,
     speaker: Annotated[str | None, typer.Option("--speaker", help="Who answers (in a scene; default: who is named, else a weighted draw).")] = None,
     turns: Annotated[int, typer.Option("--turns", min=1, max=20, help="Character turns after your message (a scene's characters talk on).")] = 1,
+    persona: Annotated[str | None, typer.Option("--persona", help="Speak as this persona in the chat from now on, as /persona does (`omoide personas list`).")] = None,
 ) -> None:
     """Send one message and stream the reply to stdout (for scripts).
 
@@ -78,6 +79,8 @@ def say(
             cast = [runtime.character(o) for o in others or []]
             session = await runtime.session(runtime.character(character), chat_id=chat_id, new=new,
                                             on_memory_event=on_memory, others=cast)
+            if persona:
+                await session.user.set_persona(persona)
             await _print(session, session.send(text, speaker=speaker), failed)
             for _ in range(turns - 1):
                 if failed:
@@ -102,7 +105,9 @@ def say(
 
 
 async def _print(session: ChatSession, turn: AsyncGenerator[TurnEvent, None], failed: list[OmoideError]) -> None:
-    from omoide.chat.events import ChangedElsewhere, DiarySaved, ProfileLearned, ReplyDelta, ReplyFailed, ReplyFinished, ReplyStarted
+    from omoide.chat.events import (
+        ChangedElsewhere, DiarySaved, ProfileLearned, PromptNotice, ReplyDelta, ReplyFailed, ReplyFinished, ReplyStarted,
+    )
 
     shown = StreamedText()
     started = False
@@ -129,5 +134,5 @@ async def _print(session: ChatSession, turn: AsyncGenerator[TurnEvent, None], fa
                     sys.stdout.write(shown.feed("", end=True) + "\n")
                 case ReplyFailed(error=error):
                     failed.append(error)
-                case ChangedElsewhere(note=note):
+                case ChangedElsewhere(note=note) | PromptNotice(note=note):
                     err.print(safe(note, "yellow"), soft_wrap=True)

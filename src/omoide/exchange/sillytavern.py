@@ -9,7 +9,9 @@ Dates are read in every form SillyTavern writes or accepts (its own
 `2024-6-5 @14h 56m 50s 682ms`, the older `June 5, 2024 2:56pm`, ISO 8601,
 epoch milliseconds) and written in its own form, to the millisecond. System and
 narrator messages (`is_system`, an `extra.type` of `narrator`, the name
-`System`) stay system messages. What omoide has no column for (the header's
+`System`) stay system messages; a hidden message of yours stays yours
+(`is_user` kept beside `is_system`). A group chat names each character's
+message (`name`): those names are the speakers of `ParsedChat.speakers`. What omoide has no column for (the header's
 `chat_metadata` and `create_date`, each message's `name`, `extra` and other
 fields) is kept beside the chat and given back on export.
 """
@@ -49,6 +51,17 @@ class ParsedChat:
     header: dict[str, Any]
     meta: list[dict[str, Any]] = field(default_factory=list)
     """Per node, the fields of its line omoide has no column for (name, is_system, extra ...)."""
+    names: list[str | None] = field(default_factory=list)
+    """Per node, the name a character's message was written under (None for yours and system ones)."""
+    has_header: bool = True
+    """False for a file that starts with a message (SillyTavern's older group chats)."""
+
+    @property
+    def speakers(self) -> list[str]:
+        """The characters who speak, in the order they first do (the header's
+        `character_name` for a chat where no character has spoken yet)."""
+        found = list(dict.fromkeys(n for n in self.names if n))
+        return found or ([self.character_name] if self.character_name else [])
 
 
 def _fail(path: Path, line: int | None, problem: str) -> ChatFileError:
@@ -120,6 +133,7 @@ def read_chat(path: Path) -> ParsedChat:
         header = records.pop(0)[1]
     nodes: list[ImportNode] = []
     meta: list[dict[str, Any]] = []
+    names: list[str | None] = []
     parent: int | None = None
     character_name = str(header.get("character_name") or "")
     for number, record in records:
@@ -134,6 +148,10 @@ def read_chat(path: Path) -> ParsedChat:
             character_name = record["name"]
         created = parse_date(record.get("send_date"))
         kept = {k: v for k, v in record.items() if k not in _OWN_KEYS}
+        if role is Role.SYSTEM and record.get("is_user") is True:
+            kept["is_user"] = True  # a message of yours hidden from the prompt: written back as yours
+        raw_name = record.get("name")
+        name = raw_name.strip() if role is Role.ASSISTANT and isinstance(raw_name, str) else None
         if isinstance(record.get("send_date"), str | int | float):
             kept["send_date"] = record["send_date"]  # written back as it was
         swipes = record.get("swipes")
@@ -150,12 +168,14 @@ def read_chat(path: Path) -> ParsedChat:
                 when = created if i == chosen else parse_date(info.get("send_date")) or created
                 nodes.append(ImportNode(parent, role, content, when, MessageStatus.COMPLETE))
                 meta.append({**kept, "swipe_info": info} if info else kept)
+                names.append(name or None)
                 if i == chosen:
                     chosen_index = len(nodes) - 1
             parent = chosen_index
         else:
             nodes.append(ImportNode(parent, role, mes, created, MessageStatus.COMPLETE))
             meta.append(kept)
+            names.append(name or None)
             parent = len(nodes) - 1
     return ParsedChat(
         user_name=str(header.get("user_name") or "You"),
@@ -164,6 +184,8 @@ def read_chat(path: Path) -> ParsedChat:
         head_index=parent,
         header=header,
         meta=meta,
+        names=names,
+        has_header=bool(header),
     )
 
 
@@ -186,9 +208,10 @@ def st_date(moment: datetime) -> str:
 
 
 def st_file_date(moment: datetime) -> str:
-    """SillyTavern's chat `create_date`: `2024-6-5@14h56m50s`."""
+    """SillyTavern's chat `create_date`, every part zero-padded: `2026-11-24@23h02m17s`
+    (RossAscends-mods.js humanizedDateTime)."""
     t = moment.astimezone()
-    return f"{t.year}-{t.month}-{t.day}@{t.hour}h{t.minute}m{t.second}s"
+    return f"{t.year:04d}-{t.month:02d}-{t.day:02d}@{t.hour:02d}h{t.minute:02d}m{t.second:02d}s"
 
 
 def speaker_name(message: Message, user_name: str, character_name: str, names: Mapping[str, str] | None) -> str:
@@ -216,7 +239,8 @@ def write_chat(path_messages: list[Message], swipes: dict[int, list[Message]], *
         "chat_metadata": {**metadata, "omoide": {"exported_at": datetime.now(UTC).isoformat()}},
     }
     meta = meta or {}
-    lines = [json.dumps(header, ensure_ascii=False)]
+    # A group chat that came without a header goes back without one (SillyTavern's group files).
+    lines = [] if header.pop("header", True) is False else [json.dumps(header, ensure_ascii=False)]
     for message in path_messages:
         if message.role is Role.TOOL:
             continue
@@ -224,7 +248,7 @@ def write_chat(path_messages: list[Message], swipes: dict[int, list[Message]], *
         system = message.role is Role.SYSTEM
         record: dict[str, Any] = {
             "name": speaker_name(message, user_name, character_name, names),
-            "is_user": message.role is Role.USER,
+            "is_user": message.role is Role.USER or (system and kept.get("is_user") is True),
             "is_system": bool(kept.get("is_system")) if system else False,
             "send_date": kept.get("send_date") or st_date(message.created_at),
             "mes": message.content,

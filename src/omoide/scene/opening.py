@@ -3,17 +3,25 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
 
-from omoide.characters.model import Character, substitute
+from omoide.characters.macros import MacroEnv, expand
+from omoide.characters.model import Character
 from omoide.domain.chat import Chat
 from omoide.store import Store
 
 
-async def create_chat(store: Store, character: Character, user_name: str) -> Chat:
+async def create_chat(store: Store, character: Character, user_name: str, *, group: Sequence[str] = ()) -> Chat:
     """A new chat opening on the character's greeting (an empty first message
-    opens with the first alternate, as SillyTavern does)."""
+    opens with the first alternate, as SillyTavern does). Its macros are
+    expanded now, once, as SillyTavern does when it writes the greeting:
+    "It is {{time}}" is stored with the time the chat began."""
+    now = datetime.now(UTC)
+    env = MacroEnv(char=character.display_name, user=user_name, group=tuple(group), now=now,
+                   pick_seed=f"greeting:{character.id}:{now.isoformat()}")
+
     def fill(text: str) -> str:
-        return substitute(text, char=character.display_name, user=user_name).strip()
+        return expand(text, env).strip()
 
     greetings = [g for g in (fill(t) for t in [character.first_message, *character.alternate_greetings]) if g]
     return await store.chats.create(
@@ -30,7 +38,7 @@ async def scene_chat(store: Store, cast: Sequence[Character], user_name: str, *,
         for chat in await store.chats.list(host.id):
             if set(chat.cast) == set(keys):
                 return chat
-    chat = await create_chat(store, host, user_name)
+    chat = await create_chat(store, host, user_name, group=[c.display_name for c in cast])
     await store.chats.rename(chat.id, "Scene with " + ", ".join(c.display_name for c in cast))
     await store.scenes.add(chat.id, keys, opening=True)
     return await store.chats.get(chat.id)

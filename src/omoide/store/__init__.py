@@ -7,7 +7,8 @@ the same `Database`: `chats`, `messages` (the tree and its paths), `memory`
 `profile` (the user profile), `recall` (full-text search for the recall tool)
 `exchange` (what imported chat files carry beyond omoide's columns) and `world`
 (world memory: versioned values and their update log, across chats) and `scenes`
-(who is in a group scene, and the stage notes that change it). Features
+(who is in a group scene, and the stage notes that change it) and `lore`
+(when lore entries with timed effects fired, anchored to the tree). Features
 that add tables add a repository here.
 """
 
@@ -21,6 +22,7 @@ from omoide.store.chats import ChatRepository
 from omoide.store.connection import open_connection
 from omoide.store.db import Database
 from omoide.store.exchange import ExchangeRepository
+from omoide.store.lore import LoreRepository
 from omoide.store.memory import MemoryRepository
 from omoide.store.memos import MemoHit, MemoRepository
 from omoide.store.mentions import MentionRepository
@@ -45,6 +47,7 @@ class Store:
         self.exchange = ExchangeRepository(db)
         self.world = WorldRepository(db)
         self.scenes = SceneRepository(db, self.messages, self.world)
+        self.lore = LoreRepository(db)
 
     @classmethod
     async def open(cls, path: Path | None = None, *, synchronous: str = "NORMAL") -> Store:

@@ -46,7 +46,7 @@ class ChatRepository:
                 parent = ids[node.parent] if node.parent is not None else None
                 ids.append(await insert_message(
                     conn, chat_id, parent, node.role, node.content, node.status, None, None,
-                    node.created_at or stamp,
+                    node.created_at or stamp, speaker=node.speaker,
                 ))
             if head_index is not None and ids:
                 await conn.execute("UPDATE chats SET head_id = ? WHERE id = ?", (ids[head_index], chat_id))

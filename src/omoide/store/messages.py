@@ -29,6 +29,8 @@ class ImportNode:
     content: str
     created_at: str | None = None
     status: MessageStatus = MessageStatus.COMPLETE
+    speaker: str | None = None
+    """In a group scene: the character (id) who wrote it."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -362,3 +362,24 @@ MIGRATIONS.append(
         """,
     ),
 )
+
+
+MIGRATIONS.append(
+    Migration(
+        "0018_lore_timers",
+        """
+        -- A lore entry with a sticky or cooldown that fired anew, anchored at the
+        -- reply its prompt was for: the timed effects at a head are the records on
+        -- the path to it (characters/lore_state.py), so branches, swipes and /undo
+        -- each see their own.
+        CREATE TABLE lore_timers (
+            chat_id      INTEGER NOT NULL REFERENCES chats(id),
+            message_id   INTEGER NOT NULL REFERENCES messages(id),
+            entry_key    TEXT NOT NULL,
+            chat_length  INTEGER NOT NULL,
+            created_at   TEXT NOT NULL,
+            PRIMARY KEY (message_id, entry_key)
+        );
+        """,
+    ),
+)

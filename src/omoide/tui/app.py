@@ -25,7 +25,10 @@ from textual.worker import Worker, WorkerState
 from omoide.tui import slash
 from omoide.errors import OmoideError
 from omoide.startup import release_gc
-from omoide.chat.events import ChangedElsewhere, DiarySaved, MemoryRecalled, ProfileLearned, ReplyDelta, ReplyFailed, ReplyFinished, ReplyStarted, TurnEvent, UserMessageStored
+from omoide.chat.events import (
+    ChangedElsewhere, DiarySaved, MemoryRecalled, ProfileLearned, PromptNotice, ReplyDelta, ReplyFailed, ReplyFinished, ReplyStarted,
+    TurnEvent, UserMessageStored,
+)
 from omoide.memory.events import MemoryEvent, MemoryWorkDone, MemoryWorkFailed, MemoryWorkStarted
 from omoide.safe_text import inert
 from omoide.chat.session import ChatSession
@@ -210,6 +213,8 @@ class OmoideApp(App[None]):
     async def apply_turn_event(self, event: TurnEvent) -> None:
         status = self.query_one(StatusBar)
         match event:
+            case PromptNotice(note=note):  # lore the budget left out (issue 24)
+                self.notify(note, severity="warning", title="Lore", timeout=10)
             case ChangedElsewhere(note=note, forked=forked):
                 self.notify(note, severity="warning", title="Another window", timeout=10)
                 # Not forked: your message is added below theirs (the transcript re-reads the path).

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from omoide.domain.chat import MemoryState
-from omoide.memory.prompt.layers import HEAD_LAYERS, assemble, card_text
+from omoide.memory.prompt.layers import assemble, card_text
+from omoide.memory.prompt.notes import layer_tokens
 from omoide.memory.prompt.model import AssembledPrompt, CountPrompt, PromptContext
 
 
@@ -14,27 +15,9 @@ async def count_prompt(prompt: AssembledPrompt, count: CountPrompt) -> Assembled
     """Count the whole prompt once, as the backend renders it, and each layer as
     the difference between the prompts that end before and after it, so the
     layers add up to the total and no chat-template framing is counted twice."""
-    text = {layer.name: layer.text for layer in prompt.layers}
-    head, *rest = prompt.messages
-    tail = rest[-1:] if text.get("tail") else []
-    window = rest[: len(rest) - len(tail)]
-    with_head = await count([head])
-    # The leading system message joins these layers in this order: count each
-    # growing prefix of them, so each layer's figure is what it adds.
-    figures: dict[str, int] = {}
-    parts: list[str] = []
-    before = 0
-    present = [name for name in HEAD_LAYERS if text.get(name)]
-    for name in present:
-        parts.append(text[name])
-        upto = with_head if name == present[-1] else await count([{"role": "system", "content": "\n\n".join(parts)}])
-        figures[name], before = upto - before, upto
-    with_window = await count([head, *window]) if window else with_head
-    total = await count(prompt.messages) if tail else with_window
-    figures |= {"window": with_window - with_head, "tail": total - with_window}
-    for layer in prompt.layers:
-        figures.setdefault(layer.name, 0)
-    prompt.layers = [replace(layer, tokens=figures[layer.name]) for layer in prompt.layers]
+    figures, total = await layer_tokens([(layer.name, layer.text) for layer in prompt.layers], prompt.messages,
+                                        prompt.window_plain, prompt.notes, count)
+    prompt.layers = [replace(layer, tokens=tokens) for layer, tokens in zip(prompt.layers, figures, strict=True)]
     prompt.total_tokens = total
     return prompt
 

@@ -4,9 +4,11 @@ messages (see the package docstring for the order)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime, tzinfo
 from typing import Literal
 
+from omoide.characters.macros import MacroEnv, expand
 from omoide.characters.model import substitute
 from omoide.domain.chat import DiaryEntry, MemoryState, Message, MessageStatus, Role
 from omoide.llm.base import ChatMessage
@@ -15,6 +17,7 @@ from omoide.memory import recall
 from omoide.memory.diary import INLINE_INSTRUCTIONS, NATIVE_INSTRUCTIONS, diary_lines, render_diary, select_diary
 from omoide.memory.memos import render_memos
 from omoide.memory.prompt.model import DEFAULT_SYSTEM_PROMPT, AssembledPrompt, Layer, PromptContext, SceneFacts, render
+from omoide.memory.prompt.notes import lore_text, macro_env, note_layers, place_notes
 from omoide.memory.weights import memo_text, select_weighted
 
 
@@ -22,29 +25,36 @@ def _sub(ctx: PromptContext, text: str) -> str:
     return substitute(text, char=ctx.character.display_name, user=ctx.user_name).strip()
 
 
+def _env(ctx: PromptContext, *, card: bool) -> MacroEnv:
+    return macro_env(ctx.macros, ctx.card_macros, char=ctx.character.display_name, user=ctx.user_name, card=card)
+
+
 def card_text(ctx: PromptContext) -> str:
-    c = ctx.character
-    system = c.system_prompt.replace("{{original}}", DEFAULT_SYSTEM_PROMPT) if c.system_prompt.strip() else DEFAULT_SYSTEM_PROMPT
-    sections = [system, NATIVE_INSTRUCTIONS if ctx.tools == "native" else INLINE_INSTRUCTIONS]
+    c, p, env = ctx.character, ctx.placement, _env(ctx, card=True)
+    default = expand(DEFAULT_SYSTEM_PROMPT, env)
+    system = expand(c.system_prompt, replace(env, original=default)) if c.system_prompt.strip() else default
+    sections = [system, expand(NATIVE_INSTRUCTIONS if ctx.tools == "native" else INLINE_INSTRUCTIONS, env)]
     if ctx.recall_tool:
-        sections.append(recall.NATIVE_INSTRUCTIONS if ctx.tools == "native" else recall.INLINE_INSTRUCTIONS)
+        sections.append(expand(recall.NATIVE_INSTRUCTIONS if ctx.tools == "native" else recall.INLINE_INSTRUCTIONS, env))
     scene = ""
     if ctx.scene is not None:
         present = ", ".join([*ctx.scene.others, "{{user}}"])
         scene = (f"{{{{char}}}} is in a scene with {present}. Write only {{{{char}}}}'s next message; never speak or act "
                  "for anyone else. The others' messages come to you with their names.")
+    examples = [*p.examples_top, c.example_dialogue, *p.examples_bottom]
     for title, body in (
-        ("Scene", scene),
-        ("{{char}}", c.description),
-        ("{{char}}'s personality", c.personality),
-        ("Scenario", c.scenario),
-        ("{{user}}", ctx.user_persona),
-        ("World", "\n".join(ctx.constant_lore)),
-        ("Example dialogue", c.example_dialogue),
+        ("Scene", expand(scene, env)),
+        ("World", lore_text(p.lore_before, env)),  # SillyTavern's "Before Char Defs"
+        ("{{char}}", expand(c.description, env)),
+        ("{{char}}'s personality", expand(c.personality, env)),
+        ("Scenario", expand(c.scenario, env)),
+        ("World", lore_text([*p.lore_after, *ctx.constant_lore], env)),  # "After Char Defs"
+        ("{{user}}", expand(ctx.user_persona, env)),
+        ("Example dialogue", lore_text(examples, env)),
     ):
         if body and body.strip():
-            sections.append(f"## {title}\n{body.strip()}")
-    return _sub(ctx, "\n\n".join(sections))
+            sections.append(f"## {expand(title, env)}\n{body.strip()}")
+    return "\n\n".join(sections).strip()
 
 
 def profile_text(ctx: PromptContext) -> str:
@@ -116,23 +126,29 @@ def window_messages(window: Sequence[Message], tz: tzinfo | None, scene: SceneFa
 
 
 def tail_text(ctx: PromptContext, state: MemoryState) -> str:
+    live = _env(ctx, card=False)
+
+    def names(text: str) -> str:  # what the memory holds: {{char}} and {{user}} only
+        return substitute(text, char=ctx.character.display_name, user=ctx.user_name)
+
     parts = []
     if ctx.now is not None:
         parts.append(f"Current date and time: {ctx.now.astimezone(ctx.tz):%A %d %B %Y, %H:%M}.")
     _, new = selected_diary(ctx, state)
     if new:
-        parts.append(f"## Diary lines written since\n{render_diary(new)}")
+        parts.append(names(f"## Diary lines written since\n{render_diary(new)}"))
     if ctx.recalled:
-        parts.append("## A past moment comes back to you\n" + "\n".join(ctx.recalled))
-    if ctx.triggered_lore:
-        parts.append("## Relevant lore\n" + "\n".join(ctx.triggered_lore))
+        parts.append(names("## A past moment comes back to you\n" + "\n".join(ctx.recalled)))
+    lore = lore_text([*ctx.placement.tail_lore, *ctx.triggered_lore], live)
+    if lore:
+        parts.append(f"## Relevant lore\n{lore}")
     if state.new_memos and "memos" not in ctx.hidden:
-        parts.append(f"## Memos written since\n{render_memos(state.new_memos, ctx.tz)}")
+        parts.append(names(f"## Memos written since\n{render_memos(state.new_memos, ctx.tz)}"))
     if ctx.world_notes and "world" not in ctx.hidden:
-        parts.append("## Mentioned\n" + "\n".join(ctx.world_notes))
-    if ctx.character.post_history_instructions.strip():
-        parts.append(ctx.character.post_history_instructions)
-    return _sub(ctx, "\n\n".join(parts))
+        parts.append(names("## Mentioned\n" + "\n".join(ctx.world_notes)))
+    if ctx.character.post_history_instructions.strip():  # {{original}}: omoide has no default to keep, so nothing
+        parts.append(expand(ctx.character.post_history_instructions, replace(live, original="")))
+    return "\n\n".join(parts).strip()
 
 
 def assemble(
@@ -151,9 +167,11 @@ def assemble(
     world = "" if "world" in ctx.hidden else ctx.world.strip()
     memory = memory_text(ctx, state, drop_diary=drop_diary, summary_chars=summary_chars)
     memos = "" if drop_diary else memos_text(ctx, state)
-    window = window_messages(state.window, ctx.tz, ctx.scene, ctx.user_name)[drop_oldest:]
+    plain = window_messages(state.window, ctx.tz, ctx.scene, ctx.user_name)[drop_oldest:]
+    window, notes = place_notes(plain, ctx.placement.at_depth, _env(ctx, card=False))
     tail = tail_text(ctx, state)
-    stable = "\n\n".join(part for part in (card, profile, world) if part)
+    note_before, note_after = (expand(n, _env(ctx, card=True)).strip() for n in (ctx.placement.note_before_card, ctx.placement.note_after_card))
+    stable = "\n\n".join(part for part in (note_before, card, note_after, profile, world) if part)
     system = "\n\n".join(part for part in (stable, memory, memos) if part)
     speakers = [ctx.user_name, ctx.character.display_name, *(ctx.scene.others if ctx.scene else ())]
     head: ChatMessage = {"role": "system", "content": system, "speakers": speakers}
@@ -163,12 +181,15 @@ def assemble(
     if tail:
         messages.append({"role": "system", "content": tail})
     layers = [
+        *([Layer("authors_note", note_before)] if note_before else []),
         Layer("card", card),
+        *([Layer("authors_note", note_after)] if note_after else []),
         *([Layer("profile", profile)] if profile else []),
         *([Layer("world", world)] if world else []),
         Layer("memory", memory),
         *([Layer("memos", memos)] if ctx.memo_layer else []),
-        Layer("window", render(window), messages=len(window)),
+        Layer("window", render(plain), messages=len(plain)),
+        *(Layer(name, text, messages=placed) for name, text, placed in note_layers(notes)),
         Layer("tail", tail),
     ]
     stable_shown, new_shown = selected_diary(ctx, state)
@@ -177,8 +198,5 @@ def assemble(
     if memos or (state.new_memos and "memos" not in ctx.hidden):
         shown_memos = [*(state.memos if memos else []), *([] if "memos" in ctx.hidden else state.new_memos)]
         memories += [(m.last_at or m.created_at, f"memo: {memo_text(m)}", ctx.memo_strengths.get(m.id)) for m in shown_memos if not m.gap]
-    return AssembledPrompt(messages=messages, layers=layers, memories=memories, recalled=list(ctx.recalled))
-
-
-HEAD_LAYERS = ("card", "profile", "memory", "memos")
-"""The layers joined, in this order, into the leading system message."""
+    return AssembledPrompt(messages=messages, layers=layers, memories=memories, recalled=list(ctx.recalled),
+                           window_plain=plain, notes=notes)

@@ -4,12 +4,18 @@ its layer map (`AssembledPrompt`, which /prompt and the cache figures read)."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from typing import Literal
 
+from omoide.characters.lore_engine import Timers
+from omoide.characters.lore_match import SkippedEntry
+from omoide.characters.macros import MacroEnv
 from omoide.characters.model import Character, Lorebook
+from omoide.characters.notes import AuthorsNote, DepthNote
+from omoide.characters.placement import Placement
 from omoide.domain.chat import MemoryState, Message
 from omoide.llm.base import ChatMessage, Usage
 
@@ -71,6 +77,12 @@ class PromptContext:
     """Hidden notes on absent characters mentioned in the recent messages."""
     scene: SceneFacts | None = None
     """Set in a group scene: the others' messages are attributed by name."""
+    placement: Placement = field(default_factory=Placement)
+    """Where lore and the Character's and Author's Notes go (characters/placement.py)."""
+    macros: MacroEnv | None = None
+    """This turn's macro values (the window's notes, the tail); None: only {{char}} and {{user}}."""
+    card_macros: MacroEnv | None = None
+    """The card's macro values, as of the last memory checkpoint; None: `macros`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,8 +106,8 @@ class AssembledPrompt:
     """Tokens at the start of this prompt identical to the previous turn's prompt."""
     lore: list[str] = field(default_factory=list)
     """Lore entries that fired, with why, and those skipped, with why."""
-    skipped_lore: list[tuple[str, str]] = field(default_factory=list)
-    """The entries skipped, (name, why): a broken key, or the lore budget."""
+    skipped_lore: list[SkippedEntry] = field(default_factory=list)
+    """The entries skipped: a broken key, a chance, or the lore budget."""
     memories: list[tuple[datetime, str, float | None]] = field(default_factory=list)
     """The diary entries and memos that entered the prompt: (when, 'diary: text' or 'memo: text', strength)."""
     recalled: list[str] = field(default_factory=list)
@@ -108,6 +120,13 @@ class AssembledPrompt:
     """Who this prompt is for, and why they were chosen (group scenes)."""
     gossip: str = ""
     """The conversation's gossip target, if one was drawn."""
+    notices: list[str] = field(default_factory=list)
+    """What the user should hear about this prompt (lore the budget left out)."""
+    lore_started: list[str] = field(default_factory=list)
+    """Lore entries with a sticky or cooldown that fired anew: recorded at the reply."""
+    window_plain: list[ChatMessage] = field(default_factory=list, repr=False)
+    """The window before notes were placed in it, and the notes: to count each layer."""
+    notes: list[DepthNote] = field(default_factory=list, repr=False)
 
     def rendered(self) -> str:
         return render(self.messages)
@@ -153,6 +172,8 @@ class PromptInputs:
     tz: tzinfo | None = None
     lorebooks: Sequence[Lorebook] = ()
     """Every lorebook the speaker reads: its card's and the world files attached to it."""
+    lore: LoreState | None = None
+    """What SillyTavern's lore rules and notes read beyond the books (gathered from the store)."""
     profile: str = ""
     """The user profile's prompt section."""
     world: str = ""
@@ -170,3 +191,21 @@ class PromptInputs:
     scene: SceneFacts | None = None
     previous: str | None = None
     """The previous prompt as rendered, for the prefix the two share."""
+
+
+@dataclass(frozen=True, slots=True)
+class LoreState:
+    """What the lore scan, the macros and the notes of one turn read from the
+    chat, as the session gathered it: the macro values now and as of the last
+    memory checkpoint, the timed effects on the path, the chat's Author's Note
+    and whether it is due."""
+
+    macros: MacroEnv
+    card_macros: MacroEnv
+    timers: Timers
+    authors_note: AuthorsNote
+    note_due: bool
+    chat_length: int
+    """Messages on the path to the head: where timed effects count from."""
+    rng: random.Random
+    """Draws for lore chances and inclusion groups (and this turn's {{random}})."""

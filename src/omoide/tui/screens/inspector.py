@@ -19,7 +19,10 @@ DESCRIPTIONS = {
     "world": "what the character carries from past conversations (stable until one ends)",
     "memory": "diary and summary as of the last checkpoint (stable between compressions)",
     "memos": "the memo book's newest pages before the window (changes when a memo is added or rolls off)",
+    "authors_note": "the chat's Author's Note (SillyTavern), where its position puts it",
     "window": "recent messages, verbatim and timestamped (only grows between compressions)",
+    "character_note": "the card's Character's Note, at its depth in the window",
+    "lore_at_depth": "lore placed at a depth of the window (SillyTavern's @ D)",
     "tail": "date and time, new diary lines, triggered lore (volatile)",
 }
 
