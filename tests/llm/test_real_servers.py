@@ -177,7 +177,7 @@ async def test_the_session_saves_a_diary_entry_from_a_real_native_tool_call(llam
             return super().stream(messages, tools=tools if self.rounds == 1 else None, tool_choice=forced, max_tokens=max_tokens)
 
     settings = Settings(base_url=llama_server, model="smollm2", max_tokens=64, temperature=0.0, tools="native")
-    backend = FirstRoundForced(settings)
+    backend = FirstRoundForced(settings.backend)
     store = await Store.open(tmp_path / "omoide.db")
     session = await ChatSession.open(store, Character(id="mika", name="Mika", first_message="Hi!"), settings, backend)
     events = [e async for e in session.send("Please remember that my cat is called Mochi.")]
@@ -260,7 +260,7 @@ async def test_the_session_answers_a_real_native_recall_call_and_the_reply_conti
         [e async for e in seeded.send(text)]
     settings = Settings(base_url=llama_server, model="smollm2", max_tokens=48, temperature=0.0, tools="native",
                         recall_tool=True, recent_messages=2, summary_threshold=100)
-    backend = FirstRoundForced(settings)
+    backend = FirstRoundForced(settings.backend)
     session = await ChatSession.open(store, mika, settings, backend, chat_id=seeded.chat.id)
     events = [e async for e in session.send("Who kept the lighthouse on the cape? Search your memory.")]
     recalled = [e for e in events if isinstance(e, MemoryRecalled)]

@@ -56,7 +56,7 @@ async def test_a_running_ollama_is_offered_and_made_the_default(store: Store, ol
         await pilot.press("down")  # the second model
         await pilot.click("#default")
         await wait_for(pilot, lambda: not isinstance(app.screen, FirstRunScreen))
-        assert saved_config() == {"backend": "openai", "base_url": olla + "/v1", "model": "qwen2.5:7b"}
+        assert saved_config() == {"backend": {"kind": "openai", "base_url": olla + "/v1", "model": "qwen2.5:7b"}}
         assert "qwen2.5:7b" in app.query_one(StatusBar).backend
         await type_and_send(pilot, "Hi!")
         await wait_for(pilot, lambda: any("Served by Ollama." in v.text for v in app.transcript.views()))
@@ -80,7 +80,7 @@ async def test_keeping_the_embedded_model_is_remembered_and_not_asked_again(stor
         await pilot.click("#keep")
         await wait_for(pilot, lambda: not isinstance(app.screen, FirstRunScreen))
         assert app.session.backend.model == "smollm2-135m"
-    assert saved_config() == {"backend": "local"}
+    assert saved_config() == {"backend": {"kind": "local"}}
     again = await make_app(store)
     async with again.run_test(size=SIZE) as pilot:
         await pilot.pause()

@@ -81,7 +81,7 @@ class OmoideApp(App[None]):
         self.commands.register_all(MEMORY_HANDLERS)
         self.commands.register_all(SCENE_HANDLERS)
         session.on_memory_event = self.handle_memory_event
-        keymap: Mapping[str, str] | None = getattr(session.settings, "keymap", None)
+        keymap = session.settings.ui.keymap
         if keymap:
             self.set_keymap(dict(keymap))
 
