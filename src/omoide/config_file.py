@@ -8,7 +8,6 @@ lines, say), the file is left alone and the user is told what to write.
 
 from __future__ import annotations
 
-import os
 import re
 import tomllib
 from pathlib import Path
@@ -18,6 +17,7 @@ from omoide import locations
 from omoide.errors import ConfigError
 
 _TABLE = re.compile(r"^\s*\[")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 def _literal(value: str | bool | int | float) -> str:
@@ -25,7 +25,9 @@ def _literal(value: str | bool | int | float) -> str:
         return "true" if value else "false"
     if isinstance(value, int | float):
         return repr(value)
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+    # TOML forbids raw control characters in a string, and a name from a server may hold some.
+    return '"' + _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04X}", escaped) + '"'
 
 
 def _key_line(key: str) -> re.Pattern[str]:
@@ -58,11 +60,8 @@ def update_config(values: dict[str, str | bool | int | float | None], path: Path
             top[index] = new_line
     new_text = "\n".join(top + ([""] if rest else []) + rest) + "\n"
     _check(before, new_text, values, path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(path.name + ".tmp")
-    temp.write_text(new_text, encoding="utf-8")
-    os.replace(temp, path)
-    return path
+    # It may hold api_key: readable by the user only, like the folder it is in.
+    return locations.write_private(path, new_text)
 
 
 def _check(before: dict[str, Any], new_text: str, values: dict[str, Any], path: Path) -> None:
