@@ -31,6 +31,7 @@ from omoide.events import (
     MemoryRecalled,
     ProfileLearned,
     MemoryEvent,
+    MemoryNotice,
     MemoryWorkDone,
     MemoryWorkFailed,
     MemoryWorkStarted,
@@ -388,6 +389,8 @@ class OmoideApp(App[None]):
                 await self.refresh_diary()
             case MemoryWorkFailed(reason=reason):
                 status.memory = f"memory: failed ({reason}) — will retry"
+            case MemoryNotice(note=note):
+                self.notify(note, title="Template", severity="warning", timeout=10)
 
     def set_keymap(self, keymap: Mapping[str, str]) -> None:
         self.keymap = dict(keymap)
