@@ -164,7 +164,8 @@ def test_every_file_and_folder_omoide_creates_is_private(omoide_home: Path, edit
     assert mode(config / "templates") == 0o700 and mode(config / "templates" / "summary.txt") == 0o600
     asyncio.run(chat_with(omoide_home, "suzune", "hello"))
     exported = tmp_path / "chat.jsonl"
-    assert run("export", "suzune", "-o", str(exported)).exit_code == 0
+    # In a process of its own: this one set its logging up before OMOIDE_HOME moved, so it logs elsewhere.
+    assert omoide("export", "suzune", "-o", str(exported)).returncode == 0
     assert mode(exported) == 0o600
     for folder in (omoide_home / "data", omoide_home / "logs", omoide_home):
         assert mode(folder) == 0o700, folder
