@@ -62,8 +62,10 @@ def _root(address: str) -> str:
 async def _get_json(client: httpx.AsyncClient, url: str, timeout: float) -> Any:
     try:
         response = await fetch(client, "GET", url, deadline=timeout, max_bytes=MAX_LIST_BYTES)
-    except (httpx.HTTPError, OSError, BoundExceeded) as exc:
-        log.info("discovery: %s: %s", url, exc)
+    except (httpx.HTTPError, OSError):
+        return None  # nothing there: the usual case, not worth a log line
+    except BoundExceeded as exc:
+        log.info("discovery: %s", exc)
         return None
     if response.status_code != 200:
         return None
