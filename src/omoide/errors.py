@@ -121,5 +121,9 @@ class StreamBroken(BackendError):
     retryable = True
 
 
+class ReplyTooLong(BackendError):
+    """The server wrote far past max_tokens: it ignores the limit, so asking again would do the same."""
+
+
 class LocalModelMissing(BackendError):
     pass

@@ -97,13 +97,36 @@ def private_file(path: Path) -> Path:
     return path
 
 
+def write_private(path: Path, data: str | bytes, *, make_parents: bool = True) -> Path:
+    """Write `path` whole, readable by the user only: through a temporary file
+    created 0600 beside it, then renamed over it, so a reader never sees half a
+    file and the file is never, even for a moment, readable by others.
+    `make_parents`: create missing folders, private too (omoide's own folders;
+    a folder the user named for an export must already exist)."""
+    if make_parents:
+        private_dir(path.parent)
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    try:
+        fd = os.open(temp, os.O_CREAT | os.O_EXCL | os.O_WRONLY | getattr(os, "O_BINARY", 0), PRIVATE_FILE)
+        with os.fdopen(fd, "wb") as out:
+            out.write(payload)
+        os.replace(temp, path)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    return path
+
+
 def loose_permissions() -> list[tuple[Path, int]]:
     """omoide's own files and folders that others can read or write: (path, mode)."""
     if os.name != "posix":
         return []
     db = database_file()
+    templates = config_dir() / "templates"
     candidates = [data_dir(), config_dir(), log_dir(), config_file(), db,
-                  db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm"), *sorted(log_dir().glob("omoide.log*"))]
+                  db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm"), *sorted(log_dir().glob("omoide.log*")),
+                  templates, *sorted(templates.glob("*.txt"))]
     loose: list[tuple[Path, int]] = []
     for path in dict.fromkeys(candidates):
         try:

@@ -12,6 +12,7 @@ these are for display only.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from rich.text import Text
 
@@ -44,3 +45,31 @@ def oneline(text: str, width: int | None = None) -> str:
     if width is not None and len(flat) > width:
         return flat[: max(width - 1, 0)] + "…"
     return flat
+
+
+def some(items: Sequence[str], *, limit: int, width: int = 80, noun: str = "") -> str:
+    """At most `limit` of `items`, each inert and cut to `width`, joined on one
+    line, with how many were left out: a list a server sent stays readable
+    whatever its length."""
+    shown = ", ".join(oneline(item, width) for item in items[:limit])
+    left = len(items) - limit
+    return f"{shown} and {left:,} more{' ' + noun if noun else ''}" if left > 0 else shown
+
+
+def highlighted(marked: str, start: str, end: str, style: str = "bold yellow") -> Text:
+    """A search snippet whose matches lie between the `start` and `end` markers:
+    the matches in `style`, everything inert and shown as typed (brackets included)."""
+    text = Text()
+    for i, part in enumerate(re.split(f"{re.escape(start)}|{re.escape(end)}", marked)):
+        text.append(inert(part), style=style if i % 2 else "")
+    return text
+
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>#|~&!])")
+
+
+def markdown_literal(text: str) -> str:
+    """`text` (a name, a title) to put into Markdown, escaped so that it reads as
+    typed: a trailing backslash cannot escape what follows it, and `*`, `_` or
+    `[` in a name cannot start emphasis or a link."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(inert(text).split()))

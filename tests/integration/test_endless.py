@@ -18,6 +18,8 @@ from omoide.domain.chat import Role
 from omoide.store import Store
 from tests.faultserver import Reply, text_chunk
 
+NO_REPLY_CAP = {"OMOIDE_MAX_TOKENS": "100000000"}
+"""A reply past max_tokens * 8 characters is cut: this keeps an endless one going for the test's minute."""
 MEMORY_ENV = {"OMOIDE_SUMMARY_THRESHOLD": "3", "OMOIDE_RECENT_MESSAGES": "2", "OMOIDE_MODEL": "m", "OMOIDE_TOOLS": "inline"}
 """`tools = "inline"`: the replies are scripted in order, with no request to find out the tool form."""
 
@@ -112,7 +114,7 @@ async def test_a_summary_that_never_says_a_word_is_given_up_after_memory_timeout
 async def test_ctrl_c_during_an_endless_reply_exits_and_keeps_it_as_interrupted(omoide_home: Path, fault_server) -> None:  # type: ignore[no-untyped-def]
     await seed(omoide_home)
     replies(fault_server, endless("wave "), silent_forever())
-    proc = await start_say(fault_server, {})
+    proc = await start_say(fault_server, NO_REPLY_CAP)
     assert proc.stdout is not None
     first = await asyncio.wait_for(proc.stdout.read(50), 60)  # the reply is streaming
     assert b"wave" in first

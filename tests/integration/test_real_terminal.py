@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.faultserver import Reply
-from tests.integration.test_endless import endless
+from tests.integration.test_endless import NO_REPLY_CAP, endless
 from tests.integration.test_hostile_text import seed
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
@@ -108,7 +108,8 @@ async def test_sigterm_or_sighup_mid_reply_restores_the_terminal_and_keeps_the_r
         return endless("wave ") if request.path.endswith("/chat/completions") else Reply(status=404, body=b"{}")
 
     fault_server.queue(*[reply] * 8)
-    pane = terminal(["chat", "suzune"], {"TERM": "xterm-256color", "OMOIDE_BASE_URL": fault_server.base_url, "OMOIDE_MODEL": "m"})
+    pane = terminal(["chat", "suzune"], {"TERM": "xterm-256color", "OMOIDE_BASE_URL": fault_server.base_url, "OMOIDE_MODEL": "m",
+                                         **NO_REPLY_CAP})
     await pane.until(lambda: "Message Suzune" in pane.text(), "the composer appearing")
     assert pane.show("#{alternate_on}") == "1"
     tmux("send-keys", "-t", pane.name, "hello there", "Enter")

@@ -50,3 +50,20 @@ async def test_an_unknown_openai_server_on_an_odd_port_is_named_generically() ->
         async with httpx.AsyncClient(timeout=1) as client:
             found = await probe(client, address(other))
     assert found is not None and found.name == "OpenAI-compatible server" and found.models == ("my-model",)
+
+
+async def test_a_model_list_that_never_ends_is_given_up_at_its_size_cap(fault_server) -> None:  # type: ignore[no-untyped-def]
+    import itertools
+    import tracemalloc
+
+    from tests.faultserver import Reply
+
+    fault_server.queue(*[Reply(chunks=itertools.repeat(b'{"data": [' + b'{"id": "m"}, ' * 5000))] * 2)  # type: ignore[arg-type]
+    tracemalloc.start()
+    try:
+        found = await discover([f"http://127.0.0.1:{fault_server.port}"], timeout=60.0)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert found == []
+    assert peak < 64 * 1024 * 1024, f"{peak / 1_048_576:.0f} MiB held"  # the cap is 8 MiB a list

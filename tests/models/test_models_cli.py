@@ -119,4 +119,4 @@ def test_doctor_lists_running_servers(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv("OMOIDE_DISCOVER_SERVERS", f'["{address(olla)}"]')
         monkeypatch.setenv("OMOIDE_BASE_URL", address(olla) + "/v1")  # keeps doctor off the embedded model
         result = runner.invoke(app, ["doctor"], env={"COLUMNS": "200"})
-    assert f"server: Ollama at {address(olla)}/v1 (llama3.1:8b, qwen2.5:7b)" in result.stdout
+    assert f"server: Ollama at {address(olla)}/v1 (2 models: llama3.1:8b, qwen2.5:7b)" in result.stdout

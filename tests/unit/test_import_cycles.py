@@ -120,7 +120,7 @@ LAYERS: list[set[str]] = [
     {"llm", "exchange"},
     {"models", "characters", "store"},
     {"config"},
-    {"domain", "errors", "locations", "safe_text", "startup"},
+    {"domain", "errors", "locations", "safe_text", "bounded_http", "startup"},
 ]
 """From the top down. A package (or top-level module) imports only from the
 layers below its own: never up, and never sideways within its layer."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import unicodedata
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
@@ -68,3 +68,33 @@ def test_a_streamed_reply_shows_as_the_whole_reply_would(pieces: list[str]) -> N
 @given(hostile, hostile)
 def test_names_are_substituted_literally(char: str, user: str) -> None:
     assert substitute("{{char}} and {{USER}} <BOT>", char=char, user=user) == f"{char} and {user} {char}"
+
+
+@settings(deadline=None)  # the first Markdown parse is slow on a busy machine
+@given(hostile)
+def test_a_markdown_literal_renders_as_the_text_it_was(text: str) -> None:
+    import html
+    import re
+
+    from markdown_it import MarkdownIt
+
+    from omoide.safe_text import markdown_literal
+
+    expected = " ".join(inert(text).split())
+    if not expected:
+        return
+    rendered = MarkdownIt().renderInline(f"**{markdown_literal(text)}** · said")
+    match = re.fullmatch(r"<strong>(.*)</strong> · said", rendered, re.DOTALL)
+    assert match is not None, rendered
+    assert html.unescape(match.group(1)) == expected
+
+
+@given(st.lists(st.text(max_size=30), max_size=50), st.integers(min_value=0, max_value=10))
+def test_some_names_at_most_limit_items_and_counts_the_rest(items: list[str], limit: int) -> None:
+    from omoide.safe_text import some
+
+    shown = some(items, limit=limit, width=12)
+    left = len(items) - limit
+    assert (f"and {left:,} more" in shown) == (left > 0)
+    assert len(shown) <= limit * 14 + 40
+    assert not any(is_control(ch) for ch in shown)

@@ -19,9 +19,9 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
 from omoide.domain.chat import Message, MessageStatus, Role
-from omoide.errors import BackendError, HeadMoved
+from omoide.errors import BackendError, HeadMoved, ReplyTooLong
 from omoide.chat.events import MemoryRecalled, ReplyDelta, ReplyFailed, ReplyFinished, ReplyStarted, TurnEvent
-from omoide.llm.base import Backend, ChatMessage, Done, Event, TextDelta, ToolCall, Usage
+from omoide.llm.base import CHARS_PER_TOKEN_BOUND, Backend, ChatMessage, Done, Event, TextDelta, ToolCall, Usage
 from omoide.memory.diary import MAX_ENTRY_CHARS, SAVE_MEMORY, MemoryNote, cut_note
 from omoide.memory.inline import InlineTagFilter
 from omoide.memory.recall import RECALL, result_text
@@ -187,11 +187,15 @@ class ReplyStream:
         round_visible: list[str] = []
         tools = ([SAVE_MEMORY, RECALL] if self.recall else [SAVE_MEMORY]) if self.native_tools else None
         recall_query: str | None = None
+        received = 0
         async with _closing(self.backend.stream(self.messages, tools=tools, max_tokens=self.max_tokens)) as stream:
             async for event in stream:
                 match event:
                     case TextDelta(text=delta):
                         round_text.append(delta)
+                        received += len(delta)
+                        if received > self.max_tokens * CHARS_PER_TOKEN_BOUND:
+                            raise self._too_long(received)
                         visible, tags = self._inline.feed(delta)
                         round_visible.append(visible)
                         for tag in tags:
@@ -233,6 +237,14 @@ class ReplyStream:
         elif calls:
             async for answered in self._hand_back(calls, "".join(round_text)):
                 yield answered
+
+    def _too_long(self, received: int) -> ReplyTooLong:
+        log.warning("the server wrote %d characters against max_tokens %d; the reply is cut", received, self.max_tokens)
+        return ReplyTooLong(
+            f"The server kept writing past max_tokens ({self.max_tokens} tokens): the reply was cut after {received:,} characters.",
+            "What arrived is kept. The server ignores max_tokens; set a limit on the server itself "
+            "(llama.cpp: --n-predict) or ask for a shorter reply.",
+        )
 
     def _saved(self, content: str) -> str:
         """The result of a save_memory call, saying so when the entry was cut."""

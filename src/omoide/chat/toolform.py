@@ -65,10 +65,7 @@ def _remember(key: str, found: ToolForm) -> None:
         if not isinstance(data, dict):
             data = {}
         data[key] = {"form": found.form, "reason": found.reason}
-        locations.private_dir(path.parent)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data, indent=1, ensure_ascii=False), encoding="utf-8")
-        tmp.replace(path)
+        locations.write_private(path, json.dumps(data, indent=1, ensure_ascii=False))
     except OSError as exc:  # not fatal: the server is simply asked again next time
         log.warning("could not record the tool form in %s: %s", path, exc)
 

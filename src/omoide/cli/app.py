@@ -5,7 +5,6 @@ command line does not even load the other command groups (`only_chat`)."""
 from __future__ import annotations
 
 import asyncio
-import re
 import sys
 from pathlib import Path
 from collections.abc import Awaitable, Callable
@@ -18,7 +17,7 @@ from rich.text import Text
 from omoide import __version__, locations
 from omoide.cli.output import fail
 from omoide.errors import OmoideError
-from omoide.safe_text import inert, oneline, safe
+from omoide.safe_text import highlighted, inert, markdown_literal, oneline, safe
 from omoide.cli.say import StreamedText as StreamedText  # re-exported: tests and scripts import it from here
 
 if TYPE_CHECKING:
@@ -174,11 +173,12 @@ def _memory_command(kind: str, character: str, chat_id: int | None) -> None:
         finally:
             await workspace.aclose()
         if kind == "diary":
-            text = render_diary(state.diary) if state.diary else f"*{char.display_name} has not written anything yet.*"
-            out.print(Markdown(inert(f"# {char.display_name}'s diary\n\n{text}"), hyperlinks=False))
+            name = markdown_literal(char.display_name)
+            text = render_diary(state.diary) if state.diary else f"*{name} has not written anything yet.*"
+            out.print(Markdown(inert(f"# {name}'s diary\n\n{text}"), hyperlinks=False))
         else:
             text = state.summary.content if state.summary and state.summary.content else "*No summary yet: the chat is still short enough to be read whole.*"
-            out.print(Markdown(inert(f"# The story so far with {char.display_name}\n\n{text}"), hyperlinks=False))
+            out.print(Markdown(inert(f"# The story so far with {markdown_literal(char.display_name)}\n\n{text}"), hyperlinks=False))
 
     run(go)
 
@@ -201,12 +201,11 @@ def summary(
     _memory_command("summary", character, chat_id)
 
 
-def _highlight(snippet: str) -> Text:
-    """FTS marks matches as [word]; show them bold, and never read them as Rich markup."""
-    text = Text()
-    for i, part in enumerate(re.split(r"\[|\]", snippet)):
-        text.append(inert(part), style="bold yellow" if i % 2 else "")
-    return text
+def _highlight(marked: str) -> Text:
+    """Only the match shown bold; brackets in the text stay as typed, never markup."""
+    from omoide.store.rows import MATCH_END, MATCH_START
+
+    return highlighted(marked, MATCH_START, MATCH_END)
 
 
 @app.command()
@@ -265,11 +264,11 @@ def search(
         table = Table("chat", "message", "when", "who", "match", title=safe(f"'{text}' with {char.display_name}"))
         for hit in hits:
             who = char.display_name if hit.message.role == "assistant" else "you"
-            snippet = _highlight(hit.snippet)
+            snippet = _highlight(hit.marked)
             table.add_row(str(hit.message.chat_id), f"#{hit.message.id}", f"{hit.message.created_at.astimezone():%Y-%m-%d %H:%M}", safe(who), snippet)
         for memo_hit in memo_hits:
             memo = memo_hit.memo
-            table.add_row(str(memo.chat_id), f"memo {memo.span}", f"{memo.updated_at.astimezone():%Y-%m-%d %H:%M}", "memo book", _highlight(memo_hit.snippet))
+            table.add_row(str(memo.chat_id), f"memo {memo.span}", f"{memo.updated_at.astimezone():%Y-%m-%d %H:%M}", "memo book", _highlight(memo_hit.marked))
         out.print(table)
 
     run(go)
@@ -324,7 +323,10 @@ def export(
     if output:
         from pathlib import Path
 
-        Path(output).write_text(text, encoding="utf-8")
+        try:
+            locations.write_private(Path(output), text, make_parents=False)
+        except OSError as exc:
+            _fail(OmoideError(f"Cannot write {output}: {exc.strerror or exc}.", "Check that the folder exists and is writable."))
         err.print(safe(f"Wrote {output}."))
     else:
         # JSON escapes control characters itself; Markdown is text for a terminal.

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from enum import Enum
 from pathlib import Path
 from typing import Annotated
@@ -11,6 +10,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from omoide import locations
 from omoide.characters.cards import export_card_json, export_card_png, import_card
 from omoide.characters.library import find_character, scan_characters, source_kind
 from omoide.characters.model import LoreEntry, substitute
@@ -156,12 +156,9 @@ def export(
     except OSError as exc:
         _fail(CharacterError(f"Cannot read {character.source}/card.png: {exc.strerror or exc}.", "Check its permissions."))
     target = output or Path(f"{character.id}.{format.value}")
-    tmp = target.with_name(f".{target.name}.tmp")
     try:
-        tmp.write_bytes(data)
-        os.replace(tmp, target)
+        locations.write_private(target, data, make_parents=False)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         _fail(CharacterError(f"Cannot write {target}: {exc.strerror or exc}.", "Check that the folder exists and is writable."))
     _out().print(safe(f"Wrote {target} ({len(data):,} bytes)."), soft_wrap=True)
 

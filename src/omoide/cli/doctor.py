@@ -10,9 +10,11 @@ from rich.text import Text
 from omoide import locations
 from omoide.config.settings import Settings, config_warnings, load_settings
 from omoide.errors import OmoideError
-from omoide.safe_text import safe
+from omoide.safe_text import safe, some
 
 console = Console(soft_wrap=True)
+MODELS_NAMED = 10
+"""A server's models named on its line; the rest are counted (`omoide models` lists more)."""
 
 
 def _ok(label: str, detail: str) -> None:
@@ -46,8 +48,9 @@ async def _servers(settings: Settings) -> None:
         console.print("  servers: none answered on this machine (Ollama, llama.cpp, LM Studio, KoboldCpp, vLLM, SGLang, text-generation-webui)")
         return
     for server in found:
-        models = ", ".join(server.models) or "no models listed"
-        console.print(Text.assemble(("✓ ", "green"), f"server: {server.name} at {server.base_url} ({models})"))
+        count = len(server.models)
+        models = f"{count:,} model{'s' if count != 1 else ''}: {some(server.models, limit=MODELS_NAMED, width=60)}" if count else "no models listed"
+        console.print(Text.assemble(("✓ ", "green"), safe(f"server: {server.name} at {server.base_url} ({models})")))
     console.print("    [dim]`omoide models use NAME` makes one of them the default.[/]")
 
 

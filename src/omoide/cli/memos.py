@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Annotated
@@ -30,6 +29,7 @@ def memos_command(run: Runner) -> Callable[..., None]:
         retry: Annotated[bool, typer.Option("--retry", help="Try the gaps again with the summarizer backend.")] = False,
     ) -> None:
         """Print the memo book: a memo of highlights for every batch of messages on the chat's path."""
+        from omoide.exchange.jsontext import json_text
         from omoide.exchange.memobook import book_markdown, gap_line, memo_json
         from omoide.memory.book import MemoBook
         from omoide.chat.runtime import Runtime, Workspace
@@ -56,7 +56,7 @@ def memos_command(run: Runner) -> Callable[..., None]:
                         err.print(safe(line))
                 pages = await book.pages()
                 if as_json:
-                    return json.dumps({"chat_id": chat.id, "memos": [memo_json(m) for m in pages]}, ensure_ascii=False, indent=1) + "\n"
+                    return json_text({"chat_id": chat.id, "memos": [memo_json(m) for m in pages]}, indent=1) + "\n"
                 settings = workspace.settings
                 empty = (
                     f"No memos yet: a memo is made for every batch of {settings.memory.memo_batch} messages." if settings.memory.style != "summary" else

@@ -12,6 +12,7 @@ from rich.text import Text
 
 from omoide.cli.output import fail, stdout, stderr
 from omoide.errors import OmoideError
+from omoide.safe_text import oneline, safe
 
 if TYPE_CHECKING:
     from omoide.config.settings import Settings
@@ -22,6 +23,10 @@ app = typer.Typer(invoke_without_command=True, help="List models, choose the def
 
 
 _out, _err, _fail = stdout, stderr, fail
+
+NAME_WIDTH = 100
+"""Model names and details come from servers: a longer one is cut on screen."""
+DETAIL_WIDTH = 160
 
 
 def _run(coro: Coroutine[Any, Any, T]) -> T:
@@ -44,18 +49,27 @@ def models(ctx: typer.Context) -> None:
 
     settings = _settings()
 
-    async def go() -> tuple[list[choose.ModelChoice], int]:
-        servers = await choose.find_servers(settings)
-        return choose.local_choices() + choose.server_choices(servers), len(servers)
-
-    choices, server_count = _run(go())
+    servers = _run(choose.find_servers(settings))
     table = Table("", "name", "kind", "where / what", title="Models")
-    for choice in choices:
+
+    def add(choice: choose.ModelChoice) -> None:
         mark = "●" if choose.is_current(choice, settings) else ""
-        table.add_row(mark, Text(choice.name), choice.kind, Text(choice.detail, style="" if choice.available else "dim"))
+        table.add_row(mark, safe(oneline(choice.name, NAME_WIDTH)), choice.kind,
+                      safe(oneline(choice.detail, DETAIL_WIDTH), style="" if choice.available else "dim"))
+
+    for choice in choose.local_choices():
+        add(choice)
+    for server in servers:
+        listed = choose.server_choices([server])
+        for choice in choose.shown(listed, settings):
+            add(choice)
+        if len(listed) > choose.MODELS_SHOWN_PER_SERVER:
+            table.add_row("", Text(f"… {len(listed) - choose.MODELS_SHOWN_PER_SERVER:,} more", style="dim"), "server",
+                          safe(f"{server.name} at {server.base_url} lists {len(listed):,} models; "
+                               "`omoide models use NAME` takes any of them", style="dim"))
     out = _out()
     out.print(table)
-    if not server_count:
+    if not servers:
         out.print(Text("No model server answered on this machine (Ollama, llama.cpp, LM Studio, KoboldCpp, vLLM, SGLang, text-generation-webui).", style="dim"))
     recommended = Table("name", "size", "RAM", "licence", "", title="Recommended downloads (`omoide models pull NAME`)")
     for model in RECOMMENDED:
@@ -99,7 +113,7 @@ def use(
     except OmoideError as exc:
         _fail(exc)
     where = f" on {choice.base_url}" if choice.base_url else ""
-    _out().print(Text(f"The default model is now {choice.name}{where} (saved in {path})."))
+    _out().print(safe(f"The default model is now {oneline(choice.name, NAME_WIDTH)}{where} (saved in {path})."))
 
 
 @app.command()

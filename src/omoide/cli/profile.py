@@ -70,8 +70,7 @@ def edit() -> None:
         _run(lambda book: book.save_text(after))
     except typer.Exit:
         kept = locations.data_dir() / "profile-unsaved.txt"
-        kept.parent.mkdir(parents=True, exist_ok=True)
-        kept.write_text(after, encoding="utf-8")
+        locations.write_private(kept, after)
         Console(stderr=True, highlight=False).print(safe(f"Your edit is kept in {kept}; fix it and paste it back with `omoide profile edit`."))
         raise
     Console(highlight=False).print("Profile saved. Every character knows it from the next message on.")

@@ -59,7 +59,7 @@ def say(
     the most recent scene with exactly those characters), so `omoide chat`
     shows them. In a scene each reply is printed on its own line as
     `NAME: text`. Memory work (summary, diary) finishes before the command exits."""
-    from omoide.memory.events import MemoryEvent, MemoryWorkDone, MemoryWorkStarted
+    from omoide.memory.events import MemoryEvent, MemoryNotice, MemoryWorkDone, MemoryWorkStarted
     from omoide.chat.runtime import Runtime
 
     def on_memory(event: MemoryEvent) -> None:
@@ -68,6 +68,8 @@ def say(
                 err.print(f"[dim]Updating memory ({kind})…[/]")
             case MemoryWorkDone(kind=kind):
                 err.print(f"[dim]Memory updated ({kind}).[/]")
+            case MemoryNotice(note=note):
+                err.print(safe(note, "yellow"), soft_wrap=True)
 
     text = sys.stdin.read() if message == "-" else message
     failed: list[OmoideError] = []

@@ -81,7 +81,7 @@ def end(
                 raise OmoideError(f"No chat with {char.display_name} yet.", "Start one with `omoide chat`.")
             session = await runtime.session(runtime.character(chat.character), chat_id=chat.id)
             conversation = await session.end_conversation(background=False)
-            out.print(Text(f"Conversation #{conversation.id} ended (messages #{conversation.first_id}–#{conversation.end_id}). "
+            out.print(safe(f"Conversation #{conversation.id} ended (messages #{conversation.first_id}–#{conversation.end_id}). "
                            f"{' and '.join(p.name for p in conversation.characters)} "
                            f"{'is' if len(conversation.characters) == 1 else 'are'} remembering it…"))
             result = await session.world.run(conversation.id)
@@ -92,6 +92,8 @@ def end(
             await runtime.aclose()
 
     _run(go)
+    for note in templates.take_notices():
+        err.print(safe(note, style="yellow"), soft_wrap=True)
     if failed:
         err.print(Text(f"{len(failed)} step(s) failed; the previous memory is kept and they are tried again after your "
                        "next reply, or with `omoide end CHARACTER --retry`:", style="yellow"))
@@ -183,7 +185,7 @@ def log_command(
 
     name, rows, edits, names = _run(go)
     if not rows and not edits:
-        out.print(Text(f"{name} has no world memory updates yet. They come when a conversation ends (/end or `omoide end`)."))
+        out.print(safe(f"{name} has no world memory updates yet. They come when a conversation ends (/end or `omoide end`)."))
         return
     for conversation, updates in rows:
         force = "" if conversation.in_force else " · retracted (its end is off the chat's path)"

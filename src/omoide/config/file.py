@@ -12,7 +12,6 @@ the user is told what to write.
 from __future__ import annotations
 
 import copy
-import os
 import re
 import tomllib
 from pathlib import Path
@@ -24,6 +23,7 @@ from omoide.errors import ConfigError
 
 Value = str | bool | int | float
 _HEADER = re.compile(r"^\s*\[")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 def _literal(value: Value) -> str:
@@ -31,7 +31,9 @@ def _literal(value: Value) -> str:
         return "true" if value else "false"
     if isinstance(value, int | float):
         return repr(value)
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+    # TOML forbids raw control characters in a string, and a name from a server may hold some.
+    return '"' + _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04X}", escaped) + '"'
 
 
 def _key_line(key: str) -> re.Pattern[str]:
@@ -86,11 +88,8 @@ def update_config(values: dict[str, Value | None], path: Path | None = None) -> 
         lines = _set_in_table(lines, section.NAME, name, value)
     new_text = "\n".join(lines) + "\n"
     _check(before, new_text, values, path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(path.name + ".tmp")
-    temp.write_text(new_text, encoding="utf-8")
-    os.replace(temp, path)
-    return path
+    # It may hold api_key: readable by the user only, like the folder it is in.
+    return locations.write_private(path, new_text)
 
 
 def _check(before: dict[str, Any], new_text: str, values: dict[str, Value | None], path: Path) -> None:

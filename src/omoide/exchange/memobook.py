@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from omoide.domain.chat import Memo
-from omoide.safe_text import inert
+from omoide.safe_text import inert, markdown_literal
 
 def when(memo: Memo) -> str:
     """The memo's date range in local time: its batch's first and last message,
@@ -34,7 +34,7 @@ def memo_markdown(memo: Memo, *, level: str = "##") -> str:
 
 
 def book_markdown(memos: Sequence[Memo], *, title: str, empty: str) -> str:
-    parts = [f"# {inert(title)}\n"]
+    parts = [f"# {markdown_literal(title)}\n"]
     parts.extend(memo_markdown(m) for m in memos)
     if not memos:
         parts.append(f"*{empty}*\n")

@@ -28,6 +28,8 @@ from typing import Any
 
 from omoide.domain.chat import Message, MessageStatus, Role
 from omoide.errors import OmoideError
+from omoide.exchange.jsontext import json_text
+from omoide.safe_text import markdown_literal
 from omoide.store import ImportNode
 
 MAX_CHAT_BYTES = 200 * 1024 * 1024
@@ -69,8 +71,36 @@ def _fail(path: Path, line: int | None, problem: str) -> ChatFileError:
     return ChatFileError(f"Cannot import {where}: {problem}.", "Check that it is a SillyTavern chat file (.jsonl); nothing was imported.")
 
 
+class ImpossibleDate(ValueError):
+    """A date in a form SillyTavern writes, but out of every calendar's range (year 0, year 300,000)."""
+
+
+EARLIEST_YEAR, LATEST_YEAR = 2, 9998
+"""Dates are kept within these years, so that showing one in any time zone stays a date."""
+
+
 def parse_date(value: Any) -> str | None:
-    """SillyTavern has written dates several ways over the years; None if unknown."""
+    """SillyTavern has written dates several ways over the years; None if
+    unknown, ImpossibleDate if it is out of range."""
+    try:
+        parsed = _parse_date(value)
+    except (ValueError, OverflowError, OSError) as exc:
+        raise ImpossibleDate(str(exc)) from exc
+    if parsed is not None and not EARLIEST_YEAR <= datetime.fromisoformat(parsed).year <= LATEST_YEAR:
+        raise ImpossibleDate(f"the year {datetime.fromisoformat(parsed).year}")
+    return parsed
+
+
+def _date(value: Any, path: Path, line: int) -> str | None:
+    try:
+        return parse_date(value)
+    except ImpossibleDate as exc:
+        shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:59] + "…"
+        raise _fail(path, line, f"the date {shown} is out of range ({exc}); omoide keeps dates from the year "
+                                f"{EARLIEST_YEAR} to {LATEST_YEAR}") from None
+
+
+def _parse_date(value: Any) -> str | None:
     if isinstance(value, (int, float)) and value > 0:
         seconds = value / 1000 if value > 10_000_000_000 else value
         return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="microseconds")
@@ -86,7 +116,7 @@ def parse_date(value: Any) -> str | None:
             return None
         return local.astimezone().astimezone(UTC).isoformat(timespec="microseconds")  # SillyTavern writes local time
     if text.isdigit():
-        return parse_date(int(text))
+        return _parse_date(int(text))
     try:
         parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
@@ -146,7 +176,7 @@ def read_chat(path: Path) -> ParsedChat:
             role = Role.USER if record.get("is_user") else Role.ASSISTANT
         if role is Role.ASSISTANT and not character_name and isinstance(record.get("name"), str):
             character_name = record["name"]
-        created = parse_date(record.get("send_date"))
+        created = _date(record.get("send_date"), path, number)
         kept = {k: v for k, v in record.items() if k not in _OWN_KEYS}
         if role is Role.SYSTEM and record.get("is_user") is True:
             kept["is_user"] = True  # a message of yours hidden from the prompt: written back as yours
@@ -165,7 +195,7 @@ def read_chat(path: Path) -> ParsedChat:
             for i, text in enumerate(swipes):
                 content = mes if i == chosen else text
                 info = infos[i] if i < len(infos) and isinstance(infos[i], dict) else {}
-                when = created if i == chosen else parse_date(info.get("send_date")) or created
+                when = created if i == chosen else _date(info.get("send_date"), path, number) or created
                 nodes.append(ImportNode(parent, role, content, when, MessageStatus.COMPLETE))
                 meta.append({**kept, "swipe_info": info} if info else kept)
                 names.append(name or None)
@@ -240,7 +270,7 @@ def write_chat(path_messages: list[Message], swipes: dict[int, list[Message]], *
     }
     meta = meta or {}
     # A group chat that came without a header goes back without one (SillyTavern's group files).
-    lines = [] if header.pop("header", True) is False else [json.dumps(header, ensure_ascii=False)]
+    lines = [] if header.pop("header", True) is False else [json_text(header)]
     for message in path_messages:
         if message.role is Role.TOOL:
             continue
@@ -265,7 +295,7 @@ def write_chat(path_messages: list[Message], swipes: dict[int, list[Message]], *
             record["swipe_info"] = [
                 {"send_date": st_date(m.created_at), "extra": {}, **meta.get(m.id, {}).get("swipe_info", {})} for m in group
             ]
-        lines.append(json.dumps(record, ensure_ascii=False))
+        lines.append(json_text(record))
     return "\n".join(lines) + "\n"
 
 
@@ -273,7 +303,7 @@ def write_markdown(path_messages: list[Message], *, user_name: str, character_na
                    meta: dict[int, dict[str, Any]] | None = None, names: Mapping[str, str] | None = None) -> str:
     """The current path as Markdown, to the second; system and narrator messages
     appear under their own name, in italics."""
-    parts = [f"# {title}\n"]
+    parts = [f"# {markdown_literal(title)}\n"]
     for message in path_messages:
         if message.role not in (Role.USER, Role.ASSISTANT, Role.SYSTEM):
             continue
@@ -281,11 +311,11 @@ def write_markdown(path_messages: list[Message], *, user_name: str, character_na
         name = (meta or {}).get(message.id, {}).get("name")
         kept = name.strip() if isinstance(name, str) and name.strip() else ""  # as the chat file named the speaker
         if message.role is Role.SYSTEM:
-            parts.append(f"**{kept or 'System'}** · {when}\n\n*{message.content.strip()}*\n")
+            parts.append(f"**{markdown_literal(kept or 'System')}** · {when}\n\n*{message.content.strip()}*\n")
             continue
         who = kept or speaker_name(message, user_name, character_name, names)
         mark = " *(interrupted)*" if message.status in (MessageStatus.INTERRUPTED, MessageStatus.STREAMING) else ""
-        parts.append(f"**{who}** · {when}{mark}\n\n{message.content.strip()}\n")
+        parts.append(f"**{markdown_literal(who)}** · {when}{mark}\n\n{message.content.strip()}\n")
     return "\n".join(parts)
 
 
@@ -307,4 +337,4 @@ def write_tree(messages: list[Message], *, head_id: int | None, character: str, 
         ],
         **extra,
     }
-    return json.dumps(payload, ensure_ascii=False, indent=1) + "\n"
+    return json_text(payload, indent=1) + "\n"

@@ -10,11 +10,13 @@ friends) end the reply like any other failure.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 
+from omoide.bounded_http import BoundExceeded, fetch
 from omoide.config.sections import BackendSettings
 from omoide.errors import BackendError, BadRequest, ConfigError, RateLimited, ServerFailed
 from omoide.llm.base import ChatMessage, Done, Event, TextDelta, TokenCount, ToolCall, ToolCallDelta, ToolSpec, Usage, estimate_tokens
@@ -27,6 +29,12 @@ DEFAULT_URL = "https://api.anthropic.com"
 MAX_BREAKPOINTS = 4
 OPENING = "(The chat begins.)"
 CACHE = {"type": "ephemeral"}
+COUNT_DEADLINE = 10.0
+"""Seconds a count_tokens request may take in all; past it the count is estimated."""
+COUNT_MAX_BYTES = 1024 * 1024
+"""Largest answer read from count_tokens or /v1/models (each is a few hundred bytes)."""
+
+log = logging.getLogger(__name__)
 
 
 def to_anthropic(messages: list[ChatMessage]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -238,20 +246,28 @@ class AnthropicBackend:
         if system:
             body["system"] = system
         try:
-            response = await self.client.post(f"{self.base_url}/v1/messages/count_tokens", json=body, headers=self._headers(), timeout=5.0)
+            response = await fetch(self.client, "POST", f"{self.base_url}/v1/messages/count_tokens", json=body,
+                                   headers=self._headers(), deadline=COUNT_DEADLINE, max_bytes=COUNT_MAX_BYTES)
             if response.status_code == 200:
                 return TokenCount(int(response.json()["input_tokens"]), exact=True, method="Anthropic count_tokens")
             if response.status_code in (404, 405):
                 self._can_count = False  # a proxy or look-alike without the endpoint: stop asking
+        except BoundExceeded as exc:
+            log.warning("token counting: %s; counting by estimate from now on", exc)
+            self._can_count = False
         except (httpx.HTTPError, KeyError, ValueError, TypeError):
             pass
         return estimate_tokens(messages)
 
     async def check(self) -> str:
         try:
-            response = await self.client.get(f"{self.base_url}/v1/models", headers=self._headers(), timeout=10.0)
+            response = await fetch(self.client, "GET", f"{self.base_url}/v1/models", headers=self._headers(),
+                                   deadline=10.0, max_bytes=COUNT_MAX_BYTES)
         except httpx.HTTPError as exc:
             raise connect_error(exc, self.base_url) from exc
+        except BoundExceeded as exc:
+            raise ServerFailed(f"The server at {self.base_url} did not answer its model list sensibly: {exc}.",
+                               "Check base_url.") from exc
         if response.status_code >= 400:
             raise http_error(response.status_code, response.content, url=self.base_url, model=self.model, secret=self._headers()["x-api-key"])
         return f"{self.base_url} answers; model {self.model}"

@@ -170,6 +170,12 @@ def without_tools(messages: list[ChatMessage], tools: list[ToolSpec] | None) -> 
     return out
 
 
+CHARS_PER_TOKEN_BOUND = 8
+"""A generous count of characters per token (about 4 each): an answer longer
+than max_tokens * this comes from a server that ignores max_tokens, and is cut
+off on our side."""
+
+
 def estimate_tokens(messages: list[ChatMessage]) -> TokenCount:
     """About four characters a token, plus a few tokens of framing per message."""
     chars = sum(len(m.get("content") or "") for m in messages)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import httpx
 
@@ -25,11 +26,35 @@ SECRET_FRAGMENT = 8
 """Any run of this many characters of the API key is taken for (part of) the key."""
 
 
+SHOWN_KEY_END = 4
+"""Characters of the key's end a masked echo may keep (`****cdef`), so the user can tell which key was sent."""
+_MASKED = re.compile(r"([\w-]*)(\*{2,}|•{2,})([\w-]*)")
+"""A key as servers echo it masked: `sk-ENV****cdef`, `sk-proj-****...****cdef`."""
+
+
+def _mask_echoes(text: str, secret: str) -> str:
+    """Masked echoes of the key cut down to its last SHOWN_KEY_END characters: the
+    server's own mask shows the start and the end, ten characters or more."""
+    key = secret.lower()
+
+    def shorten(match: re.Match[str]) -> str:
+        head, tail = match.group(1), match.group(3)
+        ours = (len(head) >= 2 and key.startswith(head.lower())) or (len(tail) >= 2 and key.endswith(tail.lower()))
+        if not ours:
+            return match.group()
+        end = tail[-SHOWN_KEY_END:] if key.endswith(tail.lower()) else ""
+        return "****" + end
+
+    return _MASKED.sub(shorten, text)
+
+
 def redact(text: str, secret: str | None) -> str:
     """`text` with the key blanked out: whole or in part (any run of 8+ of its
-    characters), in any letter case."""
+    characters), in any letter case; a masked echo of it keeps at most its last
+    SHOWN_KEY_END characters."""
     if not secret or len(secret) < SECRET_FRAGMENT:
         return text.replace(secret, "[API key]") if secret else text
+    text = _mask_echoes(text, secret)
     key = secret.lower()
     grams = {key[i : i + SECRET_FRAGMENT] for i in range(len(key) - SECRET_FRAGMENT + 1)}
     lowered = text.lower()

@@ -13,13 +13,15 @@ from typing import Any
 
 import httpx
 
+from omoide.bounded_http import BoundExceeded, SmallResponse, fetch
 from omoide.config.sections import BackendSettings
-from omoide.errors import BadRequest, ConfigError, ModelNotFound
+from omoide.errors import BadRequest, ConfigError, ModelNotFound, ServerFailed
 from omoide.llm.base import WIRE_KEYS, ChatMessage, Done, Event, TextDelta, TokenCount, ToolSpec, Usage, estimate_tokens, without_tools
 from omoide.llm.errors import connect_error, error_detail, http_error
 from omoide.llm.sse import SSEParser
 from omoide.llm.toolcalls import ToolCallAccumulator
 from omoide.llm.transport import Failed, Transport
+from omoide.safe_text import some
 
 FRAMING_TOKENS = 2
 """Tokens a chat template adds around each message besides its role and line
@@ -31,6 +33,15 @@ TOKENIZERS = (
     ("tokenize", "content", "llama.cpp server tokenizer"),
     ("extras/tokenize", "input", "llama-cpp-python server tokenizer"),
 )
+
+COUNT_DEADLINE = 10.0
+"""Seconds a token count (template, then tokenizer) may take in all; past it the
+count is estimated. A local server counts a whole prompt in milliseconds."""
+COUNT_MAX_BYTES = 16 * 1024 * 1024
+"""Largest answer to a token-count request: a rendered prompt or a token list
+for a context of a million tokens fits."""
+MODELS_MAX_BYTES = 8 * 1024 * 1024
+"""Largest model list read from /models (about 100,000 names)."""
 
 log = logging.getLogger(__name__)
 
@@ -178,9 +189,11 @@ class OpenAICompatBackend:
         if self._applies_template:
             wire = [{"role": m["role"], "content": m.get("content") or ""} for m in messages]
             try:
-                response = await self.client.post(f"{root}/apply-template", json={"messages": wire}, headers=self._headers(), timeout=5.0)
+                response = await self._post(f"{root}/apply-template", {"messages": wire})
             except httpx.HTTPError:
                 return estimate_tokens(messages)  # the server is away; ask it again next time
+            except BoundExceeded as exc:
+                return self._stop_counting(exc, messages)
             try:
                 prompt = response.json().get("prompt") if response.status_code == 200 else None
             except (ValueError, AttributeError):
@@ -197,6 +210,17 @@ class OpenAICompatBackend:
             return TokenCount(tokens + FRAMING_TOKENS * len(messages) + GENERATION_PROMPT_TOKENS, exact=False, method=f"{label}, chat template framing estimated")
         return estimate_tokens(messages)
 
+    async def _post(self, url: str, body: dict[str, Any]) -> SmallResponse:
+        return await fetch(self.client, "POST", url, json=body, headers=self._headers(),
+                           deadline=COUNT_DEADLINE, max_bytes=COUNT_MAX_BYTES)
+
+    def _stop_counting(self, problem: BoundExceeded, messages: list[ChatMessage]) -> TokenCount:
+        """A server that answers a count endlessly or too slowly is not asked again this session."""
+        log.warning("token counting: %s; counting by estimate from now on", problem)
+        self._applies_template = False
+        self._tokenizers = []
+        return estimate_tokens(messages)
+
     async def _tokenize(self, root: str, text: str, *, special: bool) -> int | None:
         for tokenizer in list(self._tokenizers):
             path, field, _label = tokenizer
@@ -204,9 +228,13 @@ class OpenAICompatBackend:
             if special and path == "tokenize":
                 body["add_special"] = True  # the BOS the server adds when it evaluates a chat prompt
             try:
-                response = await self.client.post(f"{root}/{path}", json=body, headers=self._headers(), timeout=5.0)
+                response = await self._post(f"{root}/{path}", body)
             except httpx.HTTPError:
                 return None  # the server is away; ask it again next time
+            except BoundExceeded as exc:
+                log.warning("token counting: %s; counting by estimate from now on", exc)
+                self._tokenizers = []
+                return None
             tokens = _token_list(response)
             if tokens is not None:
                 self._tokenizers = [tokenizer]
@@ -217,9 +245,12 @@ class OpenAICompatBackend:
     async def check(self) -> str:
         url = f"{self.base_url}/models"
         try:
-            response = await self.client.get(url, headers=self._headers(), timeout=10.0)
+            response = await fetch(self.client, "GET", url, headers=self._headers(), deadline=10.0, max_bytes=MODELS_MAX_BYTES)
         except httpx.HTTPError as exc:
             raise connect_error(exc, self.base_url) from exc
+        except BoundExceeded as exc:
+            raise ServerFailed(f"The server at {self.base_url} did not answer its model list sensibly: {exc}.",
+                               "Check that base_url points at an OpenAI-compatible server.") from exc
         if response.status_code >= 400:
             raise http_error(response.status_code, response.content, url=self.base_url, model=self.model, secret=self._secret())
         try:
@@ -229,9 +260,9 @@ class OpenAICompatBackend:
         if self.settings.model and models and self.settings.model not in models:
             raise ModelNotFound(
                 f"The server at {self.base_url} does not list the model '{self.settings.model}'.",
-                f"It has: {', '.join(models[:10])}. Set `model` to one of them.",
+                f"It has {len(models):,}: {some(models, limit=10)}. Set `model` to one of them.",
             )
-        listed = ", ".join(models[:5]) + (f" and {len(models) - 5} more" if len(models) > 5 else "")
+        listed = some(models, limit=5)
         return f"{self.base_url} answers; models: {listed or 'none listed'}"
 
     async def aclose(self) -> None:
@@ -244,7 +275,7 @@ def _rejects_tools(status: int, detail: str) -> bool:
     return (status in (400, 422, 500, 501)) and "tool" in detail.lower()
 
 
-def _token_list(response: httpx.Response) -> list[Any] | None:
+def _token_list(response: SmallResponse) -> list[Any] | None:
     if response.status_code != 200:
         return None
     try:

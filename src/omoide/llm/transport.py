@@ -17,6 +17,7 @@ from typing import TypeVar
 
 import httpx
 
+from omoide.bounded_http import read_capped
 from omoide.config.sections import BackendSettings
 from omoide.errors import BackendError, BackendUnreachable, StreamBroken, StreamStalled
 from omoide.llm.errors import connect_error, http_error
@@ -26,6 +27,8 @@ T = TypeVar("T")
 MAX_BACKOFF = 8.0
 MAX_RETRY_AFTER = 20.0
 """Longest Retry-After honoured by waiting; a longer one is reported instead."""
+ERROR_BODY_MAX_BYTES = 64 * 1024
+"""How much of an error response's body is read for its message."""
 
 log = logging.getLogger(__name__)
 
@@ -124,7 +127,7 @@ class Transport:
             return Failed(connect_error(exc, self.base_url))
         try:
             if response.status_code >= 400:
-                body = await response.aread()
+                body = await self._error_body(response)
                 await response.aclose()
                 return refused(response, body)
             chunks = response.aiter_bytes()
@@ -140,6 +143,16 @@ class Transport:
             await response.aclose()
             return Failed(StreamBroken(f"The server at {self.base_url} sent an empty reply.", "Send again."))
         return Reply(self, response, chunks, first)
+
+    async def _error_body(self, response: httpx.Response) -> bytes:
+        """The start of an error's body: what a server says about a failure is a
+        line or two, so an endless or dripping body is cut, not waited on."""
+        try:
+            async with asyncio.timeout(self.settings.stall_timeout):
+                body, _more = await read_capped(response, ERROR_BODY_MAX_BYTES)
+        except (TimeoutError, httpx.HTTPError):
+            return b""
+        return body
 
     def refused(self, response: httpx.Response, body: bytes, *, model: str, secret: str | None) -> Failed:
         """The usual meaning of an error status, with the wait the server asked for."""

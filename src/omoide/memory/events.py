@@ -29,4 +29,12 @@ class MemoryWorkFailed:
     """Readable, for the status bar; the work is retried at a later turn."""
 
 
-MemoryEvent = MemoryWorkStarted | MemoryWorkDone | MemoryWorkFailed
+@dataclass(frozen=True, slots=True)
+class MemoryNotice:
+    """Memory work went on, but the user should know something: their copy of a
+    template was broken, and the shipped default was used instead."""
+
+    note: str
+
+
+MemoryEvent = MemoryWorkStarted | MemoryWorkDone | MemoryWorkFailed | MemoryNotice

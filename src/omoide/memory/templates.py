@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import shlex
 import string
 import subprocess
@@ -49,7 +50,18 @@ class Template:
         return self.spec.name if self.source == "default" else f"{self.spec.name} ({self.source})"
 
     def render(self, **values: object) -> str:
-        return render(self.spec, self.text, values)
+        """The prompt; a user's copy that fails here (checked again, or a format
+        that does not fit its value) gives way to the shipped default, and says so."""
+        if self.source != "override":
+            return render(self.spec, self.text, values)
+        try:
+            problem = check(self.spec, self.text)
+            if problem is None:
+                return render(self.spec, self.text, values)
+        except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
+            problem = f"it cannot be filled in ({exc})"
+        fall_back(self.spec.name, problem)
+        return render(self.spec, self.spec.default, values)
 
 
 REGISTRY: dict[str, TemplateSpec] = {}
@@ -85,17 +97,44 @@ def fields_and_text(text: str) -> list[str]:
     return [line for literal, _, _, _ in string.Formatter().parse(text) for line in literal.splitlines()]
 
 
+MAX_PAD = 100
+"""Widest a placeholder may be padded (`{name:>20}`), and the most digits a number
+may be written with: a template makes a prompt, not a 300 MB string."""
+_SPEC = re.compile(r"(?:.?[<>=^])?[-+ ]?z?#?0?(?P<width>\d*)[,_]?(?:\.(?P<precision>\d+))?[bcdeEfFgGnosxX%]?")
+"""Python's format-spec mini-language, with no nested {field} in it."""
+
+
+def _spec_problem(shown: str, conversion: str | None, spec: str) -> str | None:
+    if conversion not in (None, "s", "r", "a"):
+        return f"{shown} has the unknown conversion !{conversion}"
+    if not spec:
+        return None
+    if "{" in spec or "}" in spec:
+        return f"{shown} has a placeholder inside its format ({spec}); only plain formats like {{name:>10}} are allowed"
+    match = _SPEC.fullmatch(spec)
+    if match is None:
+        return f"{shown} has a format omoide does not accept ({spec})"
+    if int(match["width"] or 0) > MAX_PAD or int(match["precision"] or 0) > MAX_PAD:
+        return f"{shown} pads or extends it past {MAX_PAD} characters ({spec})"
+    return None
+
+
 def check(spec: TemplateSpec, text: str) -> str | None:
-    """None if `text` is usable for `spec`, else what is wrong with it."""
+    """None if `text` is usable for `spec`, else what is wrong with it: only the
+    step's own placeholders, each plain or with a small format (no attribute or
+    index lookups, no placeholder inside a format, no padding past MAX_PAD)."""
     try:
-        names = fields(text)
+        parsed = [(name, conversion, fmt) for _, name, fmt, conversion in string.Formatter().parse(text) if name is not None]
     except ValueError as exc:
         return f"it cannot be read ({exc}); write literal braces as {{{{ and }}}}"
     known = ", ".join("{" + p + "}" for p in spec.placeholders)
-    for name in names:
+    for name, conversion, fmt in parsed:
+        shown = "{" + name + "}" if name else "{}"
         if name not in spec.placeholders:
-            shown = "{" + name + "}" if name else "{}"
             return f"it uses the unknown placeholder {shown} (known: {known})"
+        problem = _spec_problem(shown, conversion, fmt or "")
+        if problem is not None:
+            return f"it cannot be used: {problem}"
     return None
 
 
@@ -113,9 +152,30 @@ def get(name: str) -> Template:
         return Template(spec, spec.default, "default (override invalid)", unreadable)
     problem = check(spec, text)
     if problem is not None:
-        log.warning("template %s (%s): %s; using the shipped default", name, path, problem)
+        fall_back(name, problem)
         return Template(spec, spec.default, "default (override invalid)", problem)
     return Template(spec, text, "override")
+
+
+_notices: dict[Path, str] = {}
+
+
+def fall_back(name: str, problem: str) -> None:
+    """Log that the user's copy of template `name` is not used, and keep a notice
+    for the user (`take_notices`)."""
+    path = override_path(name)
+    log.warning("template %s (%s): %s; using the shipped default", name, path, problem)
+    _notices[path] = (f"Your template {name} is not used: {problem}. The shipped default is used until it is fixed "
+                      f"(`omoide templates edit {name}`).")
+
+
+def take_notices() -> list[str]:
+    """The notices kept since the last call about the templates in force now
+    (the config directory can change between calls in tests), for the TUI or stderr."""
+    folder = templates_dir()
+    notices = [note for path, note in _notices.items() if path.parent == folder]
+    _notices.clear()
+    return notices
 
 
 def spec_for(name: str) -> TemplateSpec:
@@ -129,7 +189,7 @@ def render(spec: TemplateSpec, text: str, values: dict[str, object]) -> str:
     missing = [p for p in spec.placeholders if p not in values]
     assert not missing, f"template {spec.name} rendered without {missing}"
     # Values are inserted once and never parsed again, so braces in them are safe.
-    return text.format_map({k: v for k, v in values.items()})
+    return text.format_map({k: v for k, v in values.items() if k in spec.placeholders})
 
 
 def all_templates() -> list[Template]:
@@ -142,9 +202,8 @@ def edit(name: str) -> tuple[Path, str | None]:
     it in $EDITOR, and check it. Returns the path and the problem, if any."""
     spec = spec_for(name)
     path = override_path(name)
-    path.parent.mkdir(parents=True, exist_ok=True)
     if not path.exists():
-        path.write_text(spec.default, encoding="utf-8")
+        locations.write_private(path, spec.default)
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
     try:
         subprocess.run([*shlex.split(editor), str(path)], check=False)

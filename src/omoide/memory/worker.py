@@ -12,12 +12,13 @@ import asyncio
 import logging
 from collections.abc import Callable
 
+from omoide.memory import templates
 from omoide.characters.model import Character
 from omoide.config.sections import MemorySettings
 from omoide.domain.chat import DiaryAuthor, DiaryEntry, Memo, MemoryState, Message
 from omoide.errors import OmoideError
-from omoide.memory.events import MemoryEvent, MemoryWorkDone, MemoryWorkFailed, MemoryWorkStarted
-from omoide.llm.base import Backend, ChatMessage, TextDelta
+from omoide.memory.events import MemoryEvent, MemoryNotice, MemoryWorkDone, MemoryWorkFailed, MemoryWorkStarted
+from omoide.llm.base import CHARS_PER_TOKEN_BOUND, Backend, ChatMessage, TextDelta
 from omoide.memory.diary import compressed_lines, compression_due, diary_compression_request
 from omoide.memory.memo_work import MemoWork
 from omoide.memory.shared import ChatPrefix, continued
@@ -32,8 +33,6 @@ log = logging.getLogger(__name__)
 SUMMARY_MAX_TOKENS = 700
 MIN_CHUNK = 4
 """The fewest messages a summary request is cut down to so that it continues the chat's prompt."""
-CHARS_PER_TOKEN_BOUND = 8
-"""A generous count of characters per token (about 4 each): past max_tokens * this, the answer is cut off."""
 
 
 class MemoryWorker:
@@ -70,6 +69,9 @@ class MemoryWorker:
         self.memos = MemoWork(store, chat_id, settings, self._complete, self._emit)
 
     def _emit(self, event: MemoryEvent) -> None:
+        if isinstance(event, MemoryWorkDone | MemoryWorkFailed):
+            for note in templates.take_notices():  # a broken template override, replaced by the default
+                self._emit(MemoryNotice(note))
         match event:
             case MemoryWorkStarted():
                 self.status = "remembering…"

@@ -16,6 +16,7 @@ from omoide.config.file import update_config
 from omoide.models.discovery import FoundServer, discover
 from omoide.errors import ConfigError
 from omoide.models.catalog import EMBEDDED, default_embedded, downloaded
+from omoide.safe_text import some
 
 Kind = Literal["embedded", "downloaded", "server"]
 ConfigValues = dict[str, str | bool | int | float | None]
@@ -68,6 +69,19 @@ def server_choices(servers: list[FoundServer]) -> list[ModelChoice]:
     ]
 
 
+MODELS_SHOWN_PER_SERVER = 20
+"""`omoide models` lists this many of a server's models (and says how many it has)."""
+
+
+def shown(choices: list[ModelChoice], settings: Settings) -> list[ModelChoice]:
+    """The first MODELS_SHOWN_PER_SERVER of one server's choices, and the current
+    default should it come later."""
+    first = choices[:MODELS_SHOWN_PER_SERVER]
+    now = current(settings)
+    later = [c for c in choices[MODELS_SHOWN_PER_SERVER:] if (c.kind, c.name, c.base_url) == now]
+    return first + later[:1]
+
+
 def current(settings: Settings) -> tuple[Kind, str, str | None]:
     """(kind, name, base_url) of the model the settings select now."""
     kind = settings.backend.resolved
@@ -94,7 +108,7 @@ def pick(name: str, choices: list[ModelChoice], server: str | None = None) -> Mo
         root = server.rstrip("/").removesuffix("/v1")
         candidates = [c for c in candidates if c.base_url and c.base_url.removesuffix("/v1") == root]
     if not candidates:
-        known = ", ".join(sorted({c.name for c in choices})) or "none"
+        known = some(sorted({c.name for c in choices}), limit=20, width=60) or "none"
         where = f" on {server}" if server else ""
         raise ConfigError(f"There is no model called '{name}'{where}.", f"Models you can use: {known}. `omoide models` lists them with details.")
     chosen = candidates[0]

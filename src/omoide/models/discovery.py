@@ -17,10 +17,14 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from omoide.bounded_http import BoundExceeded, fetch
 log = logging.getLogger(__name__)
 
 DEFAULT_TIMEOUT = 0.5
 """Seconds a probe may take; a local server answers its model list in milliseconds."""
+MAX_LIST_BYTES = 8 * 1024 * 1024
+"""Largest model list read from a server (about 100,000 names); a longer or
+endless answer is not a model server's."""
 
 WELL_KNOWN: dict[int, str] = {
     11434: "Ollama",
@@ -55,10 +59,13 @@ def _root(address: str) -> str:
     return address[: -len("/v1")] if address.endswith("/v1") else address
 
 
-async def _get_json(client: httpx.AsyncClient, url: str) -> Any:
+async def _get_json(client: httpx.AsyncClient, url: str, timeout: float) -> Any:
     try:
-        response = await client.get(url)
+        response = await fetch(client, "GET", url, deadline=timeout, max_bytes=MAX_LIST_BYTES)
     except (httpx.HTTPError, OSError):
+        return None  # nothing there: the usual case, not worth a log line
+    except BoundExceeded as exc:
+        log.info("discovery: %s", exc)
         return None
     if response.status_code != 200:
         return None
@@ -82,11 +89,11 @@ def _ollama_models(body: Any) -> list[str] | None:
     return [m["name"] for m in body["models"] if isinstance(m, dict) and isinstance(m.get("name"), str)]
 
 
-async def probe(client: httpx.AsyncClient, address: str) -> FoundServer | None:
+async def probe(client: httpx.AsyncClient, address: str, timeout: float = DEFAULT_TIMEOUT) -> FoundServer | None:
     """What answers at `address` (scheme, host and port; a trailing /v1 is allowed)."""
     root = _root(address)
     openai_body, ollama_body = await asyncio.gather(
-        _get_json(client, f"{root}/v1/models"), _get_json(client, f"{root}/api/tags")
+        _get_json(client, f"{root}/v1/models", timeout), _get_json(client, f"{root}/api/tags", timeout)
     )
     models, owner = _openai_models(openai_body)
     ollama = _ollama_models(ollama_body)
@@ -104,7 +111,7 @@ async def probe(client: httpx.AsyncClient, address: str) -> FoundServer | None:
 async def _bounded(client: httpx.AsyncClient, address: str, timeout: float) -> FoundServer | None:
     # httpx's timeout is per phase; a server that drips bytes could outlast it.
     try:
-        return await asyncio.wait_for(probe(client, address), timeout)
+        return await asyncio.wait_for(probe(client, address, timeout), timeout)
     except TimeoutError:
         log.info("discovery: %s did not answer within %.2f s", address, timeout)
         return None

@@ -24,7 +24,7 @@ from omoide.errors import NotFound
 from omoide.store.connection import now_iso
 from omoide.store.db import Database
 from omoide.store.paths import walk_up
-from omoide.store.rows import ts
+from omoide.store.rows import bracketed, snippet_sql, ts
 
 PROMPT_WALK_CAP = 2000
 """Messages above the head searched for the memos of the prompt (like the raw
@@ -42,8 +42,13 @@ _CURRENT = f"SELECT {_COLUMNS} FROM memos x JOIN memo_versions v ON v.id = x.ver
 @dataclass(frozen=True, slots=True)
 class MemoHit:
     memo: Memo
-    snippet: str
-    """The matching words in [brackets], with a little context."""
+    marked: str
+    """The matching words between rows.MATCH_START and rows.MATCH_END, with a little context."""
+
+    @property
+    def snippet(self) -> str:
+        """The matching words in [brackets], with a little context."""
+        return bracketed(self.marked)
 
 
 def memo(row: sqlite3.Row) -> Memo:
@@ -186,7 +191,7 @@ class MemoRepository:
             where.append("x.chat_id IN (SELECT id FROM chats WHERE character = ?)")
             params.append(character)
         result = await self.db.all(
-            f"""SELECT {_COLUMNS}, snippet(memo_fts, 0, '[', ']', '…', 12) AS snippet
+            f"""SELECT {_COLUMNS}, {snippet_sql('memo_fts')} AS snippet
                 FROM memo_fts JOIN memo_highlights h ON h.id = memo_fts.rowid
                 JOIN memos x ON x.version_id = h.version_id JOIN memo_versions v ON v.id = x.version_id {_JOINS}
                 WHERE {' AND '.join(where)} ORDER BY x.id DESC LIMIT ?""",

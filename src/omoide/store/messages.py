@@ -36,8 +36,13 @@ class ImportNode:
 @dataclass(frozen=True, slots=True)
 class SearchHit:
     message: Message
-    snippet: str
-    """The matching words in [brackets], with a little context."""
+    marked: str
+    """The matching words between rows.MATCH_START and rows.MATCH_END, with a little context."""
+
+    @property
+    def snippet(self) -> str:
+        """The matching words in [brackets], with a little context."""
+        return rows.bracketed(self.marked)
 
 
 _SELECT = f"SELECT {rows.MESSAGE_COLUMNS} FROM messages"
@@ -262,7 +267,7 @@ class MessageRepository:
             params.append(character)
         result = await self.db.all(
             f"""SELECT {rows.M_MESSAGE_COLUMNS},
-                       snippet(messages_fts, 0, '[', ']', '…', 12) AS snippet
+                       {rows.snippet_sql('messages_fts')} AS snippet
                 FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid
                 WHERE {' AND '.join(where)} ORDER BY m.id DESC LIMIT ?""",
             (*params, limit),

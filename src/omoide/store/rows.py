@@ -117,3 +117,18 @@ def profile_fact(row: sqlite3.Row) -> ProfileFact:
         message_id=row["message_id"],
         created_at=ts(row["created_at"]),
     )
+
+
+MATCH_START = "\x02"
+MATCH_END = "\x03"
+"""What full-text search puts around a match in a snippet: characters no one
+types, so brackets in the text itself are never taken for a match."""
+
+
+def snippet_sql(table: str) -> str:
+    return f"snippet({table}, 0, char(2), char(3), '…', 12)"
+
+
+def bracketed(marked: str) -> str:
+    """A marked snippet with its matches in [brackets], for a plain-text view."""
+    return marked.replace(MATCH_START, "[").replace(MATCH_END, "]")

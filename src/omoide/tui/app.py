@@ -29,7 +29,7 @@ from omoide.chat.events import (
     ChangedElsewhere, DiarySaved, MemoryRecalled, ProfileLearned, PromptNotice, ReplyDelta, ReplyFailed, ReplyFinished, ReplyStarted,
     TurnEvent, UserMessageStored,
 )
-from omoide.memory.events import MemoryEvent, MemoryWorkDone, MemoryWorkFailed, MemoryWorkStarted
+from omoide.memory.events import MemoryEvent, MemoryNotice, MemoryWorkDone, MemoryWorkFailed, MemoryWorkStarted
 from omoide.safe_text import inert
 from omoide.chat.session import ChatSession
 from omoide.tui.commands import HANDLERS, open_branch_picker
@@ -379,6 +379,8 @@ class OmoideApp(App[None]):
                 await self.refresh_diary()
             case MemoryWorkFailed(reason=reason):
                 status.memory = f"memory: failed ({reason}) — will retry"
+            case MemoryNotice(note=note):
+                self.notify(note, title="Template", severity="warning", timeout=10)
 
     def set_keymap(self, keymap: Mapping[str, str]) -> None:
         self.keymap = dict(keymap)

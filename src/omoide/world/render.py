@@ -51,7 +51,7 @@ def update_line(update: Update, names: dict[str, str]) -> Text:
     line.append(f"{update.kind.value:<10}", style=KIND_STYLE.get(update.kind, ""))
     source = " · ".join(x for x in (update.template, update.model) if x)
     if source:
-        line.append(source, style="dim")
+        line.append(printable(source), style="dim")
     if update.error:
         line.append(f"  {printable(update.error)}", style=KIND_STYLE.get(update.kind, "red"))
     return line

@@ -99,7 +99,7 @@ class MemoBookScreen(ModalScreen[int | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(self.title_text, id="memo-title", markup=False)
+            yield Static(safe(self.title_text), id="memo-title")
             yield DataTable(id="memos", cursor_type="row")
             yield Static("", id="memo-detail", markup=False)
             yield Static("Enter jumps to the batch · e edits · n writes a memo here · d hides/shows · r retries a gap · Esc closes",
@@ -149,7 +149,7 @@ class MemoBookScreen(ModalScreen[int | None]):
         gaps = sum(1 for m in self.memos if m.gap)
         summary = f"{count} memo{'s' if count != 1 else ''} on this path" + (f", {gaps} gap{'s' if gaps != 1 else ''}" if gaps else "")
         more = "" if self.complete else " (reading older ones…)"
-        self.query_one("#memo-title", Static).update(f"{self.title_text}: {summary}{more}, newest first{self.note}")
+        self.query_one("#memo-title", Static).update(safe(f"{self.title_text}: {summary}{more}, newest first{self.note}"))
 
     def _show(self, index: int) -> None:
         if 0 <= index < len(self.memos):

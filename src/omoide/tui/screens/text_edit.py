@@ -10,6 +10,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static, TextArea
 
+from omoide.safe_text import safe
+
 
 class TextEditScreen(ModalScreen[str | None]):
     HINT = "Ctrl+S saves · Esc cancels"
@@ -21,7 +23,7 @@ class TextEditScreen(ModalScreen[str | None]):
         self.text = text
 
     def title_widget(self) -> Static:
-        return Static(self.title_text, markup=False)
+        return Static(safe(self.title_text))
 
     def compose(self) -> ComposeResult:
         with Vertical():

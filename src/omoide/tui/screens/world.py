@@ -58,7 +58,7 @@ class EditFieldScreen(TextEditScreen):
     TEXT_ID = "field-text"
 
     def title_widget(self) -> Static:
-        return Static(Text(self.title_text, style="bold"))
+        return Static(safe(self.title_text, style="bold"))
 
 
 class WorldScreen(ModalScreen[None]):
