@@ -6,13 +6,14 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Annotated, TypeVar
 
-import click
 import typer
 from rich.console import Console
 from rich.text import Text
 
 from omoide import locations
 from omoide.cli.characters import _fail
+from omoide.cli.output import fail
+from omoide.config.editor import open_in_editor
 from omoide.errors import OmoideError
 from omoide.world.profile import ProfileBook, provenance, render_text
 from omoide.safe_text import safe
@@ -62,8 +63,16 @@ def add(text: Annotated[str, typer.Argument(help='A fact, e.g. "allergic to cats
 def edit() -> None:
     """Open your profile in $EDITOR; what you save is what every character knows."""
     before = render_text(_run(lambda book: book.get()))
-    after = click.edit(before, extension=".txt")
-    if after is None or after == before:
+    draft = locations.data_dir() / "profile-edit.txt"
+    locations.write_private(draft, before)
+    try:
+        open_in_editor(draft)
+        after = draft.read_text(encoding="utf-8")
+    except OmoideError as exc:
+        fail(exc)
+    finally:
+        draft.unlink(missing_ok=True)
+    if after == before:
         Console(highlight=False).print("No changes.")
         return
     try:

@@ -11,16 +11,14 @@ and the shipped default is used until it is fixed.
 from __future__ import annotations
 
 import logging
-import os
 import re
-import shlex
 import string
-import subprocess
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 from omoide import locations
+from omoide.config.editor import open_in_editor
 from omoide.errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -204,12 +202,7 @@ def edit(name: str) -> tuple[Path, str | None]:
     path = override_path(name)
     if not path.exists():
         locations.write_private(path, spec.default)
-    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-    try:
-        subprocess.run([*shlex.split(editor), str(path)], check=False)
-    except OSError as exc:
-        raise ConfigError(f"Cannot start the editor '{editor}': {exc.strerror or exc}.",
-                          f"Set $EDITOR to your editor, or edit {path} directly.") from exc
+    open_in_editor(path)
     return path, check(spec, path.read_text(encoding="utf-8"))
 
 
