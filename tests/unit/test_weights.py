@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from omoide.characters.model import Character
-from omoide.tui.slash import parse_remember
+from omoide.tui.command_line import parse_remember
 from omoide.domain.chat import DiaryAuthor, DiaryEntry, MemoryState, Mention, Profile
 from omoide.errors import CommandError
 from omoide.memory.diary import MemoryNote

@@ -22,7 +22,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Input, Static
 from textual.worker import Worker, WorkerState
 
-from omoide.tui import slash
+from omoide.tui import command_line as slash
 from omoide.errors import OmoideError
 from omoide.startup import release_gc
 from omoide.chat.events import (

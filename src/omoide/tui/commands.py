@@ -1,10 +1,10 @@
-"""What each slash command does in the TUI. Parsing lives in omoide.tui.slash;
+"""What each slash command does in the TUI. Parsing lives in omoide.tui.command_line;
 the handlers see the app only as a `Host`, and app.py registers `HANDLERS`."""
 
 from __future__ import annotations
 
 from omoide.characters.model import Character
-from omoide.tui.slash import ParsedCommand, help_lines, parse_remember
+from omoide.tui.command_line import ParsedCommand, help_lines, parse_remember
 from omoide.domain.chat import Message
 from omoide.errors import OmoideError
 from omoide.tui.host import Handler, Host, report

@@ -2,7 +2,7 @@
 
 Handlers (`tui/commands.py`) see the app only through `Host`, so they never
 import it; `app.py` fills a `CommandTable` with them and dispatches each parsed
-command through it. Every command in `omoide.tui.slash.COMMANDS` has a handler
+command through it. Every command in `omoide.tui.command_line.COMMANDS` has a handler
 (a test checks it), so a parsed command always runs.
 """
 
@@ -15,7 +15,7 @@ from typing import Protocol
 from textual.notifications import SeverityLevel
 from textual.screen import Screen, ScreenResultCallbackType, ScreenResultType
 
-from omoide.tui.slash import ParsedCommand
+from omoide.tui.command_line import ParsedCommand
 from omoide.errors import CommandError, OmoideError
 from omoide.chat.events import TurnEvent
 from omoide.chat.session import ChatSession

@@ -3,7 +3,7 @@ from app.py beside `tui.commands.HANDLERS`; they see the app only as a `Host`.""
 
 from __future__ import annotations
 
-from omoide.tui.slash import ParsedCommand
+from omoide.tui.command_line import ParsedCommand
 from omoide.tui.host import Handler, Host
 
 

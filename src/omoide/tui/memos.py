@@ -4,7 +4,7 @@ rows for memos."""
 
 from __future__ import annotations
 
-from omoide.tui.slash import ParsedCommand
+from omoide.tui.command_line import ParsedCommand
 from omoide.errors import OmoideError
 from omoide.memory.events import MemoryEvent, MemoryWorkDone, MemoryWorkFailed
 from omoide.tui.host import Host, report

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from omoide.tui.slash import ParsedCommand
+from omoide.tui.command_line import ParsedCommand
 from omoide.chat.scene import CONTINUE_MAX
 from omoide.tui.host import Handler, Host
 

@@ -11,7 +11,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static, Tree
 
-from omoide.tui.slash import ParsedCommand
+from omoide.tui.command_line import ParsedCommand
 from omoide.safe_text import safe
 from omoide.domain.world import Conversation, Update, UpdateKind
 from omoide.world.render import clip, update_line

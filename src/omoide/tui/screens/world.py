@@ -12,7 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from omoide.tui.slash import ParsedCommand
+from omoide.tui.command_line import ParsedCommand
 from omoide.safe_text import safe
 from omoide.world.book import WorldBook
 from omoide.domain.world import SELF, Field, WorldView, is_user

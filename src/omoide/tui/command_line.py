@@ -1,4 +1,4 @@
-"""Slash commands, parsed in one place. Clients map command names to actions."""
+"""Slash commands, parsed in one place: what the user typed, as a command name and its arguments."""
 
 from __future__ import annotations
 
