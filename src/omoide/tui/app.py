@@ -13,7 +13,7 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping
 
-from textual import work
+from textual import events, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.css.query import NoMatches
@@ -48,7 +48,8 @@ from omoide.tui.host import CommandTable
 from omoide.tui.memos import memo_status, memos_command, open_book
 from omoide.tui.memory_commands import MEMORY_HANDLERS
 from omoide.tui.scene_commands import SCENE_HANDLERS
-from omoide.tui.messages import MemoryUpdate, TurnUpdate
+from omoide.tui.messages import ComposerReady, MemoryUpdate, TurnUpdate
+from omoide.tui.typeahead import TypeAhead, replay
 from omoide.tui.widgets.composer import Composer
 from omoide.tui.widgets.diary import DiaryPane
 from omoide.tui.widgets.message import MessageView
@@ -86,6 +87,7 @@ class OmoideApp(App[None]):
         self._unsent: str | None = None
         self._show_after_reply = False
         self.keymap: dict[str, str] = {}
+        self.typeahead = TypeAhead()
         self.commands = CommandTable()
         self.commands.register_all(HANDLERS)
         self.commands.register("memos", memos_command)
@@ -102,6 +104,13 @@ class OmoideApp(App[None]):
         them Textual markup: '[Errno 111]' must show as typed, and a stray '[/]' must
         not raise. So markup is off for every notice, whoever sends it."""
         super().notify(inert(message), title=inert(title), severity=severity, timeout=timeout, markup=False)
+
+    async def on_event(self, event: events.Event) -> None:
+        if not self.typeahead.hold(event):
+            await super().on_event(event)
+
+    async def on_composer_ready(self, message: ComposerReady) -> None:
+        await replay(self, self.query_one(Composer), self.typeahead.release())
 
     # -- layout -----------------------------------------------------------------------
 
@@ -132,6 +141,7 @@ class OmoideApp(App[None]):
             self.notify(warning, severity="warning", timeout=10)
         await self.show_chat()
         self.query_one("#input", Input).focus()
+        self.post_message(ComposerReady())  # after the keys already queued, which are held too
         self.set_interval(OTHER_WRITERS_INTERVAL, self.watch_other_writers)
         self.set_timer(FIRST_RUN_DELAY, self._offer_servers)
         self.call_after_refresh(release_gc)
@@ -230,8 +240,8 @@ class OmoideApp(App[None]):
                 self._show_after_reply = forked
             case UserMessageStored(message=msg):
                 composer = self.query_one("#input", Input)
-                if self._unsent is not None and composer.value == self._unsent:
-                    composer.value = ""
+                if self._unsent is not None and composer.value.startswith(self._unsent):
+                    composer.value = composer.value[len(self._unsent):]  # keep what was typed after Enter
                 self._unsent = None
                 await self.transcript.add(msg)
             case ReplyStarted(message=msg):
