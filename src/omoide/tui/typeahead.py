@@ -13,6 +13,8 @@ app, after the keys behind it are already in the composer).
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual import events
 from textual.app import App
 from textual.widgets import Input
@@ -44,7 +46,7 @@ class TypeAhead:
         return held
 
 
-async def replay(app: App[object], composer: Input, held: list[events.Key | events.Paste]) -> None:
+async def replay(app: App[Any], composer: Input, held: list[events.Key | events.Paste]) -> None:
     """Type `held` into `composer` as if it had had the focus all along: text is
     inserted, and any other key runs the action it is bound to (Enter sends)."""
     for event in held:
