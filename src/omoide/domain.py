@@ -43,6 +43,8 @@ class Message:
     note is about. None in a one-on-one chat: the chat's character."""
     stage: str | None = None
     """'invite' or 'leave' for a stage note (a system message); None otherwise."""
+    error: str | None = None
+    """Why the reply failed (status failed) or was cut off by an error, as the user was told."""
 
     @property
     def interrupted(self) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from omoide.domain import Branch, Chat, Message
+from omoide.domain import Branch, Chat, Message, MessageStatus, Role
 from omoide.errors import CommandError
 from omoide.store import SearchHit, Store
 
@@ -74,6 +74,20 @@ class Navigator:
     async def start(self, head_id: int, count: int) -> list[Message]:
         """The first `count` messages of the story that ends at `head_id`."""
         return await self.path_slice(head_id, 0, count)
+
+    async def failed_reply(self, head_id: int | None) -> Message | None:
+        """The reason the story stops at `head_id` without an answer: the head itself
+        when an error cut its reply off, or the newest reply to it when that failed."""
+        if head_id is None:
+            return None
+        head = await self._store.messages.get(head_id)
+        if head.error:
+            return head
+        if head.role is not Role.USER:
+            return None
+        replies = await self._store.messages.children(head_id)
+        newest = replies[-1] if replies else None
+        return newest if newest is not None and newest.status is MessageStatus.FAILED and newest.error else None
 
     # -- search and goto -------------------------------------------------------------
 

@@ -362,3 +362,15 @@ MIGRATIONS.append(
         """,
     ),
 )
+
+
+MIGRATIONS.append(
+    Migration(
+        "0018_message_errors",
+        """
+        -- Why a reply failed or was cut off by an error, as the user was told: the
+        -- transcript keeps showing it under the message (and after a restart).
+        ALTER TABLE messages ADD COLUMN error TEXT;
+        """,
+    ),
+)

@@ -1,5 +1,7 @@
-"""What each slash command does in the TUI. Parsing lives in omoide.commands;
-the handlers see the app only as a `Host`, and app.py registers `HANDLERS`."""
+"""What the chat's own slash commands do in the TUI (help, diary, turns,
+branches, chats, search, personas, import). Parsing lives in omoide.commands;
+the handlers see the app only as a `Host`; `tui/slash.py` is the table that
+names them."""
 
 from __future__ import annotations
 
@@ -7,11 +9,11 @@ from omoide.characters.model import Character
 from omoide.commands import ParsedCommand, help_lines, parse_remember
 from omoide.domain import Message
 from omoide.errors import OmoideError
-from omoide.tui.host import Handler, Host, report
+from omoide.tui.host import Host, report
 from omoide.tui.memos import memo_rows
 
 
-async def _help(app: Host, command: ParsedCommand) -> None:
+async def help_command(app: Host, command: ParsedCommand) -> None:
     from omoide.tui.screens.text_modal import TextModal
 
     keys = "\n".join(f"| {key} | {what} |" for key, what in app.key_help())
@@ -23,11 +25,11 @@ async def _help(app: Host, command: ParsedCommand) -> None:
     app.push_screen(TextModal("Commands", body))
 
 
-async def _diary(app: Host, command: ParsedCommand) -> None:
+async def diary_command(app: Host, command: ParsedCommand) -> None:
     await app.action_toggle_diary()
 
 
-async def _summary(app: Host, command: ParsedCommand) -> None:
+async def summary_command(app: Host, command: ParsedCommand) -> None:
     from omoide.tui.screens.text_modal import TextModal
 
     memory = await app.session.memory()
@@ -39,14 +41,14 @@ async def _summary(app: Host, command: ParsedCommand) -> None:
     app.push_screen(TextModal("The story so far", body))
 
 
-async def _remember(app: Host, command: ParsedCommand) -> None:
+async def remember_command(app: Host, command: ParsedCommand) -> None:
     importance, text = parse_remember(command.raw_args)
     entry = await app.session.remember(text, importance=importance)
     await app.show_diary()
     app.notify(f"Written in {app.session.character.display_name}'s diary: {entry.content}", timeout=4)
 
 
-async def _prompt(app: Host, command: ParsedCommand) -> None:
+async def prompt_command(app: Host, command: ParsedCommand) -> None:
     app.action_inspect_prompt()
 
 
@@ -57,7 +59,7 @@ def _busy(app: Host) -> bool:
     return False
 
 
-async def _regen(app: Host, command: ParsedCommand) -> None:
+async def regen_command(app: Host, command: ParsedCommand) -> None:
     if _busy(app):
         return
     head = await app.session.head()
@@ -66,7 +68,7 @@ async def _regen(app: Host, command: ParsedCommand) -> None:
     app.run_turn(app.session.regenerate)
 
 
-async def _edit(app: Host, command: ParsedCommand) -> None:
+async def edit_command(app: Host, command: ParsedCommand) -> None:
     if _busy(app):
         return
     path = await app.session.transcript(limit=3)
@@ -83,7 +85,7 @@ async def _edit(app: Host, command: ParsedCommand) -> None:
     app.run_turn(lambda: app.session.edit_last(text))
 
 
-async def _undo(app: Host, command: ParsedCommand) -> None:
+async def undo_command(app: Host, command: ParsedCommand) -> None:
     if _busy(app):
         return
     await app.session.undo()
@@ -91,7 +93,7 @@ async def _undo(app: Host, command: ParsedCommand) -> None:
     app.notify("Stepped back one exchange. Nothing was deleted: /branch or Ctrl+←/→ can bring it back.", timeout=4)
 
 
-async def _branch(app: Host, command: ParsedCommand) -> None:
+async def branch_command(app: Host, command: ParsedCommand) -> None:
     args = command.args
     action = args[0].lower() if args else "list"
     names = [a for a in args[1:] if not a.startswith("--")]
@@ -140,15 +142,15 @@ async def open_branch_picker(app: Host) -> None:
     app.push_screen(BranchScreen(rows), chosen)
 
 
-async def _chats(app: Host, command: ParsedCommand) -> None:
+async def chats_command(app: Host, command: ParsedCommand) -> None:
     app.action_chat_list()
 
 
-async def _new(app: Host, command: ParsedCommand) -> None:
+async def new_command(app: Host, command: ParsedCommand) -> None:
     await app.switch_chat(None)
 
 
-async def _rename(app: Host, command: ParsedCommand) -> None:
+async def rename_command(app: Host, command: ParsedCommand) -> None:
     if not command.raw_args:
         app.notify("Usage: /rename TITLE", severity="warning")
         return
@@ -156,7 +158,7 @@ async def _rename(app: Host, command: ParsedCommand) -> None:
     await app.show_chat()
 
 
-async def _search(app: Host, command: ParsedCommand) -> None:
+async def search_command(app: Host, command: ParsedCommand) -> None:
     from rich.text import Text
 
     from omoide.tui.screens.search import SearchScreen
@@ -196,12 +198,12 @@ async def show_message(app: Host, message: Message) -> None:
     app.notify(f"Message #{message.id}, {message.created_at.astimezone():%Y-%m-%d %H:%M}. Ctrl+End goes back to the end.", timeout=4)
 
 
-async def _goto(app: Host, command: ParsedCommand) -> None:
+async def goto_command(app: Host, command: ParsedCommand) -> None:
     head = (await app.session.refresh()).head_id
     await show_message(app, await app.session.navigator.goto(command.raw_args, head))
 
 
-async def _persona(app: Host, command: ParsedCommand) -> None:
+async def persona_command(app: Host, command: ParsedCommand) -> None:
     if not command.raw_args:
         choices = app.session.personas()
         listing = ", ".join(f"{name}{' (current)' if name == app.session.user_name else ''}" for name in choices)
@@ -212,7 +214,7 @@ async def _persona(app: Host, command: ParsedCommand) -> None:
     app.notify(f"You are now {name} in this chat.", timeout=4)
 
 
-async def _import(app: Host, command: ParsedCommand) -> None:
+async def import_command(app: Host, command: ParsedCommand) -> None:
     from omoide.tui.screens.import_card import ImportCardScreen
 
     def done(character: Character | None) -> None:
@@ -222,26 +224,5 @@ async def _import(app: Host, command: ParsedCommand) -> None:
     app.push_screen(ImportCardScreen(command.raw_args), done)
 
 
-async def _quit(app: Host, command: ParsedCommand) -> None:
+async def quit_command(app: Host, command: ParsedCommand) -> None:
     app.exit()
-
-
-def _lazy(module: str, name: str) -> Handler:
-    """A handler that lives in a screen module, imported on first use."""
-    async def handler(app: Host, command: ParsedCommand) -> None:
-        import importlib
-
-        await getattr(importlib.import_module(module), name)(app, command)
-    return handler
-
-
-HANDLERS: dict[str, Handler] = {
-    "help": _help, "diary": _diary, "summary": _summary, "remember": _remember, "prompt": _prompt,
-    "regen": _regen, "edit": _edit, "undo": _undo, "branch": _branch, "chats": _chats, "new": _new,
-    "rename": _rename, "search": _search, "goto": _goto, "persona": _persona, "import": _import, "quit": _quit,
-}
-HANDLERS.update({
-    "end": _lazy("omoide.tui.screens.world", "end_command"),
-    "world": _lazy("omoide.tui.screens.world", "world_command"),
-    "log": _lazy("omoide.tui.screens.log", "log_command"),
-})
