@@ -82,8 +82,11 @@ def parse(text: str) -> ParsedCommand | None:
     name = ALIASES.get(name, name)
     if name not in COMMANDS:
         suggestion = nearest(name)
-        hint = f"Did you mean /{suggestion}?" if suggestion else "Type /help to see the commands."
-        raise CommandError(f"Unknown command /{head}.", f"{hint} (/help lists them all)")
+        if suggestion == "help" or not suggestion:
+            hint = "Did you mean /help? It lists them all." if suggestion else "/help lists them all."
+        else:
+            hint = f"Did you mean /{suggestion}? /help lists them all."
+        raise CommandError(f"Unknown command /{head}.", hint)
     try:
         args = shlex.split(rest)
     except ValueError:
@@ -95,6 +98,11 @@ def unescape(text: str) -> str:
     """'//foo' sends '/foo' as chat text."""
     stripped = text.lstrip()
     return stripped[1:] if stripped.startswith("//") else text
+
+
+def specs() -> list[CommandSpec]:
+    """Every command, in the order /help lists them."""
+    return list(_SPECS)
 
 
 def help_lines() -> list[str]:

@@ -103,11 +103,17 @@ async def test_help_lists_the_commands_and_a_typo_gets_a_suggestion(store: Store
         app.query_one("#input").value = ""
         await type_and_send(pilot, "/help")
         await pilot.pause()
-        from omoide.tui.screens.text_modal import TextModal
+        from omoide.tui.screens.help import HelpScreen
 
-        assert isinstance(app.screen, TextModal)
-        assert "/branch save|restore|list|delete NAME" in app.screen.markdown
-        assert "/remember [!] [--importance 1-5] TEXT" in app.screen.markdown
+        assert isinstance(app.screen, HelpScreen)
+        shown = app.screen.query_one("#help-text").render()
+        from rich.console import Console
+
+        console = Console(width=200, record=True)
+        console.print(shown)
+        text = console.export_text()
+        assert "/branch save|restore|list|delete NAME" in text
+        assert "/remember [!] [--importance 1-5] TEXT" in text and "/profile [add TEXT]" in text
 
 
 async def test_the_diary_pane_toggles_and_shows_remembered_lines(store: Store) -> None:

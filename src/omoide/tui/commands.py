@@ -6,7 +6,7 @@ names them."""
 from __future__ import annotations
 
 from omoide.characters.model import Character
-from omoide.commands import ParsedCommand, help_lines, parse_remember
+from omoide.commands import ParsedCommand, parse_remember
 from omoide.domain import Message
 from omoide.errors import OmoideError
 from omoide.tui.host import Host, report
@@ -14,15 +14,9 @@ from omoide.tui.memos import memo_rows
 
 
 async def help_command(app: Host, command: ParsedCommand) -> None:
-    from omoide.tui.screens.text_modal import TextModal
+    from omoide.tui.screens.help import HelpScreen
 
-    keys = "\n".join(f"| {key} | {what} |" for key, what in app.key_help())
-    body = (
-        "```\n" + "\n".join(help_lines()) + "\n```\n\n"
-        + "| Key | Does |\n|---|---|\n" + keys
-        + "\n\nStart a line with `//` to send text that begins with `/`."
-    )
-    app.push_screen(TextModal("Commands", body))
+    app.push_screen(HelpScreen(app.key_help()))
 
 
 async def diary_command(app: Host, command: ParsedCommand) -> None:
