@@ -106,12 +106,7 @@ async def test_help_lists_the_commands_and_a_typo_gets_a_suggestion(store: Store
         from omoide.tui.screens.help import HelpScreen
 
         assert isinstance(app.screen, HelpScreen)
-        shown = app.screen.query_one("#help-text").render()
-        from rich.console import Console
-
-        console = Console(width=200, record=True)
-        console.print(shown)
-        text = console.export_text()
+        text = "\n".join(strip.text for strip in app.screen._compositor.render_strips())
         assert "/branch save|restore|list|delete NAME" in text
         assert "/remember [!] [--importance 1-5] TEXT" in text and "/profile [add TEXT]" in text
 
