@@ -128,7 +128,7 @@ class FirstRunScreen(ModalScreen[FirstRunResult | None]):
         if self.welcome is not None:
             characters = self.query_one("#first-run-characters", OptionList)
             ids = [c.id for c in self.welcome.characters]
-            characters.highlighted = ids.index(self.welcome.current) if self.welcome.current in ids else 0
+            characters.highlighted = ids.index(self.welcome.current) if self.welcome.current in ids else None
             self.query_one("#first-run-name", Input).focus()
         elif self.choices:
             models = self.query_one("#first-run-models", OptionList)
