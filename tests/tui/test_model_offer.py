@@ -43,9 +43,12 @@ def hugging_face(monkeypatch: pytest.MonkeyPatch) -> Iterator[object]:
     headers = {"x-linked-etag": f'"{SHA}"', "x-linked-size": str(len(MODEL))}
     with http_server(file=MODEL, file_headers=headers, drop_after=CUT) as server:
         monkeypatch.setenv("HF_ENDPOINT", address(server))
-        from omoide.tui import download
-
-        monkeypatch.setattr(download, "RETRY_WAIT", 0.05)
+        try:
+            from omoide.tui import download
+        except ImportError:  # before issue 23 (to see these tests fail there)
+            pass
+        else:
+            monkeypatch.setattr(download, "RETRY_WAIT", 0.05)
         yield server
 
 
