@@ -121,8 +121,8 @@ class DiaryEntry:
 
     def heading(self) -> str:
         label = {
-            DiaryAuthor.CHARACTER: "memo entry",
-            DiaryAuthor.USER: "memo entry (written by you)",
+            DiaryAuthor.CHARACTER: "diary entry",
+            DiaryAuthor.USER: "diary entry (written by you)",
             DiaryAuthor.COMPRESSION: "diary, compressed",
         }[self.author]
         return f"## {self.created_at:%m/%d} - {label}"

@@ -101,9 +101,20 @@ class Navigator:
         if message.chat_id != self.chat_id:
             raise CommandError(f"Message #{message_id} is in another chat.", "`omoide chats` lists the chats; open that one first.")
         if not await self._store.messages.is_ancestor(message.id, head_id):
-            raise CommandError(f"Message #{message_id} is on another branch of the story.",
-                               "Restore or save a branch there first (/branch list shows the saved ones).")
+            holding = await branches_holding(self._store, message)
+            if holding:
+                raise CommandError(f"Message #{message_id} is on the branch '{holding[0]}', not on this path of the story.",
+                                   f"/branch restore {holding[0]} goes there.")
+            raise CommandError(f"Message #{message_id} is on a path of the story no saved branch holds.",
+                               "/branch list shows the saved ones; Ctrl+←/→ switches between the replies to a message.")
         return message
+
+    async def where(self, message: Message, head_id: int | None) -> str:
+        """Where a search hit lies: 'this path', 'branch NAME', or 'another path'."""
+        if head_id is not None and await self._store.messages.is_ancestor(message.id, head_id):
+            return "this path"
+        holding = await branches_holding(self._store, message)
+        return f"branch {holding[0]}" if holding else "another path"
 
     async def goto(self, target: str, head_id: int | None) -> Message:
         """What `/goto` names on the path to `head_id`: '#1234' (or '1234') or a date."""
@@ -143,3 +154,12 @@ class Navigator:
 
     async def archive(self, chat_id: int, archived: bool = True) -> Chat:
         return await self._store.chats.archive(chat_id, archived)
+
+
+async def branches_holding(store: Store, message: Message) -> list[str]:
+    """The names of the saved branches whose story runs through `message`."""
+    names = []
+    for branch in await store.branches.list(message.chat_id):
+        if await store.messages.is_ancestor(message.id, branch.message_id):
+            names.append(branch.name)
+    return names

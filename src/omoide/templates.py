@@ -111,6 +111,7 @@ def get(name: str) -> Template:
         unreadable = f"{path} cannot be read ({exc.strerror or exc})"
         log.warning("template %s: %s; using the shipped default", name, unreadable)
         return Template(spec, spec.default, "default (override invalid)", unreadable)
+    text = from_file(spec, text)
     problem = check(spec, text)
     if problem is not None:
         log.warning("template %s (%s): %s; using the shipped default", name, path, problem)
@@ -137,21 +138,56 @@ def all_templates() -> list[Template]:
     return [get(name) for name in sorted(REGISTRY)]
 
 
-def edit(name: str) -> tuple[Path, str | None]:
-    """Copy the default to the config directory (if there is no copy yet), open
-    it in $EDITOR, and check it. Returns the path and the problem, if any."""
+@dataclass(frozen=True, slots=True)
+class Edited:
+    """What `omoide templates edit` did."""
+
+    path: Path
+    changed: bool
+    """The text differs from what the file held before the editor ran."""
+    problem: str | None = None
+    """Why the text cannot be used (the shipped default is used meanwhile)."""
+    editor_failed: str | None = None
+    """The editor did not exit cleanly: how (nothing it left is trusted as saved)."""
+
+
+def edit(name: str) -> Edited:
+    """Open your copy of a template in $EDITOR (a copy of the default, made for
+    the purpose, the first time) and check what it leaves. A copy that ends up
+    the same as the default is removed: it would be marked 'override' for nothing."""
     spec = spec_for(name)
     path = override_path(name)
     path.parent.mkdir(parents=True, exist_ok=True)
-    if not path.exists():
-        path.write_text(spec.default, encoding="utf-8")
+    made = not path.exists()
+    if made:
+        path.write_text(as_file(spec.default), encoding="utf-8")
+    before = path.read_text(encoding="utf-8")
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
     try:
-        subprocess.run([*shlex.split(editor), str(path)], check=False)
+        status = subprocess.run([*shlex.split(editor), str(path)], check=False).returncode
     except OSError as exc:
+        if made:
+            path.unlink(missing_ok=True)
         raise ConfigError(f"Cannot start the editor '{editor}': {exc.strerror or exc}.",
                           f"Set $EDITOR to your editor, or edit {path} directly.") from exc
-    return path, check(spec, path.read_text(encoding="utf-8"))
+    after = path.read_text(encoding="utf-8") if path.exists() else before
+    if from_file(spec, after) == spec.default:
+        path.unlink(missing_ok=True)  # the default, word for word: not an override
+    failed = f"the editor '{editor}' exited with status {status}" if status != 0 else None
+    changed = after != before
+    problem = check(spec, from_file(spec, after)) if path.exists() else None
+    return Edited(path, changed, problem, failed)
+
+
+def as_file(text: str) -> str:
+    """A template as a file holds it: ending with a newline, as text files do."""
+    return text if text.endswith("\n") else text + "\n"
+
+
+def from_file(spec: TemplateSpec, text: str) -> str:
+    """A template read from its file: the newline that ends the file is not part
+    of it when the default has none (a copy of the default renders the same)."""
+    return text[:-1] if text.endswith("\n") and not spec.default.endswith("\n") else text
 
 
 def reset(name: str) -> Path | None:

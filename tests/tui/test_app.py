@@ -239,7 +239,7 @@ async def test_search_results_jump_to_the_message_and_goto_finds_a_date(store: S
         greeting = app.transcript.views()[0].message
         aside = await store.messages.add(greeting.chat_id, greeting.id, Role.USER, "a road not taken", move_head=False)
         await type_and_send(pilot, f"/goto #{aside.id}")
-        await wait_for(pilot, lambda: any(f"Message #{aside.id} is on another branch" in n for n in notices(app)))
+        await wait_for(pilot, lambda: any(f"Message #{aside.id} is on a path of the story no saved branch holds" in n for n in notices(app)))
         assert "a road not taken" not in [v.text for v in app.transcript.views()]
 
 

@@ -133,3 +133,16 @@ async def test_the_prompt_size_follows_a_branch_restore(store: Store) -> None:
         await wait_for(pilot, lambda: len(app.transcript.views()) == 1)
         await wait_for(pilot, lambda: re.search(r"prompt ~?(\d+) tok", status.render()) is not None
                        and int(re.search(r"prompt ~?(\d+) tok", status.render()).group(1)) < after_long - 200)  # type: ignore[union-attr]
+
+
+async def test_the_prompt_inspector_says_how_an_estimate_was_made(store: Store) -> None:
+    app = await make_app(store, ScriptedBackend([["Hello."]]))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await type_and_send(pilot, "Hi")
+        await wait_for(pilot, lambda: len(app.transcript.views()) == 3 and app.reply_view is None)
+        await type_and_send(pilot, "/prompt")
+        await wait_for(pilot, lambda: len(app.screen_stack) > 1)
+        await pilot.pause()
+        screen = "\n".join(screen_lines(app))
+        assert "Total:" in screen and "estimate: estimate" not in screen and "estimated: estimate" not in screen
+        assert "estimated from the text's length, 4 characters a token" in screen

@@ -143,9 +143,9 @@ async def test_search_finds_a_memo_and_enter_jumps_to_its_batch(tmp_path: Path) 
         screen = app.screen
         assert isinstance(screen, SearchScreen)
         [row] = screen.rows
-        assert row[2].startswith("memo #") and "[lighthouse]" in row[3]
+        assert row[2].startswith("memo #") and row[3] == "memo book" and "[lighthouse]" in row[4]
         cells = [str(c) for c in screen.query_one(DataTable).get_row_at(0)]
-        assert "[lighthouse]" in cells[3], "the match shows as typed, brackets and all"
+        assert "[lighthouse]" in cells[4], "the match shows as typed, brackets and all"
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.screen is not screen)
         first = app.transcript.views()[0]

@@ -161,10 +161,12 @@ async def search_command(app: Host, command: ParsedCommand) -> None:
         app.notify("Usage: /search TEXT", severity="warning")
         return
     hits = await app.session.navigator.search(command.raw_args, limit=100)
+    head = (await app.session.refresh()).head_id
     rows = []
     for hit in hits:
         who = app.session.character.display_name if hit.message.role == "assistant" else app.session.user_name
-        rows.append((hit.message.id, f"{hit.message.created_at.astimezone():%Y-%m-%d %H:%M}", who, Text(hit.snippet).plain))
+        where = await app.session.navigator.where(hit.message, head)
+        rows.append((hit.message.id, f"{hit.message.created_at.astimezone():%Y-%m-%d %H:%M}", who, where, Text(hit.snippet).plain))
     rows.extend(await memo_rows(app, command.raw_args))
     if not rows:
         app.notify(f"Nothing found for '{command.raw_args}' in this chat.", timeout=4)
