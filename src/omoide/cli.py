@@ -22,7 +22,6 @@ from omoide.safe_text import inert, oneline, safe
 from omoide.say_cli import StreamedText as StreamedText  # re-exported: tests and scripts import it from here
 
 if TYPE_CHECKING:
-    from omoide.domain import Message
     from omoide.runtime import Workspace
 
 T = TypeVar("T")
@@ -248,6 +247,7 @@ def search(
     """Search every chat with a character, all branches included, newest first."""
     from rich.table import Table
 
+    from omoide.navigator import where_in_chat
     from omoide.runtime import Workspace
 
     async def go() -> None:
@@ -256,7 +256,7 @@ def search(
             char = workspace.character(character)
             hits = await workspace.store.messages.search(text, character=char.id, limit=limit)
             memo_hits = await workspace.store.memos.search(text, character=char.id, limit=limit)
-            where = [await _where(workspace, hit.message) for hit in hits]
+            where = [await where_in_chat(workspace.store, hit.message) for hit in hits]
         finally:
             await workspace.aclose()
         if not hits and not memo_hits:
@@ -331,17 +331,6 @@ def export(
     else:
         # JSON escapes control characters itself; Markdown is text for a terminal.
         sys.stdout.write(inert(text) if format == "md" else text)
-
-
-async def _where(workspace: Workspace, message: Message) -> str:
-    """'' when the message is on its chat's path now, else the saved branch holding it."""
-    from omoide.navigator import branches_holding
-
-    chat = await workspace.store.chats.get(message.chat_id)
-    if chat.head_id is not None and await workspace.store.messages.is_ancestor(message.id, chat.head_id):
-        return ""
-    holding = await branches_holding(workspace.store, message)
-    return f"branch {holding[0]}" if holding else "off path"
 
 
 def _display_name(workspace: Workspace, key: str) -> str:

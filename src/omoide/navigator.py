@@ -163,3 +163,13 @@ async def branches_holding(store: Store, message: Message) -> list[str]:
         if await store.messages.is_ancestor(message.id, branch.message_id):
             names.append(branch.name)
     return names
+
+
+async def where_in_chat(store: Store, message: Message) -> str:
+    """'' when `message` is on its chat's path now; else the saved branch that
+    holds it ('branch NAME'), or 'off path'."""
+    chat = await store.chats.get(message.chat_id)
+    if chat.head_id is not None and await store.messages.is_ancestor(message.id, chat.head_id):
+        return ""
+    holding = await branches_holding(store, message)
+    return f"branch {holding[0]}" if holding else "off path"

@@ -15,7 +15,6 @@ from contextlib import aclosing
 from datetime import datetime, timezone
 from typing import Literal
 
-from omoide import identity
 from omoide.characters import lorebook
 from omoide.characters.attached import lorebooks_for
 from omoide.characters.model import Character, LoreEntry, Lorebook, substitute
@@ -168,15 +167,6 @@ class ChatSession(SceneTurns, Navigation, UserMemory):
             self.store, character, self.settings, self.backend,
             summarizer=self.memory_worker.backend, on_memory_event=self.on_memory_event,
         )
-
-    async def rename_user(self, name: str) -> str:
-        """You are `name` from now on: in your profile, in every chat, and in this
-        chat's greeting if nobody has written yet."""
-        name = await identity.rename(self.store, self.settings, name)
-        if self.chat.persona is None:
-            self.user_name = self.memory_worker.user_name = name
-            await identity.refill_greeting(self.store, self.chat, self.character, name)
-        return name
 
     @property
     def own_head(self) -> int | None:

@@ -1,4 +1,4 @@
-"""Your hand on the memory: personas, /remember, /recall, /amnesia. Part of
+"""Your hand on the memory: your name and personas, /remember, /recall, /amnesia. Part of
 ChatSession (a mixin: it uses the session's store, settings, chat, character,
 memory worker and weights)."""
 
@@ -8,6 +8,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from omoide import identity
 from omoide.characters.model import Character
 from omoide.config import Settings
 from omoide.domain import Chat, DiaryAuthor, DiaryEntry, MemoryState
@@ -55,6 +56,15 @@ class UserMemory:
         stored = None if match == self.settings.user_name else match
         self.chat = await self.store.chats.set_persona(self.chat.id, stored)
         return self.user_name, self.user_persona
+
+    async def rename_user(self, name: str) -> str:
+        """You are `name` from now on: in your profile (the one place that says who
+        you are), in every chat, and in this chat's greeting if nobody has written yet."""
+        name = await identity.rename(self.store, self.settings, name)
+        if self.chat.persona is None:
+            self.user_name = self.memory_worker.user_name = name
+            await identity.refill_greeting(self.store, self.chat, self.character, name)
+        return name
 
     # -- memory ---------------------------------------------------------------------
 
