@@ -187,3 +187,20 @@ async def test_a_hostile_model_name_on_the_offer_is_inert_and_never_crashes(
         await pilot.press("escape")
         await wait_for(pilot, lambda: not app.screen.query("#first-run-models"))
         assert app.is_running
+
+
+async def test_a_name_changed_in_the_profile_is_who_you_are_at_once(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    from textual.widgets import TextArea
+
+    monkeypatch.setenv("OMOIDE_WELCOMED", "true")
+    app = await open_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, "/profile")
+        await wait_for(pilot, lambda: bool(app.screen.query("#profile-text")))
+        area = app.screen.query_one("#profile-text", TextArea)
+        area.text = area.text.replace("name:", "name: Ren", 1)
+        await pilot.press("ctrl+s")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.session.user_name == "Ren")
+        await wait_for(pilot, lambda: app.transcript.views()[0].text == "*Noor lifts her veil.* Oh, Ren! You came up after all.")
+    assert (await store.profile.get()).name == "Ren"

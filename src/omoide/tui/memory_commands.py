@@ -24,7 +24,13 @@ async def profile_command(app: Host, command: ParsedCommand) -> None:
         app.notify(f"Added to your profile: {fact.content}. Every character knows it now.", timeout=5)
         return
     book = app.session.profile
-    app.push_screen(ProfileScreen(book, await book.get()))
+
+    async def closed(_: None) -> None:
+        name = (await book.get()).name  # the profile's name is who you are: a new one shows at once
+        if name and name != app.session.settings.user_name:
+            await app.rename_user(name)
+
+    app.push_screen(ProfileScreen(book, await book.get()), closed)
 
 
 async def amnesia_command(app: Host, command: ParsedCommand) -> None:
