@@ -75,8 +75,7 @@ async def test_the_offer_downloads_with_progress_resumes_and_switches_while_you_
         assert offered.name in offer and offered.size in offer and offered.ram in offer and offered.licence in offer
         assert "tokens a second here" in offer
         seen: list[tuple[str, int, int | None, bool]] = []
-        bar = app.query_one("#download")
-        app.downloads.subscribe(lambda s: seen.append((s.phase, s.done, s.total, bar.has_class("shown"))))
+        app.downloads.subscribe(lambda s: seen.append((s.phase, s.done, s.total, bool(app.query("#download.shown")))))
         await pilot.click("#download")
         await wait_for(pilot, lambda: app.downloads.state.phase != "idle")
         await type_and_send(pilot, "Hello while it downloads")  # the chat goes on meanwhile

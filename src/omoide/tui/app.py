@@ -33,7 +33,7 @@ from omoide.startup import release_gc
 from omoide.safe_text import inert
 from omoide.session import ChatSession
 from omoide.tui.commands import open_branch_picker
-from omoide.tui.download import DownloadBar, Downloads
+from omoide.tui.download import Downloads
 from omoide.tui.host import CommandTable
 from omoide.tui.memos import open_book
 from omoide.tui.slash import TABLE
@@ -113,7 +113,6 @@ class OmoideApp(TurnsApp):
             yield DiaryPane(self.session.character.display_name)
         with Vertical(id="composer"):
             yield Composer(placeholder=self._placeholder(), id="input")
-        yield DownloadBar(self.downloads)
         yield StatusBar(id="status", markup=False)
 
     def _placeholder(self) -> str:

@@ -1,7 +1,7 @@
 """A recommended model, downloaded in the background while you chat.
 
 `Downloads` runs `omoide.models.pull` in a worker: its progress shows in the
-`DownloadBar` above the status bar (and in /models), a connection that drops
+`DownloadBar` (widgets/download_bar.py) above the status bar (and in /models), a connection that drops
 is resumed from the .part file (a few times, waiting a little longer each
 time), the file is checked as `pull` checks it (GGUF's magic number, the size
 announced, the SHA-256 Hugging Face announces), and once it is whole the chat
@@ -18,16 +18,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol, cast
 
-from rich.text import Text
-from textual.app import App, ComposeResult
-from textual.containers import Horizontal
-from textual.widgets import ProgressBar, Static
+from typing import TYPE_CHECKING
+
+from textual.app import App
 
 from omoide.errors import OmoideError
 from omoide.llm.base import Backend
-from omoide.models.catalog import RECOMMENDED, Recommended, models_dir
-from omoide.safe_text import inert
 from omoide.session import ChatSession
+
+if TYPE_CHECKING:
+    from omoide.models.catalog import Recommended
 
 RETRIES = 4
 """Resumes after a dropped connection before the download is given up (and can be started again)."""
@@ -68,6 +68,7 @@ class _Host(Protocol):
 
 
 def part_file(model: Recommended) -> Path:
+    from omoide.models.catalog import models_dir
     from omoide.models.pull import resolve
 
     return models_dir() / (resolve(model.name).filename + ".part")
@@ -99,6 +100,7 @@ class Downloads:
         if self.busy:
             self._app.notify(f"{self.state.model} is still downloading; one download at a time.", severity="warning", timeout=5)
             return
+        self._show_bar()
         self._set(DownloadState("running", model.name))
         self._app.run_worker(self._run(model), group="download", exclusive=True, exit_on_error=False)
 
@@ -109,6 +111,8 @@ class Downloads:
 
         if self.busy or not needs_first_run(cast(_Host, self._app).session.settings):
             return
+        from omoide.models.catalog import RECOMMENDED
+
         for model in RECOMMENDED:
             if part_file(model).exists():
                 self._app.notify(f"Resuming the download of {model.name} where it stopped.", timeout=5)
@@ -150,6 +154,14 @@ class Downloads:
         self._app.notify(f"{model.name} is ready: the next reply comes from it (the default now, in {saved}).",
                          title="Download", timeout=8)
 
+    def _show_bar(self) -> None:
+        """The bar above the status bar, mounted with the first download (its
+        widgets are not worth importing at every start)."""
+        from omoide.tui.widgets.download_bar import DownloadBar
+
+        if not self._app.query(DownloadBar):
+            self._app.screen_stack[0].mount(DownloadBar(self), before="#status")
+
     def _progress(self, name: str, done: int, total: int | None) -> None:
         self.state = replace(self.state, done=done, total=total)
         now = time.monotonic()
@@ -161,33 +173,3 @@ class Downloads:
         self.state = state
         for listener in list(self._listeners):
             listener(state)
-
-
-class DownloadBar(Horizontal):
-    """A line above the status bar while a model downloads (or its download failed)."""
-
-    DEFAULT_CSS = """
-    DownloadBar { height: 1; display: none; padding: 0 1; background: $panel; }
-    DownloadBar.shown { display: block; }
-    DownloadBar #download-text { width: 1fr; height: 1; color: $text-muted; }
-    DownloadBar ProgressBar { width: 36; height: 1; }
-    """
-
-    def __init__(self, downloads: Downloads) -> None:
-        super().__init__(id="download")
-        self.downloads = downloads
-
-    def compose(self) -> ComposeResult:
-        yield Static("", id="download-text", markup=False)
-        yield ProgressBar(total=None, show_eta=False, id="download-progress")
-
-    def on_mount(self) -> None:
-        self.downloads.subscribe(self.show)
-
-    def on_unmount(self) -> None:
-        self.downloads.unsubscribe(self.show)
-
-    def show(self, state: DownloadState) -> None:
-        self.set_class(state.phase in ("running", "retrying", "failed"), "shown")
-        self.query_one("#download-text", Static).update(Text(inert(state.line()), no_wrap=True, overflow="ellipsis"))
-        self.query_one(ProgressBar).update(total=state.total, progress=state.done)
