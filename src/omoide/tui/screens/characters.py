@@ -29,7 +29,8 @@ def tagline(character: Character, user_name: str) -> str:
     """The card's description in one line: its first sentence, or its start."""
     text = oneline(substitute(character.description, char=character.display_name, user=user_name))
     first = _SENTENCE.split(text, maxsplit=1)[0] if text else ""
-    return oneline(first or character.scenario or character.personality or "(no description)", TAGLINE)
+    line = oneline(first or character.scenario or character.personality or "(no description)")
+    return line if len(line) <= TAGLINE else line[:TAGLINE].rsplit(" ", 1)[0].rstrip(",;:") + "…"  # at a word
 
 
 def character_options(characters: list[Character], user_name: str, current: str | None) -> list[Option]:

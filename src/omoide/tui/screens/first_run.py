@@ -73,7 +73,8 @@ class FirstRunScreen(ModalScreen[FirstRunResult | None]):
     DEFAULT_CSS = """
     FirstRunScreen { align: center middle; }
     FirstRunScreen > VerticalScroll { width: 90%; max-width: 100; height: auto; max-height: 95%; border: round $accent; background: $surface; padding: 0 2; }
-    FirstRunScreen .title { text-style: bold; margin-top: 1; }
+    FirstRunScreen .title { text-style: bold; }
+    FirstRunScreen .section { margin-top: 1; }
     FirstRunScreen Input { margin: 0 0 1 0; }
     FirstRunScreen OptionList { height: auto; max-height: 8; margin: 0 0 1 0; }
     FirstRunScreen Horizontal { height: auto; }
@@ -95,7 +96,7 @@ class FirstRunScreen(ModalScreen[FirstRunResult | None]):
             if self.welcome is not None:
                 yield from self._compose_welcome(self.welcome)
             if self.choices:
-                yield Static("A model server is running on this machine", classes="title", markup=False)
+                yield Static("A model server is running on this machine", classes="title section" if self.welcome else "title", markup=False)
                 yield Static(Text(f"You are chatting with the small embedded model ({oneline(self.embedded, 60)}). "
                                   "A model on your own server will tell far better stories. Pick one:"))
                 yield OptionList(*(Option(model_label(c), id=str(i)) for i, c in enumerate(self.choices)), id="first-run-models")
@@ -104,7 +105,7 @@ class FirstRunScreen(ModalScreen[FirstRunResult | None]):
                     yield Button("Make it the default", id="default", variant="success")
                     yield Button("Keep the embedded model", id="keep")
             elif self.offer is not None:
-                yield Static("A real model", classes="title", markup=False)
+                yield Static("A real model", classes="title section", markup=False)
                 yield Static(Text(f"You are chatting with a small demo model ({oneline(self.embedded, 60)}): it forgets "
                                   "and repeats itself. No model server answered here; this model suits this machine:"))
                 yield Static(Text("\n".join(self.offer.describe()), style="bold"), id="first-run-offer")

@@ -52,7 +52,7 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         body = VerticalScroll(id="help-body")
         body.border_title = "Commands"
-        body.border_subtitle = "Esc to close"
+        body.border_subtitle = "↑↓ PgUp PgDn scroll · Esc closes"
         with body:
             yield Static(help_tables(self.keys), id="help-text")
 
