@@ -57,6 +57,10 @@ async def test_help_shows_every_description_whole(store: Store, size: tuple[int,
         for spec in COMMANDS.values():
             assert " ".join(spec.summary.split()) in text, f"/{spec.name}: {spec.summary!r} is not whole on screen"
         assert body.max_scroll_x == 0  # nothing to scroll sideways: no horizontal scrollbar
+        box = [line[region.x - 2 : region.right + 2] for line in screen_lines(app)[region.y : region.bottom]]
+        assert not any(glyph in line for line in box for glyph in "▁▂▃▄▅▆▇█▔"), "no scrollbar glyph in the box"
+        if body.max_scroll_y:
+            assert "of" in str(body.border_subtitle) and "Esc closes" in str(body.border_subtitle)  # where you are, instead
 
 
 async def test_an_unknown_command_gives_its_hint_once(store: Store) -> None:

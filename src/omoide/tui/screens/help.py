@@ -36,11 +36,33 @@ def help_tables(keys: list[tuple[str, str]]) -> Group:
     return Group(commands, Text(""), shortcuts, Text(""), note)
 
 
+class HelpBody(VerticalScroll):
+    """The scrolling view, without a scrollbar (its two-cell thumb reads as stray
+    glyphs in a plain terminal): the border says where you are instead."""
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        self.show_position()
+
+    def on_resize(self) -> None:
+        self.show_position()
+
+    def show_position(self) -> None:
+        total = self.virtual_size.height
+        height = self.scrollable_content_region.height
+        if total <= height or height <= 0:
+            self.border_subtitle = "Esc closes"
+            return
+        top = round(self.scroll_y)
+        self.border_subtitle = f"lines {top + 1}–{min(top + height, total)} of {total} · ↑↓ PgUp PgDn · Esc closes"
+
+
 class HelpScreen(ModalScreen[None]):
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
-    HelpScreen > VerticalScroll { width: 90%; max-width: 120; height: auto; max-height: 90%; border: round $accent;
-                                  border-title-style: bold; background: $surface; padding: 0 1; overflow-x: hidden; }
+    HelpScreen > HelpBody { width: 90%; max-width: 120; height: auto; max-height: 90%; border: round $accent;
+                            border-title-style: bold; background: $surface; padding: 0 1; overflow-x: hidden;
+                            scrollbar-size-vertical: 0; }
     HelpScreen #help-hint { color: $text-muted; }
     """
     BINDINGS = [Binding("escape,q", "close", "Close", id="help.close")]
@@ -50,14 +72,15 @@ class HelpScreen(ModalScreen[None]):
         self.keys = keys
 
     def compose(self) -> ComposeResult:
-        body = VerticalScroll(id="help-body")
+        body = HelpBody(id="help-body")
         body.border_title = "Commands"
-        body.border_subtitle = "↑↓ PgUp PgDn scroll · Esc closes"
         with body:
             yield Static(help_tables(self.keys), id="help-text")
 
     def on_mount(self) -> None:
-        self.query_one("#help-body").focus()
+        body = self.query_one(HelpBody)
+        body.focus()
+        self.call_after_refresh(body.show_position)
 
     def action_close(self) -> None:
         self.dismiss(None)
