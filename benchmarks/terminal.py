@@ -61,8 +61,10 @@ def _keep_server() -> None:
         atexit.register(_tmux, "kill-server")
 
 
-_ENV: dict[str, str] = {}
-"""Variables every launch is given on top of OMOIDE_HOME and PYTHONPATH."""
+_ENV: dict[str, str] = {"OMOIDE_WELCOMED": "true"}
+"""Variables every launch is given on top of OMOIDE_HOME and PYTHONPATH. The
+first-run welcome is taken as given: the launches measure a returning user's
+start (the welcome comes once, after the first paint)."""
 
 
 def _package_root() -> Path:

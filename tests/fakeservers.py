@@ -24,6 +24,9 @@ class _Server(ThreadingHTTPServer):
     drop_after: int | None
     ranges: bool
     requests: list[dict[str, str]]
+    unsized: bool
+    endless: bool
+    range_from_zero: bool
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -62,7 +65,13 @@ class _Handler(BaseHTTPRequestHandler):
         data, start = self.server.file, 0
         wanted = self.headers.get("range", "")
         headers = dict(self.server.file_headers)
-        if wanted.startswith("bytes=") and self.server.ranges:
+        if self.server.unsized:
+            self._unsized(data, headers)
+            return
+        if wanted.startswith("bytes=") and self.server.range_from_zero:
+            self.send_response(206)  # a broken resume: "partial", but the whole file from byte 0
+            headers["content-range"] = f"bytes 0-{len(data) - 1}/{len(data)}"
+        elif wanted.startswith("bytes=") and self.server.ranges:
             start = int(wanted[6:].split("-")[0])
             if start >= len(data):
                 self._send(416, b"", {"content-range": f"bytes */{len(data)}"})
@@ -88,6 +97,24 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(body[i : i + 65536])
 
 
+    def _unsized(self, data: bytes, headers: dict[str, str]) -> None:
+        """No Content-Length: the body ends when the connection closes, or (endless) never."""
+        self.close_connection = True
+        self.send_response(200)
+        headers.setdefault("content-type", "application/octet-stream")
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.send_header("connection", "close")
+        self.end_headers()
+        try:
+            self.wfile.write(data)
+            block = b"\0" * 65536
+            for _ in range(16_384 if self.server.endless else 0):  # at most 1 GiB: a test server stops by itself
+                self.wfile.write(block)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+
 @contextmanager
 def http_server(
     routes: dict[str, Any] | None = None,
@@ -96,11 +123,15 @@ def http_server(
     file_headers: dict[str, str] | None = None,
     drop_after: int | None = None,
     ranges: bool = True,
+    unsized: bool = False,
+    endless: bool = False,
+    range_from_zero: bool = False,
 ) -> Iterator[_Server]:
     server = _Server(("127.0.0.1", 0), _Handler)
     server.routes = routes or {}
     server.file, server.file_headers, server.drop_after, server.ranges = file, file_headers or {}, drop_after, ranges
     server.requests = []
+    server.unsized, server.endless, server.range_from_zero = unsized, endless, range_from_zero
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

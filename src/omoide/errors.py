@@ -79,6 +79,12 @@ class CommandError(OmoideError):
     pass
 
 
+class NothingYet(CommandError):
+    """What a command would show does not exist yet (no chat with the character,
+    no conversation to end): not a failure. The CLI says so, with what to do,
+    and exits 0 (docs/cli.md)."""
+
+
 class DownloadFailed(OmoideError):
     pass
 

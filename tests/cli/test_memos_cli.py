@@ -83,5 +83,5 @@ def test_search_and_exports_include_memos() -> None:
 
 
 def test_memos_without_a_chat_says_how_to_start_one() -> None:
-    result = run("memos", "wren")
-    assert result.exit_code == 1 and "No chat with Wren yet" in result.stderr
+    result = run("memos", "wren")  # nothing yet: not a failure (docs/cli.md)
+    assert result.exit_code == 0 and "no chat with Wren yet" in result.stderr and "omoide chat wren" in result.stderr

@@ -59,7 +59,7 @@ def terminal(omoide_home: Path) -> Iterator[Callable[[list[str], dict[str, str]]
     def start(args: list[str], env: dict[str, str]) -> Pane:
         name = f"omoide-test-{uuid.uuid4().hex[:8]}"
         names.append(name)
-        exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in {**env, "OMOIDE_HOME": str(omoide_home),
+        exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in {"OMOIDE_WELCOMED": "true", **env, "OMOIDE_HOME": str(omoide_home),
                                                                    "PYTHONPATH": os.environ.get("PYTHONPATH", "")}.items())
         command = f"env {exports} {shlex.quote(sys.executable)} -m omoide.cli.app {' '.join(map(shlex.quote, args))}; echo EXITED $?; sleep 600"
         for _ in range(20):  # a tmux server whose last session just closed may still be exiting

@@ -103,11 +103,12 @@ async def test_help_lists_the_commands_and_a_typo_gets_a_suggestion(store: Store
         app.query_one("#input").value = ""
         await type_and_send(pilot, "/help")
         await pilot.pause()
-        from omoide.tui.screens.text_modal import TextModal
+        from omoide.tui.screens.help import HelpScreen
 
-        assert isinstance(app.screen, TextModal)
-        assert "/branch save|restore|list|delete NAME" in app.screen.markdown
-        assert "/remember [!] [--importance 1-5] TEXT" in app.screen.markdown
+        assert isinstance(app.screen, HelpScreen)
+        text = "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+        assert "/branch save|restore|list|delete NAME" in text
+        assert "/remember [!] [--importance 1-5] TEXT" in text and "/profile [add TEXT]" in text
 
 
 async def test_the_diary_pane_toggles_and_shows_remembered_lines(store: Store) -> None:
@@ -238,7 +239,7 @@ async def test_search_results_jump_to_the_message_and_goto_finds_a_date(store: S
         greeting = app.transcript.views()[0].message
         aside = await store.messages.add(greeting.chat_id, greeting.id, Role.USER, "a road not taken", move_head=False)
         await type_and_send(pilot, f"/goto #{aside.id}")
-        await wait_for(pilot, lambda: any(f"Message #{aside.id} is on another branch" in n for n in notices(app)))
+        await wait_for(pilot, lambda: any(f"Message #{aside.id} is on a path of the story no saved branch holds" in n for n in notices(app)))
         assert "a road not taken" not in [v.text for v in app.transcript.views()]
 
 

@@ -68,7 +68,7 @@ async def test_every_screen_shows_hostile_text_inert_and_never_crashes(store: St
         assert app.is_running
         assert_inert_screen(app)
         if command.startswith("/search"):
-            assert "[/OOC]" in app.screen.query_one("DataTable").get_row_at(0)[3].plain
+            assert "[/OOC]" in app.screen.query_one("DataTable").get_row_at(0)[4].plain
 
 
 async def test_a_hostile_notice_is_inert(store: Store) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import sys
 from pathlib import Path
 
@@ -15,7 +17,6 @@ from omoide.store import Store
 from omoide.tui.app import OmoideApp
 from omoide.tui.memos import FOUND
 from omoide.tui.screens.memos import MemoBookScreen, MemoEditor
-from omoide.tui.screens.text_modal import TextModal
 from tests.scripted import ScriptedBackend
 from tests.tui.test_app import SIZE, notices, type_and_send, wait_for
 
@@ -93,8 +94,15 @@ async def test_help_lists_the_book_and_an_empty_book_says_what_to_do(tmp_path: P
     app = await book_app(store, ScriptedBackend())
     async with app.run_test(size=SIZE) as pilot:
         await type_and_send(pilot, "/help")
-        await wait_for(pilot, lambda: isinstance(app.screen, TextModal))
-        assert "/memos" in app.screen.markdown and "Memo book" in app.screen.markdown
+        from rich.console import Console
+
+        from omoide.tui.screens.help import HelpScreen, help_tables
+
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
+        console = Console(width=200, record=True, file=open(os.devnull, "w"))
+        console.print(help_tables(app.screen.keys))
+        text = console.export_text()
+        assert "/memos" in text and "Memo book" in text
         await pilot.press("escape")
         await type_and_send(pilot, "/memos")
         await wait_for(pilot, lambda: isinstance(app.screen, MemoBookScreen))
@@ -143,9 +151,9 @@ async def test_search_finds_a_memo_and_enter_jumps_to_its_batch(tmp_path: Path) 
         screen = app.screen
         assert isinstance(screen, SearchScreen)
         [row] = screen.rows
-        assert row[2].startswith("memo #") and "[lighthouse]" in row[3]
+        assert row[2].startswith("memo #") and row[3] == "memo book" and "[lighthouse]" in row[4]
         cells = [str(c) for c in screen.query_one(DataTable).get_row_at(0)]
-        assert "[lighthouse]" in cells[3], "the match shows as typed, brackets and all"
+        assert "[lighthouse]" in cells[4], "the match shows as typed, brackets and all"
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.screen is not screen)
         first = app.transcript.views()[0]

@@ -176,16 +176,16 @@ async def test_every_slash_command_has_a_handler_in_the_app(store: Store) -> Non
 
 
 async def test_help_shows_the_keys_as_currently_bound(store: Store) -> None:
-    from omoide.tui.screens.text_modal import TextModal
+    from omoide.tui.screens.help import HelpScreen
 
     app = await make_app(store, ScriptedBackend())
     async with app.run_test(size=SIZE) as pilot:
         app.set_keymap({"chat.diary": "ctrl+y"})
         await type_and_send(pilot, "/help")
         await pilot.pause()
-        assert isinstance(app.screen, TextModal)
-        for row in ["| ^y | Diary |", "| esc | Stop reply |", "| ⏎ | Send |", "| pgup | Page up |", "| ^p | Prompt |"]:
-            assert row in app.screen.markdown, row
+        assert isinstance(app.screen, HelpScreen)
+        for key, does in [("^y", "Diary"), ("esc", "Stop reply"), ("⏎", "Send"), ("pgup", "Page up"), ("^p", "Prompt")]:
+            assert (key, does) in app.screen.keys, (key, does)
         await pilot.press("escape")
         await pilot.press("ctrl+y")
         assert app.diary.has_class("visible")
@@ -305,7 +305,7 @@ async def test_the_inspector_reports_what_the_second_turn_shares_with_the_first(
         await pilot.pause()
         summary = str(app.screen.query_one("#inspector-summary").render())
         assert "Shared with the previous turn's prompt: about" in summary and "reusable from a prompt cache" in summary
-        assert "(estimated: " in summary and "Dropped to fit: nothing" in summary
+        assert "(estimated from the text's length" in summary and "Dropped to fit: nothing" in summary
 
 
 async def test_paging_up_to_the_top_loads_older_messages_and_keeps_the_place(store: Store) -> None:

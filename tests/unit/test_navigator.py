@@ -62,7 +62,12 @@ async def test_goto_finds_a_message_on_the_path_and_explains_one_that_is_not(sto
     assert (await nav.goto(f" {ids[3]} ", head)).content == "Show me the stairs."
     with pytest.raises(CommandError) as off_path:
         await nav.goto(f"#{ids[5]}", head)
-    assert f"Message #{ids[5]} is on another branch" in off_path.value.message and "branch" in off_path.value.hint
+    assert f"Message #{ids[5]} is on a path of the story no saved branch holds" in off_path.value.message
+    assert "/branch list" in off_path.value.hint
+    await store.branches.save(chat.id, "aside", ids[5])
+    with pytest.raises(CommandError) as named:
+        await nav.goto(f"#{ids[5]}", head)
+    assert f"Message #{ids[5]} is on the branch 'aside'" in named.value.message and "/branch restore aside" in named.value.hint
     assert other.head_id is not None
     with pytest.raises(CommandError, match="in another chat"):
         await nav.locate(other.head_id, head)  # type: ignore[arg-type]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from omoide.domain.chat import Branch, Chat, Message
+from omoide.domain.chat import Branch, Chat, Message, MessageStatus, Role
 from omoide.errors import CommandError
 from omoide.store import SearchHit, Store
 
@@ -75,6 +75,20 @@ class Navigator:
         """The first `count` messages of the story that ends at `head_id`."""
         return await self.path_slice(head_id, 0, count)
 
+    async def failed_reply(self, head_id: int | None) -> Message | None:
+        """The reason the story stops at `head_id` without an answer: the head itself
+        when an error cut its reply off, or the newest reply to it when that failed."""
+        if head_id is None:
+            return None
+        head = await self._store.messages.get(head_id)
+        if head.error:
+            return head
+        if head.role is not Role.USER:
+            return None
+        replies = await self._store.messages.children(head_id)
+        newest = replies[-1] if replies else None
+        return newest if newest is not None and newest.status is MessageStatus.FAILED and newest.error else None
+
     # -- search and goto -------------------------------------------------------------
 
     async def search(self, text: str, *, limit: int = 100) -> list[SearchHit]:
@@ -87,9 +101,20 @@ class Navigator:
         if message.chat_id != self.chat_id:
             raise CommandError(f"Message #{message_id} is in another chat.", "`omoide chats` lists the chats; open that one first.")
         if not await self._store.messages.is_ancestor(message.id, head_id):
-            raise CommandError(f"Message #{message_id} is on another branch of the story.",
-                               "Restore or save a branch there first (/branch list shows the saved ones).")
+            holding = await branches_holding(self._store, message)
+            if holding:
+                raise CommandError(f"Message #{message_id} is on the branch '{holding[0]}', not on this path of the story.",
+                                   f"/branch restore {holding[0]} goes there.")
+            raise CommandError(f"Message #{message_id} is on a path of the story no saved branch holds.",
+                               "/branch list shows the saved ones; Ctrl+←/→ switches between the replies to a message.")
         return message
+
+    async def where(self, message: Message, head_id: int | None) -> str:
+        """Where a search hit lies: 'this path', 'branch NAME', or 'another path'."""
+        if head_id is not None and await self._store.messages.is_ancestor(message.id, head_id):
+            return "this path"
+        holding = await branches_holding(self._store, message)
+        return f"branch {holding[0]}" if holding else "another path"
 
     async def goto(self, target: str, head_id: int | None) -> Message:
         """What `/goto` names on the path to `head_id`: '#1234' (or '1234') or a date."""
@@ -129,3 +154,22 @@ class Navigator:
 
     async def archive(self, chat_id: int, archived: bool = True) -> Chat:
         return await self._store.chats.archive(chat_id, archived)
+
+
+async def branches_holding(store: Store, message: Message) -> list[str]:
+    """The names of the saved branches whose story runs through `message`."""
+    names = []
+    for branch in await store.branches.list(message.chat_id):
+        if await store.messages.is_ancestor(message.id, branch.message_id):
+            names.append(branch.name)
+    return names
+
+
+async def where_in_chat(store: Store, message: Message) -> str:
+    """'' when `message` is on its chat's path now; else the saved branch that
+    holds it ('branch NAME'), or 'off path'."""
+    chat = await store.chats.get(message.chat_id)
+    if chat.head_id is not None and await store.messages.is_ancestor(message.id, chat.head_id):
+        return ""
+    holding = await branches_holding(store, message)
+    return f"branch {holding[0]}" if holding else "off path"

@@ -167,7 +167,8 @@ class ReplyStream:
             finished = True
             yield ReplyFinished(stored, self.usage)
         except BackendError as error:
-            kept = await self._end_unfinished(reply, MessageStatus.INTERRUPTED if self.text else MessageStatus.FAILED)
+            kept = await self._end_unfinished(reply, MessageStatus.INTERRUPTED if self.text else MessageStatus.FAILED,
+                                              error=f"{error.message} {error.hint}".strip())
             finished = True
             yield ReplyFailed(error, kept)
         finally:
@@ -291,9 +292,9 @@ class ReplyStream:
             self._last_persist = time.monotonic()
             await self.store.messages.update(reply.id, content="".join(self._shown))
 
-    async def _end_unfinished(self, reply: Message, status: MessageStatus) -> Message | None:
+    async def _end_unfinished(self, reply: Message, status: MessageStatus, *, error: str | None = None) -> Message | None:
         partial = self.text
-        stored = await self.store.messages.update(reply.id, content=partial, status=status)
+        stored = await self.store.messages.update(reply.id, content=partial, status=status, error=error)
         if partial:
             return stored
         # Nothing arrived: the head goes back to the user's message, which stays.

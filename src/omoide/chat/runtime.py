@@ -11,6 +11,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from omoide.world import identity
 from omoide.characters.library import default_character, find_character
 from omoide.characters.model import Character
 from omoide.config.settings import Settings, load_settings
@@ -36,7 +37,13 @@ class Workspace:
     async def open(cls, settings: Settings | None = None) -> Workspace:
         """The settings and the store, and no backend: nothing here reaches for a model."""
         settings = settings or load_settings()
-        return cls(settings, await Store.open(synchronous=settings.store.synchronous))
+        store = await Store.open(synchronous=settings.store.synchronous)
+        try:
+            settings = await identity.resolve(settings, store)  # the profile's name is who you are
+        except BaseException:
+            await store.close()
+            raise
+        return cls(settings, store)
 
     def character(self, name: str | None) -> Character:
         """The character a command names (an ambiguous name is explained on stderr)."""

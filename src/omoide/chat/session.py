@@ -146,6 +146,14 @@ class ChatSession:
             summarizer=self.memory_worker.backend, on_memory_event=self.on_memory_event,
         )
 
+    async def open_character(self, character: Character) -> ChatSession:
+        """`character`'s most recent chat (or a new one), on the same backends and
+        with the same memory listener. This session stays open."""
+        return await ChatSession.open(
+            self.store, character, self.settings, self.backend,
+            summarizer=self.memory_worker.backend, on_memory_event=self.on_memory_event,
+        )
+
     # -- what the parts share -------------------------------------------------------
 
     @property

@@ -1,5 +1,5 @@
-"""You in one chat: who you are here (/persona) and your hand on the
-character's memory (/remember, /recall, /amnesia)."""
+"""You in one chat: who you are here (your name, /persona) and your hand on
+the character's memory (/remember, /recall, /amnesia)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from omoide.memory.book import memory_state
 from omoide.memory.recall import Recalled
 from omoide.memory.weights import DEFAULT_IMPORTANCE
 from omoide.memory.worker import MemoryWorker
+from omoide.world import identity
 from omoide.chat.tavern import available_personas
 
 
@@ -58,6 +59,15 @@ class ChatUser:
         stored = None if match == self.settings.user.name else match
         self.state.chat = await self.store.chats.set_persona(self.state.chat_id, stored)
         return self.state.user_name, self.state.user_persona
+
+    async def rename_user(self, name: str) -> str:
+        """You are `name` from now on: in your profile (the one place that says who
+        you are), in every chat, and in this chat's greeting if nobody has written yet."""
+        name = await identity.rename(self.store, self.settings, name)
+        if self.state.chat.persona is None:
+            self.state.user_name = self.worker.user_name = name
+            await identity.refill_greeting(self.store, self.state.chat, self.character, name)
+        return name
 
     # -- memory ---------------------------------------------------------------------
 

@@ -159,6 +159,7 @@ def _memory_command(kind: str, character: str, chat_id: int | None) -> None:
     from rich.markdown import Markdown
 
     from omoide.memory.diary import render_diary
+    from omoide.cli.nothing_yet import no_chat_yet
     from omoide.chat.runtime import Workspace
 
     async def go() -> None:
@@ -167,8 +168,7 @@ def _memory_command(kind: str, character: str, chat_id: int | None) -> None:
             char = workspace.character(character)
             chat = await workspace.store.chats.get(chat_id) if chat_id else await workspace.store.chats.latest(char.id)
             if chat is None or chat.head_id is None:
-                out.print(safe(f"No chat with {char.display_name} yet."))
-                return
+                raise no_chat_yet(char)
             state = await workspace.store.memory.state(chat.head_id, diary_limit=10_000)
         finally:
             await workspace.aclose()
@@ -217,6 +217,7 @@ def branches(
     from rich.table import Table
 
     from omoide.chat.navigator import Navigator
+    from omoide.cli.nothing_yet import no_chat_yet
     from omoide.chat.runtime import Workspace
 
     async def go() -> None:
@@ -225,8 +226,7 @@ def branches(
             char = workspace.character(character)
             chat = await workspace.store.chats.get(chat_id) if chat_id else await workspace.store.chats.latest(char.id)
             if chat is None:
-                out.print(safe(f"No chat with {char.display_name} yet."))
-                return
+                raise no_chat_yet(char)
             table = Table("name", "saved", "last message", "since fork", title=safe(f"Branches of '{chat.title}' (chat #{chat.id})"))
             for row in await Navigator(workspace.store, chat).branches(chat.head_id):
                 here = " (you are here)" if row.here else ""
@@ -248,6 +248,7 @@ def search(
     """Search every chat with a character, all branches included, newest first."""
     from rich.table import Table
 
+    from omoide.chat.navigator import where_in_chat
     from omoide.chat.runtime import Workspace
 
     async def go() -> None:
@@ -256,16 +257,18 @@ def search(
             char = workspace.character(character)
             hits = await workspace.store.messages.search(text, character=char.id, limit=limit)
             memo_hits = await workspace.store.memos.search(text, character=char.id, limit=limit)
+            where = [await where_in_chat(workspace.store, hit.message) for hit in hits]
         finally:
             await workspace.aclose()
         if not hits and not memo_hits:
             out.print(safe(f"Nothing found for '{text}' in chats with {char.display_name}."))
             return
         table = Table("chat", "message", "when", "who", "match", title=safe(f"'{text}' with {char.display_name}"))
-        for hit in hits:
+        for hit, place in zip(hits, where):
             who = char.display_name if hit.message.role == "assistant" else "you"
             snippet = _highlight(hit.marked)
-            table.add_row(str(hit.message.chat_id), f"#{hit.message.id}", f"{hit.message.created_at.astimezone():%Y-%m-%d %H:%M}", safe(who), snippet)
+            table.add_row(str(hit.message.chat_id), safe(f"#{hit.message.id}" + (f"\n{place}" if place else "")),
+                          f"{hit.message.created_at.astimezone():%Y-%m-%d %H:%M}", safe(who), snippet)
         for memo_hit in memo_hits:
             memo = memo_hit.memo
             table.add_row(str(memo.chat_id), f"memo {memo.span}", f"{memo.updated_at.astimezone():%Y-%m-%d %H:%M}", "memo book", _highlight(memo_hit.marked))
@@ -284,6 +287,7 @@ def export(
     """Export a chat: the current path as SillyTavern JSONL or Markdown, or the whole tree."""
     from omoide.exchange import sillytavern as st
     from omoide.exchange.memobook import book_markdown, memo_json
+    from omoide.cli.nothing_yet import no_chat_yet
     from omoide.chat.runtime import Workspace
 
     if format not in ("jsonl", "md", "tree"):
@@ -297,7 +301,7 @@ def export(
             chat = await workspace.store.chats.get(chat_id) if chat_id else next(
                 (c for c in await workspace.store.chats.list() if char.id in c.participants), None)
             if chat is None:
-                raise OmoideError(f"No chat with {char.display_name} yet.", "Start one with `omoide chat`.")
+                raise no_chat_yet(char)
             user = workspace.settings.user.name
             names = {key: _display_name(workspace, key) for key in chat.participants}
             host = names.get(chat.character, char.display_name)

@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 
 from omoide.errors import OmoideError
+from omoide.cli.nothing_yet import no_chat_yet
 from omoide.safe_text import safe
 
 err = Console(stderr=True)
@@ -40,9 +41,11 @@ def memos_command(run: Runner) -> Callable[..., None]:
             try:
                 char = workspace.character(character)
                 chat = await workspace.store.chats.get(chat_id) if chat_id else await workspace.store.chats.latest(char.id)
-                if chat is None or chat.character != char.id:
-                    raise OmoideError(f"No chat with {char.display_name} yet." if chat is None else f"Chat #{chat.id} is with {chat.character}.",
-                                      f"Start one with `omoide chat {char.id}`; `omoide chats` lists them.")
+                if chat is None:
+                    raise no_chat_yet(char)
+                if chat.character != char.id:
+                    raise OmoideError(f"Chat #{chat.id} is with {chat.character}, not {char.display_name}.",
+                                      f"`omoide chats {char.id}` lists {char.display_name}'s chats.")
                 if isinstance(workspace, Runtime):
                     book = (await workspace.session(char, chat_id=chat.id)).book
                 else:

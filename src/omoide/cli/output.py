@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from omoide.errors import OmoideError
+from omoide.errors import NothingYet, OmoideError
 from omoide.safe_text import safe
 
 
@@ -24,8 +24,14 @@ def stderr() -> Console:
 
 
 def fail(exc: OmoideError) -> NoReturn:
-    """Print the error and its hint to stderr and exit with status 1."""
+    """Print the error and its hint to stderr and exit with status 1; for
+    `NothingYet`, say what there is not yet and what to do, and exit 0."""
     err = stderr()
+    if isinstance(exc, NothingYet):
+        err.print(safe(exc.message), soft_wrap=True)
+        if exc.hint:
+            err.print(safe(exc.hint, "dim"), soft_wrap=True)
+        raise typer.Exit(0)
     err.print(Text.assemble(("Error: ", "bold red"), safe(exc.message)), soft_wrap=True)
     if exc.hint:
         err.print(safe(exc.hint, "dim"), soft_wrap=True)

@@ -15,11 +15,12 @@ import omoide.memory.diary  # noqa: F401 - these register their templates
 import omoide.memory.summary  # noqa: F401
 import omoide.world.steps  # noqa: F401
 from omoide.memory import templates
-from omoide.errors import OmoideError
+from omoide.errors import NothingYet, OmoideError
+from omoide.cli.nothing_yet import no_chat_yet
 from omoide.safe_text import safe
 from omoide.world.book import WorldBook
 from omoide.domain.world import SELF, Conversation, Item, Update, UpdateKind, WorldView, is_user
-from omoide.world.render import about_name, clip, relationship_lines, update_line
+from omoide.world.render import about_name, relationship_lines, update_line, value_lines
 
 if TYPE_CHECKING:
     from omoide.chat.runtime import Workspace
@@ -78,7 +79,7 @@ def end(
             chat = await runtime.store.chats.get(chat_id) if chat_id else next(
                 (c for c in await runtime.store.chats.list() if char.id in c.participants), None)
             if chat is None:
-                raise OmoideError(f"No chat with {char.display_name} yet.", "Start one with `omoide chat`.")
+                raise no_chat_yet(char)
             session = await runtime.session(runtime.character(chat.character), chat_id=chat.id)
             conversation = await session.end_conversation(background=False)
             out.print(safe(f"Conversation #{conversation.id} ended (messages #{conversation.first_id}–#{conversation.end_id}). "
@@ -185,7 +186,8 @@ def log_command(
 
     name, rows, edits, names = _run(go)
     if not rows and not edits:
-        out.print(safe(f"{name} has no world memory updates yet. They come when a conversation ends (/end or `omoide end`)."))
+        _fail(NothingYet(f"{name} has no world memory updates yet.",
+                         f"They come when a conversation with {name} ends (/end in the chat, or `omoide end {character}`)."))
         return
     for conversation, updates in rows:
         force = "" if conversation.in_force else " · retracted (its end is off the chat's path)"
@@ -195,15 +197,23 @@ def log_command(
         for update in updates:
             out.print(update_line(update, names))
             if update.kind is not UpdateKind.FAILED:
-                out.print(Text(f"      before: {clip(update.before, full)}", style="dim"))
-                out.print(Text(f"      after:  {clip(update.after, full)}"))
+                _before_after(update, full)
         out.print()
     if edits:
         out.print(Text("Edits by hand", style="bold"))
         for update in edits:
             out.print(update_line(update, names))
-            out.print(Text(f"      before: {clip(update.before, full)}", style="dim"))
-            out.print(Text(f"      after:  {clip(update.after, full)}"))
+            _before_after(update, full)
+
+
+def _before_after(update: Update, full: bool) -> None:
+    """An update's value before and after, wrapped to the terminal under its label."""
+    from rich.padding import Padding
+
+    for label, value, style in (("before:", update.before, "dim"), ("after:", update.after, "")):
+        out.print(Text(f"      {label}", style=style or "bold"))
+        body = Text("\n".join(value_lines(update.field, value, full)), style=style)
+        out.print(Padding(body, (0, 0, 0, 8)))
 
 
 @templates_app.command("list")
@@ -236,14 +246,25 @@ def templates_show(name: Annotated[str, typer.Argument(help="Template name, e.g.
 def templates_edit(name: Annotated[str, typer.Argument(help="Template name, e.g. world.goal.")]) -> None:
     """Open your copy of a template in $EDITOR (made from the default the first time)."""
     try:
-        path, problem = templates.edit(name)
+        edited = templates.edit(name)
     except OmoideError as exc:
         _fail(exc)
-    if problem:
-        err.print(Text(f"{path}: {problem}. The shipped default is used until it is fixed: "
+    path = edited.path
+    if edited.editor_failed:
+        kept = f" What it left in {path} is checked below." if path.exists() and edited.changed else ""
+        err.print(Text(f"Not saved: {edited.editor_failed}.{kept}", style="red"))
+    if edited.problem:
+        err.print(Text(f"{path}: {edited.problem}. The shipped default is used until it is fixed: "
                        f"`omoide templates edit {name}` again, or `omoide templates reset {name}`.", style="red"))
         raise typer.Exit(1)
-    out.print(Text(f"Saved {path}; it is used from the next memory update on."))
+    if edited.editor_failed:
+        raise typer.Exit(1)
+    if not path.exists():
+        out.print(Text(f"No change: {name} is the shipped default (no copy of yours is kept)."))
+    elif not edited.changed:
+        out.print(Text(f"No change: your copy {path} is as it was."))
+    else:
+        out.print(Text(f"Saved {path}; it is used from the next memory update on."))
 
 
 @templates_app.command("reset")

@@ -259,7 +259,8 @@ class UserSettings(Section):
 
     NAME = "user"
     name: str = "You"
-    """Your name, used for {{user}}."""
+    """Your name, used for {{user}}. Your profile's name is who you are (the first-run
+    screen and `omoide profile edit` set it); this only fills a profile that has no name yet."""
     persona: str = ""
     """What the character knows about you from the start."""
     personas: dict[str, str] = {}  # each Settings gets its own copy of a list or dict default
@@ -272,6 +273,9 @@ class UISettings(Section):
     NAME = "ui"
     keymap: dict[str, str] = {}
     """Remap keys in the chat by binding id, e.g. {"chat.diary" = "f2", "chat.prompt" = "f3"}."""
+    welcomed: bool = False
+    """Whether the first-run screen (your name, the characters, a real model) has been
+    shown; it is shown once, and sets this when it closes."""
 
 
 class StoreSettings(Section):

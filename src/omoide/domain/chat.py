@@ -43,6 +43,8 @@ class Message:
     note is about. None in a one-on-one chat: the chat's character."""
     stage: str | None = None
     """'invite' or 'leave' for a stage note (a system message); None otherwise."""
+    error: str | None = None
+    """Why the reply failed (status failed) or was cut off by an error, as the user was told."""
 
     @property
     def interrupted(self) -> bool:
@@ -119,8 +121,8 @@ class DiaryEntry:
 
     def heading(self) -> str:
         label = {
-            DiaryAuthor.CHARACTER: "memo entry",
-            DiaryAuthor.USER: "memo entry (written by you)",
+            DiaryAuthor.CHARACTER: "diary entry",
+            DiaryAuthor.USER: "diary entry (written by you)",
             DiaryAuthor.COMPRESSION: "diary, compressed",
         }[self.author]
         return f"## {self.created_at:%m/%d} - {label}"

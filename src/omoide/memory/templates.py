@@ -148,6 +148,7 @@ def get(name: str) -> Template:
         unreadable = f"{path} cannot be read ({exc.strerror or exc})"
         log.warning("template %s: %s; using the shipped default", name, unreadable)
         return Template(spec, spec.default, "default (override invalid)", unreadable)
+    text = from_file(spec, text)
     problem = check(spec, text)
     if problem is not None:
         fall_back(name, problem)
@@ -195,15 +196,52 @@ def all_templates() -> list[Template]:
     return [get(name) for name in sorted(REGISTRY)]
 
 
-def edit(name: str) -> tuple[Path, str | None]:
-    """Copy the default to the config directory (if there is no copy yet), open
-    it in $EDITOR, and check it. Returns the path and the problem, if any."""
+@dataclass(frozen=True, slots=True)
+class Edited:
+    """What `omoide templates edit` did."""
+
+    path: Path
+    changed: bool
+    """The text differs from what the file held before the editor ran."""
+    problem: str | None = None
+    """Why the text cannot be used (the shipped default is used meanwhile)."""
+    editor_failed: str | None = None
+    """The editor did not exit cleanly: how (nothing it left is trusted as saved)."""
+
+
+def edit(name: str) -> Edited:
+    """Open your copy of a template in $EDITOR (a copy of the default, made for
+    the purpose, the first time) and check what it leaves. A copy that ends up
+    the same as the default is removed: it would be marked 'override' for nothing."""
     spec = spec_for(name)
     path = override_path(name)
-    if not path.exists():
-        locations.write_private(path, spec.default)
-    open_in_editor(path)
-    return path, check(spec, path.read_text(encoding="utf-8"))
+    made = not path.exists()
+    if made:
+        locations.write_private(path, as_file(spec.default))
+    before = path.read_text(encoding="utf-8")
+    try:
+        failed = open_in_editor(path)
+    except ConfigError:
+        if made:
+            path.unlink(missing_ok=True)
+        raise
+    after = path.read_text(encoding="utf-8") if path.exists() else before
+    if from_file(spec, after) == spec.default:
+        path.unlink(missing_ok=True)  # the default, word for word: not an override
+    changed = after != before
+    problem = check(spec, from_file(spec, after)) if path.exists() else None
+    return Edited(path, changed, problem, failed)
+
+
+def as_file(text: str) -> str:
+    """A template as a file holds it: ending with a newline, as text files do."""
+    return text if text.endswith("\n") else text + "\n"
+
+
+def from_file(spec: TemplateSpec, text: str) -> str:
+    """A template read from its file: the newline that ends the file is not part
+    of it when the default has none (a copy of the default renders the same)."""
+    return text[:-1] if text.endswith("\n") and not spec.default.endswith("\n") else text
 
 
 def reset(name: str) -> Path | None:

@@ -7,11 +7,20 @@ against what the server announced, and the SHA-256 against the one given on
 the command line or, from Hugging Face, the `X-Linked-Etag` of the file. The
 first bytes must be GGUF's magic number, so an HTML error page or a
 safetensors file is refused at once.
+
+Bounded: a resume is kept only when the server's Content-Range starts where
+the .part ends (otherwise the download starts over); no more is written than
+the size announced, or, when none is, than `unannounced_limit`; a full disk
+is a message. The .part is kept when the download is cut off or the disk
+fills (the same command resumes it), and removed when its bytes are known to
+be wrong (not GGUF, more than announced, a checksum that does not match).
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import logging
 import os
 import re
 import shutil
@@ -25,8 +34,14 @@ import httpx
 from omoide.errors import DownloadFailed
 from omoide.models.catalog import RECOMMENDED, models_dir
 
+log = logging.getLogger(__name__)
+
 GGUF_MAGIC = b"GGUF"
 CHUNK = 1 << 20
+MAX_UNANNOUNCED = 64 * 1024**3
+"""The most a download of unannounced size may write (the largest GGUF one would chat with here is far smaller)."""
+KEEP_FREE = 512 * 1024**2
+"""A download of unannounced size stops before the disk has less than this free."""
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 Progress = Callable[[int, int | None], None]
@@ -84,12 +99,23 @@ def _announced(responses: list[httpx.Response]) -> tuple[str | None, int | None]
     return sha, size
 
 
-def _total(response: httpx.Response, offset: int) -> int | None:
-    if response.status_code == 206:
-        match = re.match(r"bytes\s+(\d+)-\d+/(\d+)", response.headers.get("content-range", ""))
-        return int(match.group(2)) if match and int(match.group(1)) == offset else None
+def _content_range(response: httpx.Response) -> tuple[int, int | None] | None:
+    """(first byte, total or None) of a 206 answer's Content-Range; None if it has none that parses."""
+    match = re.match(r"bytes\s+(\d+)-\d+/(\d+|\*)", response.headers.get("content-range", ""))
+    if match is None:
+        return None
+    return int(match.group(1)), int(match.group(2)) if match.group(2).isdigit() else None
+
+
+def _length(response: httpx.Response) -> int | None:
     length = response.headers.get("content-length", "")
     return int(length) if length.isdigit() else None
+
+
+def unannounced_limit(folder: Path) -> int:
+    """The most a download whose size nobody announced may write: MAX_UNANNOUNCED,
+    and never so much that less than KEEP_FREE stays free on the disk."""
+    return max(0, min(MAX_UNANNOUNCED, shutil.disk_usage(folder).free - KEEP_FREE))
 
 
 async def pull(
@@ -99,8 +125,11 @@ async def pull(
     progress: Progress | None = None,
     client: httpx.AsyncClient | None = None,
     dest_dir: Path | None = None,
+    limit: int | None = None,
 ) -> Path:
-    """Download `source` into the models directory and return the file's path."""
+    """Download `source` into the models directory and return the file's path.
+    `limit` caps a download whose size the server does not announce (default:
+    `unannounced_limit`)."""
     target = resolve(source)
     folder = dest_dir or models_dir()
     folder.mkdir(parents=True, exist_ok=True)
@@ -113,52 +142,47 @@ async def pull(
     own = client is None
     client = client or httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=10.0), follow_redirects=True)
     try:
-        return await _download(client, target, final, expected_sha, progress)
+        return await _download(client, target, final, expected_sha, progress, limit)
     finally:
         if own:
             await client.aclose()
 
 
 async def _download(
-    client: httpx.AsyncClient, target: PullTarget, final: Path, expected_sha: str | None, progress: Progress | None
+    client: httpx.AsyncClient, target: PullTarget, final: Path, expected_sha: str | None, progress: Progress | None,
+    limit: int | None,
 ) -> Path:
     part = final.with_name(final.name + ".part")
-    for _attempt in range(2):  # the second only after a 416: the .part was unusable
+    for _attempt in range(3):  # again only when the .part could not be resumed (416, a wrong range): from byte 0
         offset = part.stat().st_size if part.exists() else 0
         headers = {"Range": f"bytes={offset}-"} if offset else {}
         try:
             async with client.stream("GET", target.url, headers=headers) as response:
                 if response.status_code == 416 and offset:
-                    part.unlink()
+                    part.unlink()  # on purpose: the server says the .part is not a start of its file
                     continue
                 _refuse_status(response, target)
                 announced_sha, announced_size = _announced([*response.history, response])
-                resumed = response.status_code == 206
-                total = _total(response, offset) if resumed else _total(response, 0)
-                if not resumed:
-                    offset = 0
+                if response.status_code == 206:
+                    got = _content_range(response)
+                    if got is None or got[0] != offset:
+                        # Not the bytes asked for: appending them would corrupt the file.
+                        log.warning("%s: asked for bytes %d- and got %s; starting over",
+                                    target.url, offset, response.headers.get("content-range") or "no Content-Range")
+                        part.unlink()
+                        continue
+                    total = got[1]
+                else:
+                    offset = 0  # a whole file (the server ignored the range): it replaces the .part
+                    total = _length(response)
                 size = announced_size or total
                 expected_sha = expected_sha or announced_sha
                 _check_space(final.parent, size, offset)
+                cap = size if size is not None else (limit if limit is not None else unannounced_limit(final.parent))
                 digest = hashlib.sha256()
                 if offset:
                     _hash_file(part, digest)
-                with part.open("ab" if offset else "wb") as out:
-                    done = offset
-                    head: bytes | None = None if offset else b""
-                    async for chunk in response.aiter_bytes():  # as it arrives: a drop loses nothing received
-                        if head is not None:
-                            head += chunk
-                            if len(head) >= len(GGUF_MAGIC):
-                                _check_magic(head, part, target)
-                                head = None
-                        out.write(chunk)
-                        digest.update(chunk)
-                        done += len(chunk)
-                        if progress is not None:
-                            progress(done, size)
-                if head is not None:
-                    _check_magic(head, part, target)
+                await _write(response, part, offset, digest, cap, size, progress, target)
         except httpx.HTTPError as exc:
             have = part.stat().st_size if part.exists() else 0
             raise DownloadFailed(
@@ -168,7 +192,58 @@ async def _download(
         _verify(part, size, expected_sha, digest.hexdigest(), target)
         part.replace(final)
         return final
-    raise DownloadFailed(f"The server refused to resume {target.filename}.", "Delete the .part file and try again.")
+    raise DownloadFailed(f"The server did not resume {target.filename} from where it stopped, twice.",
+                         "Delete the .part file in the models folder and try again.")
+
+
+async def _write(response: httpx.Response, part: Path, offset: int, digest: hashlib._Hash, cap: int, size: int | None,
+                 progress: Progress | None, target: PullTarget) -> None:
+    """Append the response's body to `part` (from `offset`), checking the magic
+    number first and never writing past `cap` bytes."""
+    done = offset
+    head: bytes | None = None if offset else b""
+    try:
+        with part.open("ab" if offset else "wb") as out:
+            async for chunk in response.aiter_bytes():  # as it arrives: a drop loses nothing received
+                if head is not None:
+                    head += chunk
+                    if len(head) >= len(GGUF_MAGIC):
+                        _check_magic(head, part, target)
+                        head = None
+                if done + len(chunk) > cap:
+                    out.close()
+                    part.unlink(missing_ok=True)  # on purpose: more than announced, or than may be written
+                    raise _too_big(target, cap, size)
+                out.write(chunk)
+                digest.update(chunk)
+                done += len(chunk)
+                if progress is not None:
+                    progress(done, size)
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise DownloadFailed(f"Cannot write {part}: {exc.strerror or exc}.", "Check the folder's permissions and free space.") from exc
+        have = part.stat().st_size if part.exists() else 0
+        if size is None:
+            part.unlink(missing_ok=True)  # a file of unknown size: nothing to resume towards
+            kept = "Nothing was kept."
+        else:
+            kept = f"The {have / 1_048_576:.0f} MiB received are kept in {part.name} to resume."
+        raise DownloadFailed(f"The disk is full: the download of {target.filename} stopped. {kept}",
+                             "Free some space, or set OMOIDE_HOME to a disk with more room, then run the same command again.") from exc
+    if head is not None:
+        _check_magic(head, part, target)
+
+
+def _too_big(target: PullTarget, cap: int, size: int | None) -> DownloadFailed:
+    if size is not None:
+        return DownloadFailed(f"The server sent more of {target.filename} than the {size:,} bytes it announced; the file was deleted.",
+                              "Try again; if it happens again, the server is broken.")
+    return DownloadFailed(
+        f"The server did not say how big {target.filename} is and sent more than {cap / 1_048_576:,.0f} MiB; "
+        "the download was stopped and deleted.",
+        "Check the address: a model server should announce the file's size (Content-Length). "
+        "Free space or set OMOIDE_HOME elsewhere if the model really is that large.",
+    )
 
 
 def _refuse_status(response: httpx.Response, target: PullTarget) -> None:

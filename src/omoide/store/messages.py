@@ -126,10 +126,13 @@ class MessageRepository:
         return await self.get(msg_id)
 
     async def update(self, message_id: int, *, content: str | None = None, status: MessageStatus | None = None,
-                     tool_calls: list[dict[str, Any]] | None = None) -> Message:
-        """Fill in a reply as it streams or when it ends. Only replies are updated."""
+                     tool_calls: list[dict[str, Any]] | None = None, error: str | None = None) -> Message:
+        """Fill in a reply as it streams or when it ends (`error`: why it failed). Only replies are updated."""
         sets: list[str] = []
         params: list[object] = []
+        if error is not None:
+            sets.append("error = ?")
+            params.append(error)
         if content is not None:
             sets.append("content = ?")
             params.append(content)

@@ -383,3 +383,15 @@ MIGRATIONS.append(
         """,
     ),
 )
+
+
+MIGRATIONS.append(
+    Migration(
+        "0019_message_errors",
+        """
+        -- Why a reply failed or was cut off by an error, as the user was told: the
+        -- transcript keeps showing it under the message (and after a restart).
+        ALTER TABLE messages ADD COLUMN error TEXT;
+        """,
+    ),
+)

@@ -20,7 +20,7 @@ from omoide.domain.chat import (
     Summary,
 )
 
-MESSAGE_COLUMNS = "id, chat_id, parent_id, role, content, tool_calls, tool_call_id, created_at, status, depth, speaker, stage"
+MESSAGE_COLUMNS = "id, chat_id, parent_id, role, content, tool_calls, tool_call_id, created_at, status, depth, speaker, stage, error"
 M_MESSAGE_COLUMNS = ", ".join(f"m.{column.strip()}" for column in MESSAGE_COLUMNS.split(","))
 """The same columns for queries that join the messages table as `m`."""
 
@@ -43,6 +43,7 @@ def message(row: sqlite3.Row) -> Message:
         depth=row["depth"],
         speaker=row["speaker"],
         stage=row["stage"],
+        error=row["error"],
     )
 
 

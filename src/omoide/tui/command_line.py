@@ -44,7 +44,9 @@ _SPECS = [
     CommandSpec("search", "/search TEXT", "Search the whole chat history."),
     CommandSpec("goto", "/goto DATE|#ID", "Jump to a date (2026-04-01, 04/01) or a message number."),
     CommandSpec("persona", "/persona [NAME]", "Show or switch your persona."),
+    CommandSpec("characters", "/characters", "Pick a character to chat with, or import a card."),
     CommandSpec("import", "/import [FILE]", "Import a character card (PNG or JSON)."),
+    CommandSpec("models", "/models", "List the models, download a recommended one, switch to another."),
     CommandSpec("invite", "/invite NAME", "Bring a character into this chat (a group scene)."),
     CommandSpec("leave", "/leave NAME", "Let a character leave the scene."),
     CommandSpec("next", "/next [NAME]", "A character speaks without your turn (NAME picks who)."),
@@ -80,8 +82,11 @@ def parse(text: str) -> ParsedCommand | None:
     name = ALIASES.get(name, name)
     if name not in COMMANDS:
         suggestion = nearest(name)
-        hint = f"Did you mean /{suggestion}?" if suggestion else "Type /help to see the commands."
-        raise CommandError(f"Unknown command /{head}.", f"{hint} (/help lists them all)")
+        if suggestion == "help" or not suggestion:
+            hint = "Did you mean /help? It lists them all." if suggestion else "/help lists them all."
+        else:
+            hint = f"Did you mean /{suggestion}? /help lists them all."
+        raise CommandError(f"Unknown command /{head}.", hint)
     try:
         args = shlex.split(rest)
     except ValueError:
@@ -93,6 +98,11 @@ def unescape(text: str) -> str:
     """'//foo' sends '/foo' as chat text."""
     stripped = text.lstrip()
     return stripped[1:] if stripped.startswith("//") else text
+
+
+def specs() -> list[CommandSpec]:
+    """Every command, in the order /help lists them."""
+    return list(_SPECS)
 
 
 def help_lines() -> list[str]:

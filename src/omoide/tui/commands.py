@@ -1,33 +1,29 @@
-"""What each slash command does in the TUI. Parsing lives in omoide.tui.command_line;
-the handlers see the app only as a `Host`, and app.py registers `HANDLERS`."""
+"""What the chat's own slash commands do in the TUI (help, diary, turns,
+branches, chats, search, personas, import). Parsing lives in omoide.tui.command_line;
+the handlers see the app only as a `Host`; `tui/slash.py` is the table that
+names them."""
 
 from __future__ import annotations
 
 from omoide.characters.model import Character
-from omoide.tui.command_line import ParsedCommand, help_lines, parse_remember
+from omoide.tui.command_line import ParsedCommand, parse_remember
 from omoide.domain.chat import Message
 from omoide.errors import OmoideError
-from omoide.tui.host import Handler, Host, report
+from omoide.tui.host import Host, report
 from omoide.tui.memos import memo_rows
 
 
-async def _help(app: Host, command: ParsedCommand) -> None:
-    from omoide.tui.screens.text_modal import TextModal
+async def help_command(app: Host, command: ParsedCommand) -> None:
+    from omoide.tui.screens.help import HelpScreen
 
-    keys = "\n".join(f"| {key} | {what} |" for key, what in app.key_help())
-    body = (
-        "```\n" + "\n".join(help_lines()) + "\n```\n\n"
-        + "| Key | Does |\n|---|---|\n" + keys
-        + "\n\nStart a line with `//` to send text that begins with `/`."
-    )
-    app.push_screen(TextModal("Commands", body))
+    app.push_screen(HelpScreen(app.key_help()))
 
 
-async def _diary(app: Host, command: ParsedCommand) -> None:
+async def diary_command(app: Host, command: ParsedCommand) -> None:
     await app.action_toggle_diary()
 
 
-async def _summary(app: Host, command: ParsedCommand) -> None:
+async def summary_command(app: Host, command: ParsedCommand) -> None:
     from omoide.tui.screens.text_modal import TextModal
 
     memory = await app.session.memory()
@@ -39,14 +35,14 @@ async def _summary(app: Host, command: ParsedCommand) -> None:
     app.push_screen(TextModal("The story so far", body))
 
 
-async def _remember(app: Host, command: ParsedCommand) -> None:
+async def remember_command(app: Host, command: ParsedCommand) -> None:
     importance, text = parse_remember(command.raw_args)
     entry = await app.session.user.remember(text, importance=importance)
     await app.show_diary()
     app.notify(f"Written in {app.session.character.display_name}'s diary: {entry.content}", timeout=4)
 
 
-async def _prompt(app: Host, command: ParsedCommand) -> None:
+async def prompt_command(app: Host, command: ParsedCommand) -> None:
     app.action_inspect_prompt()
 
 
@@ -57,7 +53,7 @@ def _busy(app: Host) -> bool:
     return False
 
 
-async def _regen(app: Host, command: ParsedCommand) -> None:
+async def regen_command(app: Host, command: ParsedCommand) -> None:
     if _busy(app):
         return
     head = await app.session.head()
@@ -66,7 +62,7 @@ async def _regen(app: Host, command: ParsedCommand) -> None:
     app.run_turn(app.session.regenerate)
 
 
-async def _edit(app: Host, command: ParsedCommand) -> None:
+async def edit_command(app: Host, command: ParsedCommand) -> None:
     if _busy(app):
         return
     path = await app.session.transcript(limit=3)
@@ -83,7 +79,7 @@ async def _edit(app: Host, command: ParsedCommand) -> None:
     app.run_turn(lambda: app.session.edit_last(text))
 
 
-async def _undo(app: Host, command: ParsedCommand) -> None:
+async def undo_command(app: Host, command: ParsedCommand) -> None:
     if _busy(app):
         return
     await app.session.tree.undo()
@@ -91,7 +87,7 @@ async def _undo(app: Host, command: ParsedCommand) -> None:
     app.notify("Stepped back one exchange. Nothing was deleted: /branch or Ctrl+←/→ can bring it back.", timeout=4)
 
 
-async def _branch(app: Host, command: ParsedCommand) -> None:
+async def branch_command(app: Host, command: ParsedCommand) -> None:
     args = command.args
     action = args[0].lower() if args else "list"
     names = [a for a in args[1:] if not a.startswith("--")]
@@ -140,15 +136,15 @@ async def open_branch_picker(app: Host) -> None:
     app.push_screen(BranchScreen(rows), chosen)
 
 
-async def _chats(app: Host, command: ParsedCommand) -> None:
+async def chats_command(app: Host, command: ParsedCommand) -> None:
     app.action_chat_list()
 
 
-async def _new(app: Host, command: ParsedCommand) -> None:
+async def new_command(app: Host, command: ParsedCommand) -> None:
     await app.switch_chat(None)
 
 
-async def _rename(app: Host, command: ParsedCommand) -> None:
+async def rename_command(app: Host, command: ParsedCommand) -> None:
     if not command.raw_args:
         app.notify("Usage: /rename TITLE", severity="warning")
         return
@@ -156,7 +152,7 @@ async def _rename(app: Host, command: ParsedCommand) -> None:
     await app.show_chat()
 
 
-async def _search(app: Host, command: ParsedCommand) -> None:
+async def search_command(app: Host, command: ParsedCommand) -> None:
     from rich.text import Text
 
     from omoide.tui.screens.search import SearchScreen
@@ -165,10 +161,12 @@ async def _search(app: Host, command: ParsedCommand) -> None:
         app.notify("Usage: /search TEXT", severity="warning")
         return
     hits = await app.session.navigator.search(command.raw_args, limit=100)
+    head = (await app.session.refresh()).head_id
     rows = []
     for hit in hits:
         who = app.session.character.display_name if hit.message.role == "assistant" else app.session.user.name
-        rows.append((hit.message.id, f"{hit.message.created_at.astimezone():%Y-%m-%d %H:%M}", who, Text(hit.snippet).plain))
+        where = await app.session.navigator.where(hit.message, head)
+        rows.append((hit.message.id, f"{hit.message.created_at.astimezone():%Y-%m-%d %H:%M}", who, where, Text(hit.snippet).plain))
     rows.extend(await memo_rows(app, command.raw_args))
     if not rows:
         app.notify(f"Nothing found for '{command.raw_args}' in this chat.", timeout=4)
@@ -196,12 +194,12 @@ async def show_message(app: Host, message: Message) -> None:
     app.notify(f"Message #{message.id}, {message.created_at.astimezone():%Y-%m-%d %H:%M}. Ctrl+End goes back to the end.", timeout=4)
 
 
-async def _goto(app: Host, command: ParsedCommand) -> None:
+async def goto_command(app: Host, command: ParsedCommand) -> None:
     head = (await app.session.refresh()).head_id
     await show_message(app, await app.session.navigator.goto(command.raw_args, head))
 
 
-async def _persona(app: Host, command: ParsedCommand) -> None:
+async def persona_command(app: Host, command: ParsedCommand) -> None:
     if not command.raw_args:
         choices = app.session.user.personas()
         listing = ", ".join(f"{name}{' (current)' if name == app.session.user.name else ''}" for name in choices)
@@ -212,7 +210,7 @@ async def _persona(app: Host, command: ParsedCommand) -> None:
     app.notify(f"You are now {name} in this chat.", timeout=4)
 
 
-async def _import(app: Host, command: ParsedCommand) -> None:
+async def import_command(app: Host, command: ParsedCommand) -> None:
     from omoide.tui.screens.import_card import ImportCardScreen
 
     def done(character: Character | None) -> None:
@@ -222,26 +220,5 @@ async def _import(app: Host, command: ParsedCommand) -> None:
     app.push_screen(ImportCardScreen(command.raw_args), done)
 
 
-async def _quit(app: Host, command: ParsedCommand) -> None:
+async def quit_command(app: Host, command: ParsedCommand) -> None:
     app.exit()
-
-
-def _lazy(module: str, name: str) -> Handler:
-    """A handler that lives in a screen module, imported on first use."""
-    async def handler(app: Host, command: ParsedCommand) -> None:
-        import importlib
-
-        await getattr(importlib.import_module(module), name)(app, command)
-    return handler
-
-
-HANDLERS: dict[str, Handler] = {
-    "help": _help, "diary": _diary, "summary": _summary, "remember": _remember, "prompt": _prompt,
-    "regen": _regen, "edit": _edit, "undo": _undo, "branch": _branch, "chats": _chats, "new": _new,
-    "rename": _rename, "search": _search, "goto": _goto, "persona": _persona, "import": _import, "quit": _quit,
-}
-HANDLERS.update({
-    "end": _lazy("omoide.tui.screens.world", "end_command"),
-    "world": _lazy("omoide.tui.screens.world", "world_command"),
-    "log": _lazy("omoide.tui.screens.log", "log_command"),
-})

@@ -1,9 +1,10 @@
-"""What a slash-command handler may use of the app, and the table of handlers.
+"""What a slash-command handler may use of the app, and how a command is run.
 
-Handlers (`tui/commands.py`) see the app only through `Host`, so they never
-import it; `app.py` fills a `CommandTable` with them and dispatches each parsed
-command through it. Every command in `omoide.tui.command_line.COMMANDS` has a handler
-(a test checks it), so a parsed command always runs.
+Handlers see the app only through `Host`, so they never import it; the one
+table from command name to handler is `tui/slash.py`, and `CommandTable`
+dispatches a parsed command through it. Every command in
+`omoide.tui.command_line.COMMANDS` has a handler (a test checks it), so a parsed
+command always runs.
 """
 
 from __future__ import annotations
@@ -15,10 +16,13 @@ from typing import Protocol
 from textual.notifications import SeverityLevel
 from textual.screen import Screen, ScreenResultCallbackType, ScreenResultType
 
+from omoide.characters.model import Character
 from omoide.tui.command_line import ParsedCommand
 from omoide.errors import CommandError, OmoideError
 from omoide.chat.events import TurnEvent
+from omoide.llm.base import Backend
 from omoide.chat.session import ChatSession
+from omoide.tui.download import Downloads
 from omoide.tui.widgets.transcript import Transcript
 
 log = logging.getLogger(__name__)
@@ -71,6 +75,19 @@ class Host(Protocol):
     async def switch_chat(self, chat_id: int | None) -> None:
         """Open another chat with this character (None: a new one) in place of this one."""
 
+    async def switch_character(self, character: Character) -> None:
+        """Chat with `character` (its most recent chat, or a new one) in place of this chat."""
+
+    async def rename_user(self, name: str) -> None:
+        """You are `name` from now on, in the profile and on screen."""
+
+    def use_backend(self, backend: Backend) -> None:
+        """Answer with `backend` from the next turn on."""
+
+    @property
+    def downloads(self) -> Downloads:
+        """The background model download."""
+
 
 Handler = Callable[[Host, ParsedCommand], Awaitable[None]]
 
@@ -78,15 +95,8 @@ Handler = Callable[[Host, ParsedCommand], Awaitable[None]]
 class CommandTable:
     """Command name -> handler; `dispatch` turns a handler's failure into a notice."""
 
-    def __init__(self) -> None:
-        self._handlers: dict[str, Handler] = {}
-
-    def register(self, name: str, handler: Handler) -> None:
-        self._handlers[name] = handler
-
-    def register_all(self, handlers: Mapping[str, Handler]) -> None:
-        for name, handler in handlers.items():
-            self.register(name, handler)
+    def __init__(self, handlers: Mapping[str, Handler]) -> None:
+        self._handlers = dict(handlers)
 
     def __contains__(self, name: object) -> bool:
         return name in self._handlers

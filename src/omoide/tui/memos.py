@@ -50,10 +50,11 @@ async def memos_command(app: Host, command: ParsedCommand) -> None:
     await open_book(app)
 
 
-async def memo_rows(app: Host, query: str) -> list[tuple[int, str, str, str]]:
+async def memo_rows(app: Host, query: str) -> list[tuple[int, str, str, str, str]]:
     """/search rows for the memos that match: Enter jumps to the memo's batch."""
     hits = await app.session.book.search(query)
-    return [(h.memo.jump_id, f"{h.memo.updated_at.astimezone():%Y-%m-%d %H:%M}", f"memo {h.memo.span}", h.snippet) for h in hits]
+    return [(h.memo.jump_id, f"{h.memo.updated_at.astimezone():%Y-%m-%d %H:%M}", f"memo {h.memo.span}", "memo book", h.snippet)
+            for h in hits]
 
 
 def memo_status(event: MemoryEvent) -> str | None:

@@ -18,3 +18,7 @@ class TurnUpdate(Message):
 @dataclass
 class MemoryUpdate(Message):
     event: MemoryEvent
+
+
+class ComposerReady(Message):
+    """The composer has the focus: keys typed before this go to it now."""

@@ -1,4 +1,4 @@
-"""The group-scene slash commands: /invite, /leave, /next, /continue."""
+"""The group-scene slash commands: /invite, /leave, /next, /continue (named in `tui/slash.py`)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Literal
 
 from omoide.tui.command_line import ParsedCommand
 from omoide.chat.scene import CONTINUE_MAX
-from omoide.tui.host import Handler, Host
+from omoide.tui.host import Host
 
 
 def _busy(app: Host) -> bool:
@@ -16,11 +16,11 @@ def _busy(app: Host) -> bool:
     return False
 
 
-async def _invite(app: Host, command: ParsedCommand) -> None:
+async def invite_command(app: Host, command: ParsedCommand) -> None:
     await _change_cast(app, command, "invite")
 
 
-async def _leave(app: Host, command: ParsedCommand) -> None:
+async def leave_command(app: Host, command: ParsedCommand) -> None:
     await _change_cast(app, command, "leave")
 
 
@@ -40,7 +40,7 @@ async def _change_cast(app: Host, command: ParsedCommand, change: Literal["invit
     app.notify(told, timeout=4)
 
 
-async def _next(app: Host, command: ParsedCommand) -> None:
+async def next_command(app: Host, command: ParsedCommand) -> None:
     if _busy(app):
         return
     name = command.raw_args or None
@@ -49,7 +49,7 @@ async def _next(app: Host, command: ParsedCommand) -> None:
     app.run_turn(lambda: app.session.next_turn(name))
 
 
-async def _continue(app: Host, command: ParsedCommand) -> None:
+async def continue_command(app: Host, command: ParsedCommand) -> None:
     if _busy(app):
         return
     raw = command.raw_args or "3"
@@ -62,6 +62,3 @@ async def _continue(app: Host, command: ParsedCommand) -> None:
         return
     app.run_turn(lambda: app.session.continue_turns(turns))
     app.notify(f"The characters talk among themselves for {turns} turn(s); Esc stops them.", timeout=3)
-
-
-SCENE_HANDLERS: dict[str, Handler] = {"invite": _invite, "leave": _leave, "next": _next, "continue": _continue}

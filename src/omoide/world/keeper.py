@@ -34,7 +34,7 @@ from typing import Any
 from omoide.characters.model import Character, substitute
 from omoide.config.sections import WorldSettings
 from omoide.domain.chat import Chat, Message, Role
-from omoide.errors import CommandError, OmoideError
+from omoide.errors import CommandError, NothingYet, OmoideError
 from omoide.memory.events import MemoryEvent, MemoryWorkDone, MemoryWorkFailed, MemoryWorkStarted
 from omoide.llm.base import Backend
 from omoide.memory.shared import ChatPrefix, Continuing
@@ -166,9 +166,10 @@ class WorldKeeper:
         """Record the end of the running conversation; the caller runs or schedules the pass."""
         messages = await self.open_range(chat, head_id)
         if not any(m.role is Role.USER for m in messages):
-            raise CommandError(
-                "Nothing was said since the last conversation ended.",
-                "Talk first; the end of a conversation is when the characters remember it.",
+            names = " and ".join(p.name for p in participants if not p.is_user) or chat.character
+            raise NothingYet(
+                f"Nothing was said to {names} since the last conversation ended.",
+                f"Talk to {names} first (`omoide chat {chat.character}`); the end of a conversation is when they remember it.",
             )
         scanner = MentionScanner(self.directory.known(), [p.key for p in participants])
         mentions = scanner.mentions(messages)

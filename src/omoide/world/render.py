@@ -7,7 +7,7 @@ from rich.text import Text
 
 from omoide.safe_text import inert as printable
 from omoide.world import familiarity
-from omoide.domain.world import SELF, Item, Relationship, Update, UpdateKind, is_user
+from omoide.domain.world import LIST_FIELDS, SELF, Field, Item, Relationship, Update, UpdateKind, is_user, load_items
 
 KIND_STYLE = {
     UpdateKind.FAILED: "red", UpdateKind.RETRACT: "yellow", UpdateKind.REINSTATE: "green",
@@ -29,6 +29,34 @@ def clip(text: str | None, full: bool = False, width: int = 160) -> str:
     text = printable(text)
     flat = " ".join(text.split())
     return text if full else (flat if len(flat) <= width else flat[: width - 1] + "…")
+
+
+EXCERPT = 600
+"""Characters of a value shown without --full (then it is cut at a word, and says so)."""
+
+
+def value_lines(field: Field, value: str | None, full: bool = False) -> list[str]:
+    """A field's value as lines a reader can follow: a rolling list one item a
+    line ('- #12 text', from the conversation that added it), text as its
+    paragraphs. Wrapping is the terminal's; without `full`, a long value is cut
+    at a word after EXCERPT characters."""
+    if value is None:
+        return ["(none)"]
+    if field in LIST_FIELDS:
+        try:
+            items = load_items(value)
+        except (ValueError, TypeError, AttributeError):
+            items = None
+        if items is not None:
+            return [f"- {'#' + str(i.conversation_id) + ' ' if i.conversation_id else ''}{_excerpt(i.text, full)}" for i in items] or ["(empty)"]
+    return [_excerpt(line, full) for line in printable(value).splitlines() if line.strip()] or ["(empty)"]
+
+
+def _excerpt(text: str, full: bool) -> str:
+    text = " ".join(printable(text).split())
+    if full or len(text) <= EXCERPT:
+        return text
+    return text[:EXCERPT].rsplit(" ", 1)[0] + " … (--full shows all)"
 
 
 def relationship_lines(rel: Relationship, names: dict[str, str]) -> list[tuple[str | None, str | list[Item]]]:

@@ -1,152 +1,215 @@
-"""The first-run offer: a model server is running here and nothing is configured.
+"""The first-run screen: who you are, who to talk to, and a real model.
 
-`start_first_run(app)` is the app's one hook (called on mount). When the
-settings name no backend, it looks for local servers in a background worker,
-so the chat is on screen and usable at once; if one answers with a model, it
-offers: use it for this chat, make it the default (saved in config.toml), or
-keep the embedded model (saved too, so the question is asked once). Escape
-decides nothing and the offer comes again next time.
+`start_first_run(app)` is the app's one hook (called just after the chat is on
+screen). The first time omoide runs (`welcomed` is not set) it asks your name
+(the profile's, the one name the characters use), offers the characters, and
+offers a model: the models of a server running on this machine when one
+answers, else the recommended model that suits this machine (name, size, RAM,
+licence, the speed to expect), downloaded in the background while you chat.
+Esc keeps the defaults; either way the welcome is not shown again. Later
+starts offer a server found on this machine while no model has been chosen
+(once for this chat, as the default, or keep the embedded model: saved, so
+asked once); Esc there decides nothing and the offer comes again next time.
+
+Every label is a rich `Text` (a server's model name is untrusted: controls
+are shown inert, `[/]` is text, never markup).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, cast
+from typing import Any, Literal, cast
 
+from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widget import Widget
-from textual.widgets import Button, OptionList, Static
+from textual.widgets import Button, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from omoide.characters.library import scan_characters
+from omoide.characters.model import Character
+from omoide.config.file import update_config
 from omoide.errors import OmoideError
-from omoide.llm.base import Backend
+from omoide.world.identity import DEFAULT_NAME, clean_name
 from omoide.models import choose
-from omoide.chat.session import ChatSession
+from omoide.models.catalog import Recommended
+from omoide.models.offer import Offer, recommend
+from omoide.safe_text import oneline
+from omoide.tui.host import Host
+from omoide.tui.screens.characters import character_options
 
-Decision = Literal["once", "default", "keep"]
+Decision = Literal["once", "default", "keep", "download", "start"]
+
+
+@dataclass(frozen=True, slots=True)
+class Welcome:
+    """The first-run part of the screen: your name and the characters."""
+
+    name: str
+    characters: list[Character]
+    current: str
 
 
 @dataclass(frozen=True, slots=True)
 class FirstRunResult:
     decision: Decision
     choice: choose.ModelChoice | None = None
+    name: str | None = None
+    """The name typed (None: not asked, or left empty)."""
+    character: Character | None = None
+    """The character picked (None: not asked)."""
+    model: Recommended | None = None
+    """The recommended model to download ("download")."""
+
+
+def model_label(choice: choose.ModelChoice) -> Text:
+    """A server's model as an option: its name and where it runs, inert."""
+    return Text.assemble((oneline(choice.name, 80), "bold"), ("  ·  ", "dim"), oneline(choice.detail, 80))
 
 
 class FirstRunScreen(ModalScreen[FirstRunResult | None]):
     DEFAULT_CSS = """
     FirstRunScreen { align: center middle; }
-    FirstRunScreen > Vertical { width: 90%; max-width: 100; height: auto; max-height: 90%; border: round $accent; background: $surface; padding: 1 2; }
-    FirstRunScreen OptionList { height: auto; max-height: 12; margin: 1 0; }
+    FirstRunScreen > VerticalScroll { width: 90%; max-width: 100; height: auto; max-height: 95%; border: round $accent; background: $surface; padding: 0 2; }
+    FirstRunScreen .title { text-style: bold; }
+    FirstRunScreen .section { margin-top: 1; }
+    FirstRunScreen Input { margin: 0 0 1 0; }
+    FirstRunScreen OptionList { height: auto; max-height: 8; margin: 0 0 1 0; }
     FirstRunScreen Horizontal { height: auto; }
     FirstRunScreen Button { margin-right: 1; }
     FirstRunScreen .hint { color: $text-muted; }
     """
-    BINDINGS = [Binding("escape", "later", "Decide later", id="first_run.later")]
+    BINDINGS = [Binding("escape", "later", "Keep the defaults", id="first_run.later")]
 
-    def __init__(self, choices: list[choose.ModelChoice], embedded: str) -> None:
+    def __init__(self, choices: list[choose.ModelChoice], embedded: str, *,
+                 welcome: Welcome | None = None, offer: Offer | None = None) -> None:
         super().__init__()
         self.choices = choices
         self.embedded = embedded
+        self.welcome = welcome
+        self.offer = offer if not choices else None
 
     def compose(self) -> ComposeResult:
-        with Vertical():
-            yield Static("A model server is running on this machine", classes="title", markup=False)
-            yield Static(
-                f"You are chatting with the small embedded model ({self.embedded}). "
-                "A model on your own server will tell far better stories. Pick one:",
-                markup=False,
-            )
-            yield OptionList(*(Option(f"{c.name}  ·  {c.detail}", id=str(i)) for i, c in enumerate(self.choices)), id="first-run-models")
-            with Horizontal():
-                yield Button("Use it for this chat", id="once", variant="primary")
-                yield Button("Make it the default", id="default", variant="success")
-                yield Button("Keep the embedded model", id="keep")
-            yield Static("Esc: decide later. `omoide models` lists every model; `omoide models use NAME` switches.", classes="hint", markup=False)
+        with VerticalScroll():
+            if self.welcome is not None:
+                yield from self._compose_welcome(self.welcome)
+            if self.choices:
+                yield Static("A model server is running on this machine", classes="title section" if self.welcome else "title", markup=False)
+                yield Static(Text(f"You are chatting with the small embedded model ({oneline(self.embedded, 60)}). "
+                                  "A model on your own server will tell far better stories. Pick one:"))
+                yield OptionList(*(Option(model_label(c), id=str(i)) for i, c in enumerate(self.choices)), id="first-run-models")
+                with Horizontal():
+                    yield Button("Use it for this chat", id="once", variant="primary")
+                    yield Button("Make it the default", id="default", variant="success")
+                    yield Button("Keep the embedded model", id="keep")
+            elif self.offer is not None:
+                yield Static("A real model", classes="title section", markup=False)
+                yield Static(Text(f"You are chatting with a small demo model ({oneline(self.embedded, 60)}): it forgets "
+                                  "and repeats itself. No model server answered here; this model suits this machine:"))
+                yield Static(Text("\n".join(self.offer.describe()), style="bold"), id="first-run-offer")
+                with Horizontal():
+                    yield Button("Download it while I chat", id="download", variant="primary")
+                    yield Button("Keep the demo model", id="keep")
+            else:
+                with Horizontal():
+                    yield Button("Start chatting", id="start", variant="primary")
+            later = "keep the defaults" if self.welcome is not None else "decide later"
+            yield Static(f"Esc: {later}. /models lists and switches models; `omoide models use NAME` too.", classes="hint", markup=False)
+
+    def _compose_welcome(self, welcome: Welcome) -> ComposeResult:
+        yield Static("Welcome to omoide", classes="title", markup=False)
+        yield Static("What should the characters call you?", markup=False)
+        yield Input(value="" if welcome.name == DEFAULT_NAME else welcome.name, placeholder="Your name", id="first-run-name")
+        yield Static("Who would you like to talk to? (Ctrl+T or /characters shows them again.)", markup=False)
+        yield OptionList(*character_options(welcome.characters, welcome.name, None), id="first-run-characters")
 
     def on_mount(self) -> None:
-        models = self.query_one(OptionList)
-        models.highlighted = 0
-        models.focus()
+        if self.welcome is not None:
+            characters = self.query_one("#first-run-characters", OptionList)
+            ids = [c.id for c in self.welcome.characters]
+            characters.highlighted = ids.index(self.welcome.current) if self.welcome.current in ids else None
+            self.query_one("#first-run-name", Input).focus()
+        elif self.choices:
+            models = self.query_one("#first-run-models", OptionList)
+            models.highlighted = 0
+            models.focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.query_one("#first-run-characters", OptionList).focus()
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        self.query_one("#once", Button).focus()
+        if event.option_list.id == "first-run-characters" and self.choices:
+            self.query_one("#first-run-models", OptionList).focus()
+        else:
+            self.query_one(Button).focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         decision: Decision = event.button.id  # type: ignore[assignment]
-        if decision == "keep":
-            self.dismiss(FirstRunResult("keep"))
-            return
-        index = self.query_one(OptionList).highlighted or 0
-        self.dismiss(FirstRunResult(decision, self.choices[index]))
+        name = character = None
+        if self.welcome is not None:
+            typed = self.query_one("#first-run-name", Input).value
+            if typed.strip():
+                try:
+                    name = clean_name(typed)
+                except OmoideError as exc:
+                    self.app.notify(f"{exc.message} {exc.hint}", severity="warning")
+                    self.query_one("#first-run-name", Input).focus()
+                    return
+            index = self.query_one("#first-run-characters", OptionList).highlighted
+            character = self.welcome.characters[index] if index is not None and self.welcome.characters else None
+        choice = None
+        if decision in ("once", "default"):
+            choice = self.choices[self.query_one("#first-run-models", OptionList).highlighted or 0]
+        model = self.offer.model if decision == "download" and self.offer is not None else None
+        self.dismiss(FirstRunResult(decision, choice, name, character, model))
 
     def action_later(self) -> None:
         self.dismiss(None)
 
 
-class _BackendOwner(Widget):
-    """Closes a backend the offer opened when the app shuts down."""
-
-    DEFAULT_CSS = "_BackendOwner { display: none; }"
-
-    def __init__(self, backend: Backend) -> None:
-        super().__init__()
-        self.backend = backend
-
-    async def on_unmount(self) -> None:
-        try:
-            await self.backend.aclose()
-        except Exception:  # closing must never mask the real outcome
-            pass
+def start_first_run(app: Host) -> None:
+    settings = app.session.settings
+    probe = choose.needs_first_run(settings) and settings.models.discover_servers != []
+    if not settings.ui.welcomed or probe:
+        cast(App[Any], app).run_worker(_offer(app, welcome=not settings.ui.welcomed, probe=probe), group="first-run", exit_on_error=False)
 
 
-class _WithSession(Protocol):
-    session: ChatSession
-
-
-def _session(app: App[Any]) -> ChatSession:
-    """The app's current session (it changes when another chat is opened)."""
-    return cast(_WithSession, app).session
-
-
-def start_first_run(app: App[Any]) -> None:
-    settings = _session(app).settings
-    if choose.needs_first_run(settings) and settings.models.discover_servers != []:
-        app.run_worker(_offer(app), group="first-run", exit_on_error=False)
-
-
-async def _offer(app: App[Any]) -> None:
-    servers = await choose.find_servers(_session(app).settings)
-    choices = choose.server_choices(servers)
-    if not choices:
+async def _offer(app: Host, *, welcome: bool, probe: bool) -> None:
+    session = app.session
+    choices = choose.server_choices(await choose.find_servers(session.settings)) if probe else []
+    if not welcome and not choices:
         return
-    app.push_screen(FirstRunScreen(choices, _session(app).backend.model), lambda result: _apply(app, result))
+    greet = Welcome(session.user.name, scan_characters().characters, session.character.id) if welcome else None
+    offer = recommend() if welcome and not choices and choose.needs_first_run(session.settings) else None
+
+    async def apply(result: FirstRunResult | None) -> None:
+        await _apply(app, result, welcomed=welcome)
+
+    app.push_screen(FirstRunScreen(choices, session.backend.model, welcome=greet, offer=offer), apply)
 
 
-def _apply(app: App[Any], result: FirstRunResult | None) -> None:
-    if result is None:
-        return
+async def _apply(app: Host, result: FirstRunResult | None, *, welcomed: bool) -> None:
     try:
+        if welcomed:
+            update_config({"welcomed": True})  # once, whatever was answered
+        if result is None:
+            return
+        if result.name is not None and result.name != app.session.user.name:
+            await app.rename_user(result.name)
+        if result.character is not None and result.character.id != app.session.character.id:
+            await app.switch_character(result.character)
         if result.decision == "keep":
             path = choose.keep_embedded()
             app.notify(f"Keeping the embedded model (saved in {path}).", timeout=5)
-            return
-        assert result.choice is not None
-        saved = f" and made it the default in {choose.make_default(result.choice)}" if result.decision == "default" else ""
-        _switch(app, result.choice)
-        app.notify(f"Chatting with {result.choice.name} on {result.choice.base_url}{saved}.", timeout=6)
+        elif result.decision == "download" and result.model is not None:
+            app.downloads.start(result.model)
+        elif result.decision in ("once", "default") and result.choice is not None:
+            saved = f" and made it the default in {choose.make_default(result.choice)}" if result.decision == "default" else ""
+            from omoide.llm.factory import make_backend
+
+            app.use_backend(make_backend(result.choice.settings(app.session.settings)))
+            app.notify(f"Chatting with {result.choice.name} on {result.choice.base_url}{saved}.", timeout=6)
     except OmoideError as exc:
         app.notify(f"{exc.message} {exc.hint}".strip(), severity="error", timeout=10)
-
-
-def _switch(app: App[Any], choice: choose.ModelChoice) -> None:
-    from omoide.llm.factory import make_backend
-    from omoide.tui.widgets.status import StatusBar
-
-    session = _session(app)
-    backend = make_backend(choice.settings(session.settings))
-    app.screen_stack[0].mount(_BackendOwner(backend))
-    session.use_backend(backend)
-    app.query_one(StatusBar).backend = f"{backend.name} · {backend.model}"

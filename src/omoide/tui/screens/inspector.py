@@ -8,6 +8,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
+from omoide.llm.base import ESTIMATE
 from omoide.memory.prompt.model import AssembledPrompt
 from omoide.safe_text import inert
 from omoide.tui.widgets import diary
@@ -27,13 +28,20 @@ DESCRIPTIONS = {
 }
 
 
+def count_note(prompt: AssembledPrompt) -> str:
+    """How the tokens were counted, in words."""
+    if prompt.count_method == ESTIMATE or not prompt.count_method:
+        return "estimated from the text's length, 4 characters a token"
+    return f"{'exact' if prompt.exact else 'estimated'}: {prompt.count_method}"
+
+
 def inspector_text(prompt: AssembledPrompt | None) -> str:
     if prompt is None:
         return "No prompt yet: send a message first."
     lines = [
         f"Total: {prompt.total_tokens} tokens"
         + (f" of a {prompt.budget}-token budget" if prompt.budget else "")
-        + f"  ({'exact' if prompt.exact else 'estimated'}: {prompt.count_method})"
+        + f"  ({count_note(prompt)})"
     ]
     if prompt.shared_tokens is not None and prompt.total_tokens:
         share = prompt.shared_tokens / prompt.total_tokens

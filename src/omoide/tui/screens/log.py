@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -14,7 +16,7 @@ from textual.widgets import Static, Tree
 from omoide.tui.command_line import ParsedCommand
 from omoide.safe_text import safe
 from omoide.domain.world import Conversation, Update, UpdateKind
-from omoide.world.render import clip, update_line
+from omoide.world.render import update_line, value_lines
 
 if TYPE_CHECKING:
     from omoide.tui.host import Host
@@ -82,8 +84,12 @@ class LogScreen(ModalScreen[None]):
     def _add_update(self, parent, update: Update) -> None:  # type: ignore[no-untyped-def]
         node = parent.add(update_line(update, self.names))
         if update.kind is not UpdateKind.FAILED:
-            node.add_leaf(Text(f"before: {clip(update.before, width=140)}", style="dim"))
-            node.add_leaf(Text(f"after:  {clip(update.after, width=140)}"))
+            # A tree row is one line: long values are wrapped into rows here, to the screen's width.
+            width = max(self.app.size.width - 24, 30)
+            for label, value, style in (("before: ", update.before, "dim"), ("after:  ", update.after, "")):
+                for i, line in enumerate(value_lines(update.field, value, full=True)):
+                    for j, row in enumerate(textwrap.wrap(line, width) or [""]):
+                        node.add_leaf(Text((label if i == j == 0 else " " * len(label)) + row, style=style))
 
     def action_close(self) -> None:
         self.dismiss(None)

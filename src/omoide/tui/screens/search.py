@@ -13,7 +13,8 @@ from omoide.tui.widgets.text import plain
 
 
 class SearchScreen(ModalScreen[int | None]):
-    """Rows are (message id, when, who, snippet); dismisses with a message id."""
+    """Rows are (message id, when, who, where, snippet); dismisses with a message id.
+    'where' says whether a hit is on this path or on which saved branch."""
 
     DEFAULT_CSS = """
     SearchScreen { align: center middle; }
@@ -22,7 +23,7 @@ class SearchScreen(ModalScreen[int | None]):
     """
     BINDINGS = [Binding("escape", "close", "Close", id="search.close")]
 
-    def __init__(self, query: str, rows: list[tuple[int, str, str, str]]) -> None:
+    def __init__(self, query: str, rows: list[tuple[int, str, str, str, str]]) -> None:
         super().__init__()
         self.query_text = query
         self.rows = rows
@@ -35,9 +36,9 @@ class SearchScreen(ModalScreen[int | None]):
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        table.add_columns("#", "when", "who", "match")
-        for message_id, when, who, snippet in self.rows:
-            table.add_row(*plain(f"#{message_id}", when, who, snippet))
+        table.add_columns("#", "when", "who", "where", "match")
+        for message_id, when, who, where, snippet in self.rows:
+            table.add_row(*plain(f"#{message_id}", when, who, where, snippet))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         # By position: a memo and a message can lead to the same message.

@@ -13,7 +13,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from omoide.tui.command_line import ParsedCommand
-from omoide.safe_text import safe
+from omoide.safe_text import inert as printable, oneline, safe
 from omoide.world.book import WorldBook
 from omoide.domain.world import SELF, Field, WorldView, is_user
 from omoide.world.render import about_name, clip, relationship_lines
@@ -103,7 +103,7 @@ class WorldScreen(ModalScreen[None]):
         for about, name in self.fields:
             label = Text(f"{FIELD_LABELS[name]:<14}", style="bold") if about == SELF else Text(
                 f"{clip(about_name(about, self.names), width=18):<18} {FIELD_LABELS[name]:<11}", style="bold")
-            label.append(" " + clip(self._value(about, name) or "(empty)", width=90))
+            label.append(" " + oneline(self._value(about, name) or "(empty)"))  # the option wraps it
             options.add_option(Option(label))
         if highlighted is not None and highlighted < len(self.fields):
             options.highlighted = highlighted
@@ -118,7 +118,7 @@ class WorldScreen(ModalScreen[None]):
         text = Text()
         text.append("Recent conversations\n", style="bold")
         for item in self.view.summaries or []:
-            text.append(f"- {clip(item.text, width=600)}\n")
+            text.append(f"- {printable(item.text)}\n")
         if not self.view.summaries:
             text.append("(none yet: they come when a conversation ends, /end)\n", style="dim")
         for rel in self.view.relationships.values():
@@ -128,7 +128,7 @@ class WorldScreen(ModalScreen[None]):
                 text.append(f"{label}:\n", style="italic")
                 items = value if isinstance(value, list) else []
                 for item in items:
-                    text.append(f"  - {clip(item.text, width=600)}\n")
+                    text.append(f"  - {printable(item.text)}\n")
                 if not items:
                     text.append("  (none)\n", style="dim")
         return text

@@ -51,6 +51,11 @@ class DiaryPane(VerticalScroll):
         yield Static(inert(f"{self.character_name}'s diary"), classes="title", markup=False)
         yield Markdown(diary_markdown([], self.character_name), parser_factory=chat_markdown)
 
+    def show_owner(self, name: str) -> None:
+        """Another character's diary is shown from now on (the chat changed)."""
+        self.character_name = name
+        self.query_one(".title", Static).update(inert(f"{name}'s diary"))
+
     async def show_entries(self, entries: list[DiaryEntry]) -> None:
         await self.query_one(Markdown).update(diary_markdown(entries, self.character_name))
         self.scroll_end(animate=False)

@@ -1,10 +1,12 @@
-"""The status bar: amnesia when on, backend, model, last prompt's size, memory work."""
+"""The status bar: amnesia when on, backend, model (and that the embedded one is
+a demo), last prompt's size, memory work."""
 
 from __future__ import annotations
 
 from textual.reactive import reactive
 from textual.widgets import Static
 
+from omoide.llm.base import Backend
 from omoide.safe_text import inert
 
 
@@ -18,9 +20,11 @@ class StatusBar(Static):
     memory: reactive[str] = reactive("")
     activity: reactive[str] = reactive("")
     amnesia: reactive[str] = reactive("")
+    note: reactive[str] = reactive("")
+    """Said after the model's name: that the embedded model is a small demo."""
 
     def render(self) -> str:
-        parts = [f"⊘ amnesia: {self.amnesia}" if self.amnesia else "", self.backend]
+        parts = [f"⊘ amnesia: {self.amnesia}" if self.amnesia else "", self.backend + (f" ({self.note})" if self.note else "")]
         if self.tokens:
             parts.append(self.tokens)
         if self.activity:
@@ -31,6 +35,12 @@ class StatusBar(Static):
 
 
 MEMORY_IDLE = "memory idle"
+DEMO_NOTE = "small demo model · /models gets a real one"
+
+
+def demo_note(backend: Backend) -> str:
+    """DEMO_NOTE when `backend` is one of the tiny embedded models omoide ships."""
+    return DEMO_NOTE if backend.name == "local" and getattr(backend, "embedded", False) else ""
 
 
 def memory_label(status: str) -> str:

@@ -21,6 +21,7 @@ from textual.containers import VerticalScroll
 
 from omoide.domain.chat import Message
 from omoide.chat.navigator import Navigator
+from omoide.tui.widgets.failure import FailureNote
 from omoide.tui.widgets.message import MessageView
 
 PAGE = 40
@@ -125,12 +126,26 @@ class Transcript(VerticalScroll):
             self._held = None
 
     async def show_path(self, head_id: int | None) -> None:
-        """Show the newest page of the path ending at `head_id`."""
+        """Show the newest page of the path ending at `head_id` (and, under it,
+        why the story stops there, when a reply failed)."""
         messages = await self.navigator.path(head_id, limit=PAGE)
+        failed = await self.navigator.failed_reply(head_id)
         await self._replace(messages, shown_first="bottom")
         self.head_id = head_id
         self.at_live_end = True
+        if failed is not None and failed.error:
+            await self.mount(FailureNote(self.speaker, failed.error, partial=bool(failed.content)))
         self.scroll_end(animate=False)  # re-anchors
+
+    async def show_failure(self, error: str, *, partial: bool = False) -> None:
+        """Mark, under the newest message, that the reply failed and why."""
+        await self.clear_failure()
+        await self.mount(FailureNote(self.speaker, error, partial=partial))
+        self.scroll_end(animate=False)
+
+    async def clear_failure(self) -> None:
+        for note in self.query(FailureNote):
+            await note.remove()
 
     async def add(self, message: Message, *, live: bool = False) -> MessageView:
         """Mount a new message at the live end (jumping there first if the view
@@ -138,6 +153,7 @@ class Transcript(VerticalScroll):
         if not self.at_live_end or message.parent_id != self.head_id:
             # An older page was shown, or the chat moved on in another window.
             await self.show_path(message.parent_id)
+        await self.clear_failure()
         view = self.view(message, live=live)
         await self.mount(view)
         self.head_id = message.id

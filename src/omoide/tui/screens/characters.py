@@ -1,0 +1,114 @@
+"""The character picker: every character with its card's one-line description;
+Enter chats with the one highlighted, `i` imports a card. Opened by
+`/characters`, Ctrl+T, and (as a list) on the first-run screen."""
+
+from __future__ import annotations
+
+import re
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from omoide.characters.library import scan_characters
+from omoide.characters.model import Character, substitute
+from omoide.tui.command_line import ParsedCommand
+from omoide.safe_text import oneline
+from omoide.tui.host import Host
+
+TAGLINE = 90
+"""The longest one-line description shown, in characters."""
+_SENTENCE = re.compile(r"(?<=[.!?])\s")
+
+
+def tagline(character: Character, user_name: str) -> str:
+    """The card's description in one line: its first sentence, or its start."""
+    text = oneline(substitute(character.description, char=character.display_name, user=user_name))
+    first = _SENTENCE.split(text, maxsplit=1)[0] if text else ""
+    line = oneline(first or character.scenario or character.personality or "(no description)")
+    return line if len(line) <= TAGLINE else line[:TAGLINE].rsplit(" ", 1)[0].rstrip(",;:") + "…"  # at a word
+
+
+def character_options(characters: list[Character], user_name: str, current: str | None) -> list[Option]:
+    """One option per character, named by its id: the name, a mark on the current
+    one, and the tagline; card text is shown inert (a `Text`, never markup)."""
+    options = []
+    for c in characters:
+        here = "  (chatting now)" if c.id == current else ""
+        prompt = Text.assemble((oneline(c.display_name), "bold"), (here, "italic"), "\n  ", (tagline(c, user_name), "dim"))
+        options.append(Option(prompt, id=c.id))
+    return options
+
+
+class CharacterPicker(ModalScreen[Character | None]):
+    DEFAULT_CSS = """
+    CharacterPicker { align: center middle; }
+    CharacterPicker > Vertical { width: 90%; max-width: 110; height: auto; max-height: 90%; border: round $accent; background: $surface; padding: 0 1; }
+    CharacterPicker .title { text-style: bold; }
+    CharacterPicker OptionList { height: auto; max-height: 20; margin: 1 0; }
+    CharacterPicker .hint { color: $text-muted; }
+    """
+    BINDINGS = [
+        Binding("escape", "cancel", "Close", id="characters.close"),
+        Binding("i", "import_card", "Import a card", id="characters.import"),
+    ]
+
+    def __init__(self, user_name: str, current: str | None) -> None:
+        super().__init__()
+        self.user_name = user_name
+        self.current = current
+        self.characters: list[Character] = []
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static("Characters", classes="title", markup=False)
+            yield OptionList(id="characters")
+            yield Static("", id="characters-problems", classes="hint", markup=False)
+            yield Static("Enter: chat with them · i: import a card (PNG or JSON) · Esc: close", classes="hint", markup=False)
+
+    def on_mount(self) -> None:
+        self.reload(self.current)
+
+    def reload(self, highlight: str | None) -> None:
+        listing = scan_characters()
+        self.characters = listing.characters
+        options = self.query_one(OptionList)
+        options.clear_options()
+        options.add_options(character_options(self.characters, self.user_name, self.current))
+        ids = [c.id for c in self.characters]
+        options.highlighted = ids.index(highlight) if highlight in ids else 0
+        skipped = [f"Skipped: {oneline(p.message)}" for p in listing.problems]
+        self.query_one("#characters-problems", Static).update("\n".join(skipped))
+        options.focus()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(next((c for c in self.characters if c.id == event.option.id), None))
+
+    def action_import_card(self) -> None:
+        from omoide.tui.screens.import_card import ImportCardScreen
+
+        def imported(character: Character | None) -> None:
+            if character is not None:
+                self.reload(character.id)
+                self.app.notify(f"Imported {character.display_name}. Enter chats with them.", timeout=5)
+
+        self.app.push_screen(ImportCardScreen(), imported)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+def open_picker(app: Host) -> None:
+    async def chosen(character: Character | None) -> None:
+        if character is not None:
+            await app.switch_character(character)
+
+    app.push_screen(CharacterPicker(app.session.user.name, app.session.character.id), chosen)
+
+
+async def characters_command(app: Host, command: ParsedCommand) -> None:
+    open_picker(app)

@@ -1,0 +1,75 @@
+"""Keys typed while `omoide chat` starts, in a real terminal (tmux): typed before
+the first paint, a whole message and its Enter reach the composer in order and
+are sent, and what follows the Enter waits in the composer."""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+import shutil
+import sqlite3
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests.fakeservers import address, chat_reply, http_server
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+OMOIDE = Path(sys.executable).with_name("omoide")  # the console script: the real launcher
+
+
+def tmux(*args: str) -> str:
+    return subprocess.run(["tmux", *args], capture_output=True, text=True, check=False).stdout
+
+
+def user_messages(home: Path) -> list[str]:
+    db = home / "data" / "omoide.db"
+    if not db.exists():
+        return []
+    try:
+        with sqlite3.connect(db) as conn:
+            return [r[0] for r in conn.execute("SELECT content FROM messages WHERE role = 'user' ORDER BY id")]
+    except sqlite3.OperationalError:  # the schema is still being made
+        return []
+
+
+async def until(condition, what: str, pane: str, timeout: float = 60.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"{what} did not happen; the pane shows:\n{tmux('capture-pane', '-p', '-t', pane)}")
+
+
+async def test_a_message_typed_before_the_first_paint_is_sent(omoide_home: Path) -> None:
+    assert OMOIDE.exists(), OMOIDE
+    with http_server({"POST /v1/chat/completions": chat_reply("*Suzune nods.* Welcome back.")}) as server:
+        env = {"OMOIDE_HOME": str(omoide_home), "OMOIDE_BASE_URL": address(server) + "/v1", "OMOIDE_MODEL": "m",
+               "OMOIDE_DISCOVER_SERVERS": "[]", "TERM": "xterm-256color"}
+        exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+        name = f"omoide-typeahead-{uuid.uuid4().hex[:8]}"
+        command = (f"env {exports} {shlex.quote(str(OMOIDE))} chat suzune; echo EXITED $?; "
+                   "stty -a | grep -o -e '-*icanon' -e '-*echo ' | tr '\\n' ' ' | sed 's/^/MODE /'; echo; sleep 600")
+        assert subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "100", "-y", "30", command]).returncode == 0
+        try:
+            # At once: the interpreter has not even imported omoide yet.
+            tmux("send-keys", "-t", name, "I just moved here from Osaka", "Enter", "and then")
+            assert "Message Suzune" not in tmux("capture-pane", "-p", "-t", name)  # before the first paint
+            await until(lambda: user_messages(omoide_home) == ["I just moved here from Osaka"], "the message being sent", name)
+            await until(lambda: "Welcome back." in tmux("capture-pane", "-p", "-t", name), "the reply showing", name)
+            screen = tmux("capture-pane", "-p", "-t", name)
+            assert "I just moved here from Osaka" in screen
+            composer = [line for line in screen.splitlines() if line.strip()][-2]
+            assert composer.strip() == "and then"  # what followed the Enter waits, in order
+            tmux("send-keys", "-t", name, "C-q")
+            await until(lambda: "EXITED 0" in tmux("capture-pane", "-p", "-t", name), "the app quitting", name)
+            await until(lambda: "MODE" in tmux("capture-pane", "-p", "-t", name), "stty reporting", name)
+            mode = next(line for line in tmux("capture-pane", "-p", "-t", name).splitlines() if line.startswith("MODE"))
+            assert mode.split()[1:] == ["icanon", "echo"]  # the terminal is back in line mode, with echo
+        finally:
+            tmux("kill-session", "-t", name)
