@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 from omoide.characters.model import substitute
-from omoide.cli.app import StreamedText
+from omoide.cli.say import StreamedText
 from omoide.safe_text import inert, oneline, safe
 
 anything = st.text(st.characters(codec="utf-8"), max_size=200)

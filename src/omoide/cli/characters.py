@@ -14,14 +14,13 @@ from omoide import locations
 from omoide.characters.cards import export_card_json, export_card_png, import_card
 from omoide.characters.library import find_character, scan_characters, source_kind
 from omoide.characters.model import LoreEntry, substitute
-from omoide.cli.output import fail, stdout, stderr
+from omoide.cli.common import fail, stdout, stderr
 from omoide.errors import CharacterError, OmoideError
 from omoide.safe_text import inert, oneline, safe
 
-app = typer.Typer(no_args_is_help=True, help="List, show, import and export characters.")
+app = typer.Typer(name="characters", no_args_is_help=True, help="List, show, import and export characters.")
 
 
-_out, _err, _fail = stdout, stderr, fail
 
 
 def _short(text: str, width: int = 70) -> str:
@@ -36,8 +35,8 @@ def list_() -> None:
     for c in listing.characters:
         about = substitute(c.description, char=c.display_name, user="you")
         table.add_row(safe(c.id), safe(c.display_name), source_kind(c), Text(_short(about)))
-    _out().print(table)
-    err = _err()
+    stdout().print(table)
+    err = stderr()
     for problem in listing.problems:
         err.print(Text.assemble(("Skipped: ", "yellow"), inert(problem.message), " ", (inert(problem.hint), "dim")), soft_wrap=True)
 
@@ -52,8 +51,8 @@ def show(name: Annotated[str, typer.Argument(help="Character id or name.")]) -> 
     try:
         c = find_character(name, notice=_tell)
     except OmoideError as exc:
-        _fail(exc)
-    out = _out()
+        fail(exc)
+    out = stdout()
     facts = [f"id {c.id}", source_kind(c)]
     facts += [f"by {c.creator}"] if c.creator else []
     facts += [f"version {c.character_version}"] if c.character_version else []
@@ -110,7 +109,7 @@ def _card_files(paths: list[Path]) -> tuple[list[Path], list[tuple[Path, str]]]:
 @app.command("import")
 def import_(files: Annotated[list[Path], typer.Argument(help="Card files (.png or .json: Character Card V1, V2 or V3), or folders of them.")]) -> None:
     """Import character cards into your characters folder; a folder imports every card in it."""
-    out, err = _out(), _err()
+    out, err = stdout(), stderr()
     cards, refused = _card_files(files)
     imported = 0
     for path in cards:
@@ -152,15 +151,15 @@ def export(
             image = character.source / "card.png" if character.source else None
             data = export_card_png(character, image.read_bytes() if image and image.is_file() else None)
     except OmoideError as exc:
-        _fail(exc)
+        fail(exc)
     except OSError as exc:
-        _fail(CharacterError(f"Cannot read {character.source}/card.png: {exc.strerror or exc}.", "Check its permissions."))
+        fail(CharacterError(f"Cannot read {character.source}/card.png: {exc.strerror or exc}.", "Check its permissions."))
     target = output or Path(f"{character.id}.{format.value}")
     try:
         locations.write_private(target, data, make_parents=False)
     except OSError as exc:
-        _fail(CharacterError(f"Cannot write {target}: {exc.strerror or exc}.", "Check that the folder exists and is writable."))
-    _out().print(safe(f"Wrote {target} ({len(data):,} bytes)."), soft_wrap=True)
+        fail(CharacterError(f"Cannot write {target}: {exc.strerror or exc}.", "Check that the folder exists and is writable."))
+    stdout().print(safe(f"Wrote {target} ({len(data):,} bytes)."), soft_wrap=True)
 
 
 @app.command()
@@ -177,10 +176,10 @@ def lore(
         target = attach_lorebook(file, character)
         entries = len(load_lorebook_file(target).entries)
     except OmoideError as exc:
-        _fail(exc)
+        fail(exc)
     who = character.display_name if character else "every chat"
-    _out().print(safe(f"Attached {file} ({entries} entries) to {who}: {target}"), soft_wrap=True)
+    stdout().print(safe(f"Attached {file} ({entries} entries) to {who}: {target}"), soft_wrap=True)
 
 
 def _tell(message: str) -> None:
-    _err().print(safe(message, style="yellow"), soft_wrap=True)
+    stderr().print(safe(message, style="yellow"), soft_wrap=True)

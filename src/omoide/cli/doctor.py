@@ -1,13 +1,16 @@
-"""`omoide doctor`: check each part in turn and say plainly what is wrong."""
+"""`omoide doctor` (check each part in turn and say plainly what is wrong) and
+`omoide paths` (where omoide keeps things)."""
 
 from __future__ import annotations
 
 import os
 
+import typer
 from rich.console import Console
 from rich.text import Text
 
 from omoide import locations
+from omoide.cli.common import run, stdout
 from omoide.config.settings import Settings, config_warnings, load_settings
 from omoide.errors import OmoideError
 from omoide.safe_text import safe, some
@@ -135,3 +138,23 @@ async def run_doctor() -> bool:
     await _servers(settings)
     console.print("[bold green]All good.[/]" if healthy else "[bold red]Something needs fixing (see above).[/]")
     return healthy
+
+
+app = typer.Typer()
+
+
+@app.command()
+def doctor() -> None:
+    """Check the configuration, the database and the backend, and say what is wrong."""
+    ok = run(run_doctor)
+    raise typer.Exit(0 if ok else 1)
+
+
+@app.command()
+def paths() -> None:
+    """Show where omoide keeps its config, data and logs."""
+    out = stdout()
+    out.print(safe(f"config file: {locations.config_file()}"))
+    out.print(safe(f"database:    {locations.database_file()}"))
+    out.print(safe(f"characters:  {locations.user_characters_dir()}"))
+    out.print(safe(f"log file:    {locations.log_file()}"))

@@ -2,41 +2,27 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Coroutine
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 from rich.text import Text
 
-from omoide.cli.output import fail, stdout, stderr
+from omoide.cli.common import fail, run, stderr, stdout
 from omoide.errors import OmoideError
 from omoide.safe_text import oneline, safe
 
 if TYPE_CHECKING:
     from omoide.config.settings import Settings
 
-T = TypeVar("T")
 
-app = typer.Typer(invoke_without_command=True, help="List models, choose the default, download a GGUF.")
+app = typer.Typer(name="models", invoke_without_command=True, help="List models, choose the default, download a GGUF.")
 
 
-_out, _err, _fail = stdout, stderr, fail
 
 NAME_WIDTH = 100
 """Model names and details come from servers: a longer one is cut on screen."""
 DETAIL_WIDTH = 160
-
-
-def _run(coro: Coroutine[Any, Any, T]) -> T:
-    from omoide.config.logs import setup_logging
-
-    setup_logging()
-    try:
-        return asyncio.run(coro)
-    except OmoideError as exc:
-        _fail(exc)
 
 
 @app.callback()
@@ -49,7 +35,7 @@ def models(ctx: typer.Context) -> None:
 
     settings = _settings()
 
-    servers = _run(choose.find_servers(settings))
+    servers = run(lambda: choose.find_servers(settings))
     table = Table("", "name", "kind", "where / what", title="Models")
 
     def add(choice: choose.ModelChoice) -> None:
@@ -67,7 +53,7 @@ def models(ctx: typer.Context) -> None:
             table.add_row("", Text(f"… {len(listed) - choose.MODELS_SHOWN_PER_SERVER:,} more", style="dim"), "server",
                           safe(f"{server.name} at {server.base_url} lists {len(listed):,} models; "
                                "`omoide models use NAME` takes any of them", style="dim"))
-    out = _out()
+    out = stdout()
     out.print(table)
     if not servers:
         out.print(Text("No model server answered on this machine (Ollama, llama.cpp, LM Studio, KoboldCpp, vLLM, SGLang, text-generation-webui).", style="dim"))
@@ -84,7 +70,7 @@ def _settings() -> Settings:
     try:
         return load_settings()
     except OmoideError as exc:
-        _fail(exc)
+        fail(exc)
 
 
 @app.command()
@@ -107,13 +93,13 @@ def use(
             raise OmoideError(f"Nothing answered at {server}.", "Start the server, or check the address (for example http://127.0.0.1:11434).")
         return choose.pick(name, local + choose.server_choices(servers), server)
 
-    choice = _run(go())
+    choice = run(go)
     try:
         path = choose.make_default(choice)
     except OmoideError as exc:
-        _fail(exc)
+        fail(exc)
     where = f" on {choice.base_url}" if choice.base_url else ""
-    _out().print(safe(f"The default model is now {oneline(choice.name, NAME_WIDTH)}{where} (saved in {path})."))
+    stdout().print(safe(f"The default model is now {oneline(choice.name, NAME_WIDTH)}{where} (saved in {path})."))
 
 
 @app.command()
@@ -130,8 +116,8 @@ def pull(
     try:
         target = resolve(source)
     except OmoideError as exc:
-        _fail(exc)
-    err = _err()
+        fail(exc)
+    err = stderr()
     columns = ("[progress.description]{task.description}", BarColumn(), DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn())
     with Progress(*columns, console=err, transient=False) as progress:
         task = progress.add_task(target.filename, total=None)
@@ -139,8 +125,8 @@ def pull(
         def update(done: int, total: int | None) -> None:
             progress.update(task, completed=done, total=total)
 
-        path = _run(download(source, sha256=sha256, progress=update))
+        path = run(lambda: download(source, sha256=sha256, progress=update))
     if not err.is_terminal:
         err.print(f"downloaded {path.stat().st_size:,} bytes")
     use_name = path.name
-    _out().print(Text(f"Saved {path}. Chat with it: omoide models use {use_name}"))
+    stdout().print(Text(f"Saved {path}. Chat with it: omoide models use {use_name}"))

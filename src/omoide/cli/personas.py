@@ -9,11 +9,11 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from omoide.cli.output import fail, stderr, stdout
+from omoide.cli.common import fail, stderr, stdout
 from omoide.errors import OmoideError
 from omoide.safe_text import inert, oneline, safe
 
-app = typer.Typer(no_args_is_help=True, help="List your personas and import SillyTavern's.")
+app = typer.Typer(name="personas", no_args_is_help=True, help="List your personas and import SillyTavern's.")
 
 
 @app.command("list")

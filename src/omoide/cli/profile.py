@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Annotated, TypeVar
 
@@ -11,18 +10,18 @@ from rich.console import Console
 from rich.text import Text
 
 from omoide import locations
-from omoide.cli.characters import _fail
-from omoide.cli.output import fail
+from omoide.cli.common import fail, run
 from omoide.config.editor import open_in_editor
 from omoide.errors import OmoideError
 from omoide.world.profile import ProfileBook, provenance, render_text
 from omoide.safe_text import safe
 
 T = TypeVar("T")
-app = typer.Typer(invoke_without_command=True, help="Show and edit your profile: what every character knows about you.")
+app = typer.Typer(name="profile", invoke_without_command=True, help="Show and edit your profile: what every character knows about you.")
 
 
 def _run(work: Callable[[ProfileBook], Awaitable[T]]) -> T:
+    """Run `work` on the profile book of the store."""
     from omoide.chat.runtime import Workspace
 
     async def go() -> T:
@@ -32,10 +31,7 @@ def _run(work: Callable[[ProfileBook], Awaitable[T]]) -> T:
         finally:
             await workspace.aclose()
 
-    try:
-        return asyncio.run(go())
-    except OmoideError as exc:
-        _fail(exc)
+    return run(go)
 
 
 @app.callback()

@@ -4,13 +4,14 @@ group scene each reply is printed on its own line, prefixed by its speaker."""
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator
 from contextlib import aclosing
-from typing import TYPE_CHECKING, Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 
+from omoide.cli.common import fail, run
 from omoide.errors import OmoideError
 from omoide.safe_text import inert, safe
 
@@ -18,9 +19,8 @@ if TYPE_CHECKING:
     from omoide.chat.events import TurnEvent
     from omoide.chat.session import ChatSession
 
-T = TypeVar("T")
+app = typer.Typer()
 err = Console(stderr=True)
-_hooks: dict[str, Callable[..., object]] = {}
 
 
 class StreamedText:
@@ -37,12 +37,7 @@ class StreamedText:
         return inert(data)
 
 
-def register(app: typer.Typer, *, run: Callable[..., object], fail: Callable[[OmoideError], object]) -> None:
-    """Add `say` to `app`; `run` and `fail` are the main CLI's."""
-    _hooks.update(run=run, fail=fail)
-    app.command("say")(say)
-
-
+@app.command()
 def say(
     character: Annotated[str, typer.Argument(help="Character id or name.")],
     message: Annotated[str, typer.Argument(help="What you say. Use - to read it from standard input.")],
@@ -101,9 +96,9 @@ def say(
                 await session.aclose()
             await runtime.aclose()
 
-    _hooks["run"](go)
+    run(go)
     if failed:
-        _hooks["fail"](failed[0])
+        fail(failed[0])
 
 
 async def _print(session: ChatSession, turn: AsyncGenerator[TurnEvent, None], failed: list[OmoideError]) -> None:

@@ -1,55 +1,33 @@
-"""`omoide end`, `omoide world`, `omoide log` and `omoide templates`.
+"""`omoide end`, `omoide world` and `omoide log`: ending a conversation, and
+what each character carries out of them.
 
 Model output is printed through rich `Text`, never as markup."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 from rich.text import Text
 
-import omoide.memory.diary  # noqa: F401 - these register their templates
-import omoide.memory.summary  # noqa: F401
-import omoide.world.steps  # noqa: F401
+from omoide.cli.common import fail, run, stderr, stdout
+from omoide.errors import NothingYet
 from omoide.memory import templates
-from omoide.errors import NothingYet, OmoideError
 from omoide.cli.nothing_yet import no_chat_yet
 from omoide.safe_text import safe
 from omoide.world.book import WorldBook
-from omoide.domain.world import SELF, Conversation, Item, Update, UpdateKind, WorldView, is_user
+from omoide.domain.world import Conversation, Item, Update, UpdateKind, WorldView, is_user
 from omoide.world.render import about_name, relationship_lines, update_line, value_lines
 
 if TYPE_CHECKING:
     from omoide.chat.runtime import Workspace
 
-T = TypeVar("T")
-out = Console()
-err = Console(stderr=True)
+out, err = stdout(), stderr()
 
-templates_app = typer.Typer(help="List, edit and reset the prompt templates of the memory steps.", no_args_is_help=True)
+app = typer.Typer()
 
 
-Runner = Callable[[Callable[[], Awaitable[object]]], object]
-_hooks: dict[str, Callable[..., object]] = {}
-
-
-def register(app: typer.Typer, *, run: Callable[..., object], fail: Callable[[OmoideError], object]) -> None:
-    """Add the commands to `app`; `run` and `fail` are the main CLI's (how it runs
-    a coroutine and reports an error), passed in so this module never imports it."""
-    _hooks.update(run=run, fail=fail)
-    app.command("end")(end)
-    app.command("world")(world)
-    app.command("log")(log_command)
-    app.add_typer(templates_app, name="templates", help="List, edit and reset the prompt templates of the memory steps.")
-
-
-def _run(coro_factory: Callable[[], Awaitable[T]]) -> T:
-    return _hooks["run"](coro_factory)  # type: ignore[return-value]
-
-
+@app.command()
 def end(
     character: Annotated[str, typer.Argument(help="Character id or name.")],
     chat_id: Annotated[int | None, typer.Option("--chat", help="Which chat (default: the most recent).")] = None,
@@ -92,7 +70,7 @@ def end(
         finally:
             await runtime.aclose()
 
-    _run(go)
+    run(go)
     for note in templates.take_notices():
         err.print(safe(note, style="yellow"), soft_wrap=True)
     if failed:
@@ -111,6 +89,7 @@ def _names(conversation: Conversation | None = None) -> dict[str, str]:
     return names
 
 
+@app.command()
 def world(
     character: Annotated[str, typer.Argument(help="Character id or name.")],
     about: Annotated[str | None, typer.Option("--about", help="Only the relationship with this character (or your name).")] = None,
@@ -129,7 +108,7 @@ def world(
         finally:
             await workspace.aclose()
 
-    name, view, pending, names = _run(go)
+    name, view, pending, names = run(go)
     out.print(safe(f"{name}: what {name} carries", style="bold"))
     if pending:
         out.print(Text(f"({pending} conversation(s) not yet fully remembered: they finish after the next reply, "
@@ -166,6 +145,7 @@ def _items(items: list[Item], indent: int = 2) -> None:
         out.print(safe(" " * indent + f"- {tag}{item.text}"))
 
 
+@app.command("log")
 def log_command(
     character: Annotated[str, typer.Argument(help="Character id or name.")],
     limit: Annotated[int, typer.Option(help="Most conversations to show.")] = 20,
@@ -184,11 +164,10 @@ def log_command(
         finally:
             await workspace.aclose()
 
-    name, rows, edits, names = _run(go)
+    name, rows, edits, names = run(go)
     if not rows and not edits:
-        _fail(NothingYet(f"{name} has no world memory updates yet.",
+        fail(NothingYet(f"{name} has no world memory updates yet.",
                          f"They come when a conversation with {name} ends (/end in the chat, or `omoide end {character}`)."))
-        return
     for conversation, updates in rows:
         force = "" if conversation.in_force else " · retracted (its end is off the chat's path)"
         out.print(Text(f"Conversation #{conversation.id} · chat #{conversation.chat_id}, messages "
@@ -214,71 +193,3 @@ def _before_after(update: Update, full: bool) -> None:
         out.print(Text(f"      {label}", style=style or "bold"))
         body = Text("\n".join(value_lines(update.field, value, full)), style=style)
         out.print(Padding(body, (0, 0, 0, 8)))
-
-
-@templates_app.command("list")
-def templates_list() -> None:
-    """Every template, whether your copy or the shipped default is in force, and why."""
-    for template in templates.all_templates():
-        line = Text(f"{template.spec.name:<22}", style="bold")
-        line.append(f"{template.source:<28}")
-        line.append(template.spec.summary)
-        out.print(line)
-        if template.problem:
-            out.print(Text(f"  ! {templates.override_path(template.spec.name)}: {template.problem}; "
-                           "the shipped default is used until it is fixed.", style="yellow"))
-    out.print(Text(f"\nYour copies live in {templates.templates_dir()}. Placeholders: `omoide templates show NAME`.", style="dim"))
-
-
-@templates_app.command("show")
-def templates_show(name: Annotated[str, typer.Argument(help="Template name, e.g. world.goal.")]) -> None:
-    """Print the template in force and the placeholders it may use."""
-    try:
-        template = templates.get(name)
-    except OmoideError as exc:
-        _fail(exc)
-    out.print(Text(f"{name} ({template.source}); placeholders: " + ", ".join("{" + p + "}" for p in template.spec.placeholders),
-                   style="bold"))
-    out.print(safe(template.text))
-
-
-@templates_app.command("edit")
-def templates_edit(name: Annotated[str, typer.Argument(help="Template name, e.g. world.goal.")]) -> None:
-    """Open your copy of a template in $EDITOR (made from the default the first time)."""
-    try:
-        edited = templates.edit(name)
-    except OmoideError as exc:
-        _fail(exc)
-    path = edited.path
-    if edited.editor_failed:
-        kept = f" What it left in {path} is checked below." if path.exists() and edited.changed else ""
-        err.print(Text(f"Not saved: {edited.editor_failed}.{kept}", style="red"))
-    if edited.problem:
-        err.print(Text(f"{path}: {edited.problem}. The shipped default is used until it is fixed: "
-                       f"`omoide templates edit {name}` again, or `omoide templates reset {name}`.", style="red"))
-        raise typer.Exit(1)
-    if edited.editor_failed:
-        raise typer.Exit(1)
-    if not path.exists():
-        out.print(Text(f"No change: {name} is the shipped default (no copy of yours is kept)."))
-    elif not edited.changed:
-        out.print(Text(f"No change: your copy {path} is as it was."))
-    else:
-        out.print(Text(f"Saved {path}; it is used from the next memory update on."))
-
-
-@templates_app.command("reset")
-def templates_reset(name: Annotated[str, typer.Argument(help="Template name, e.g. world.goal.")]) -> None:
-    """Go back to the shipped default; your copy is kept beside it, renamed."""
-    try:
-        kept = templates.reset(name)
-    except OmoideError as exc:
-        _fail(exc)
-    out.print(Text(f"{name} is the shipped default again." + (f" Your copy was kept as {kept}." if kept else " (It already was.)")))
-
-
-def _fail(exc: OmoideError) -> None:
-    _hooks["fail"](exc)
-
-
-__all__ = ["SELF", "register", "templates_app"]

@@ -1,11 +1,14 @@
-"""Console output shared by the CLI's command groups.
+"""What every command group shares: the consoles, running a command's async
+work, and failing with a message.
 
 Error messages carry server text, file names and card fields: they are printed
 through `safe_text`, never as markup and never as escape sequences."""
 
 from __future__ import annotations
 
-from typing import NoReturn
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import NoReturn, TypeVar
 
 import typer
 from rich.console import Console
@@ -13,6 +16,8 @@ from rich.text import Text
 
 from omoide.errors import NothingYet, OmoideError
 from omoide.safe_text import safe
+
+T = TypeVar("T")
 
 
 def stdout() -> Console:
@@ -36,3 +41,22 @@ def fail(exc: OmoideError) -> NoReturn:
     if exc.hint:
         err.print(safe(exc.hint, "dim"), soft_wrap=True)
     raise typer.Exit(1)
+
+
+def run(work: Callable[[], Awaitable[T]]) -> T:
+    """Run a command's async work: logging to the log file, the config file's
+    warnings on stderr, an OmoideError as its message (`fail`), Ctrl+C as 130."""
+    from omoide.config.logs import setup_logging
+    from omoide.config.settings import config_warnings
+
+    setup_logging()
+    err = stderr()
+    for warning in config_warnings():
+        err.print(safe(f"Warning: {warning}", "yellow"), soft_wrap=True)
+    try:
+        return asyncio.run(work())  # type: ignore[arg-type]
+    except OmoideError as exc:
+        fail(exc)
+    except KeyboardInterrupt:
+        err.print(Text("Interrupted. Whatever had arrived is kept.", style="dim"))
+        raise typer.Exit(130) from None
