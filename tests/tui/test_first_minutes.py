@@ -11,7 +11,7 @@ import textual.notifications
 from textual.containers import VerticalScroll
 from textual.widgets._toast import Toast
 
-from omoide.tui.command_line import COMMANDS
+from omoide.tui.slash import COMMANDS
 from omoide.config.settings import Settings
 from omoide.errors import BackendUnreachable
 from omoide.chat.session import ChatSession

@@ -100,7 +100,7 @@ async def test_help_lists_the_book_and_an_empty_book_says_what_to_do(tmp_path: P
 
         await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
         console = Console(width=200, record=True, file=open(os.devnull, "w"))
-        console.print(help_tables(app.screen.keys))
+        console.print(help_tables(app.screen.commands_help, app.screen.keys))
         text = console.export_text()
         assert "/memos" in text and "Memo book" in text
         await pilot.press("escape")

@@ -168,7 +168,7 @@ async def test_summary_shows_that_there_is_none_yet(store: Store) -> None:
 
 
 async def test_every_slash_command_has_a_handler_in_the_app(store: Store) -> None:
-    from omoide.tui.command_line import ALIASES, COMMANDS
+    from omoide.tui.slash import ALIASES, COMMANDS
 
     app = await make_app(store, ScriptedBackend())
     missing = [name for name in [*COMMANDS, *ALIASES.values()] if name not in app.commands]

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from omoide.tui.command_line import COMMANDS, parse
+from omoide.tui.slash import COMMANDS, parse
 from omoide.domain.chat import Message, Role
 from omoide.errors import CommandError
 from omoide.memory.diary import InlineMemoryFilter, strip_inline_tags

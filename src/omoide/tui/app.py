@@ -25,7 +25,8 @@ from textual.notifications import SeverityLevel
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Input, Static
 
-from omoide.tui import command_line as slash
+from omoide.tui import slash
+from omoide.tui.command_line import unescape
 from omoide.characters.model import Character
 from omoide.errors import OmoideError
 from omoide.llm.base import Backend
@@ -36,7 +37,6 @@ from omoide.tui.commands import open_branch_picker
 from omoide.tui.download import Downloads
 from omoide.tui.host import CommandTable
 from omoide.tui.memos import open_book
-from omoide.tui.slash import TABLE
 from omoide.tui.messages import ComposerReady
 from omoide.tui.turns import TurnsApp
 from omoide.tui.typeahead import TypeAhead, replay
@@ -84,7 +84,7 @@ class OmoideApp(TurnsApp):
         """Backends the app opened (a model chosen or downloaded here), closed when it ends."""
         self.keymap: dict[str, str] = {}
         self.typeahead = TypeAhead()
-        self.commands = CommandTable(TABLE)
+        self.commands = CommandTable({command.name: command.run for command in slash.TABLE})
         session.on_memory_event = self.handle_memory_event
         keymap = session.settings.ui.keymap
         if keymap:
@@ -220,7 +220,7 @@ class OmoideApp(TurnsApp):
                 return
             # The text stays in the composer until it is stored (a full disk must not lose it).
             self._unsent = text
-            self.run_turn(lambda: self.session.send(slash.unescape(text)))
+            self.run_turn(lambda: self.session.send(unescape(text)))
             return
         event.input.value = ""
         await self.commands.dispatch(self, command)
@@ -229,6 +229,9 @@ class OmoideApp(TurnsApp):
     def set_keymap(self, keymap: Mapping[str, str]) -> None:
         self.keymap = dict(keymap)
         super().set_keymap(self.keymap)
+
+    def command_help(self) -> list[tuple[str, str]]:
+        return slash.help_rows()
 
     def key_help(self) -> list[tuple[str, str]]:
         """(keys, what they do) for every chat binding, as the keymap has them now.

@@ -16,7 +16,7 @@ from omoide.tui.memos import memo_rows
 async def help_command(app: Host, command: ParsedCommand) -> None:
     from omoide.tui.screens.help import HelpScreen
 
-    app.push_screen(HelpScreen(app.key_help()))
+    app.push_screen(HelpScreen(app.command_help(), app.key_help()))
 
 
 async def diary_command(app: Host, command: ParsedCommand) -> None:

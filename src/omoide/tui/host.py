@@ -1,10 +1,9 @@
 """What a slash-command handler may use of the app, and how a command is run.
 
 Handlers see the app only through `Host`, so they never import it; the one
-table from command name to handler is `tui/slash.py`, and `CommandTable`
-dispatches a parsed command through it. Every command in
-`omoide.tui.command_line.COMMANDS` has a handler (a test checks it), so a parsed
-command always runs.
+table of commands (name, usage, help, handler) is `tui/slash.py`, and
+`CommandTable` dispatches a parsed command through it, so a parsed command
+always runs.
 """
 
 from __future__ import annotations
@@ -46,6 +45,9 @@ class Host(Protocol):
                     callback: ScreenResultCallbackType[ScreenResultType] | None = None) -> object: ...
 
     def exit(self) -> None: ...
+
+    def command_help(self) -> list[tuple[str, str]]:
+        """(usage, what it does) of every slash command, for /help."""
 
     def key_help(self) -> list[tuple[str, str]]: ...
 

@@ -18,15 +18,14 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from omoide.tui.command_line import specs
 
 
-def help_tables(keys: list[tuple[str, str]]) -> Group:
+def help_tables(commands_help: list[tuple[str, str]], keys: list[tuple[str, str]]) -> Group:
     commands = Table(box=box.MINIMAL, show_edge=False, expand=True, pad_edge=False, header_style="bold")
     commands.add_column("Command", no_wrap=True, style="bold")
     commands.add_column("Does", ratio=1, overflow="fold")
-    for spec in specs():
-        commands.add_row(Text(spec.usage), Text(spec.summary))  # text, never markup: "[add TEXT]" is usage
+    for usage, summary in commands_help:
+        commands.add_row(Text(usage), Text(summary))  # text, never markup: "[add TEXT]" is usage
     shortcuts = Table(box=box.MINIMAL, show_edge=False, expand=True, pad_edge=False, header_style="bold")
     shortcuts.add_column("Key", no_wrap=True, style="bold")
     shortcuts.add_column("Does", ratio=1, overflow="fold")
@@ -67,15 +66,16 @@ class HelpScreen(ModalScreen[None]):
     """
     BINDINGS = [Binding("escape,q", "close", "Close", id="help.close")]
 
-    def __init__(self, keys: list[tuple[str, str]]) -> None:
+    def __init__(self, commands_help: list[tuple[str, str]], keys: list[tuple[str, str]]) -> None:
         super().__init__()
+        self.commands_help = commands_help
         self.keys = keys
 
     def compose(self) -> ComposeResult:
         body = HelpBody(id="help-body")
         body.border_title = "Commands"
         with body:
-            yield Static(help_tables(self.keys), id="help-text")
+            yield Static(help_tables(self.commands_help, self.keys), id="help-text")
 
     def on_mount(self) -> None:
         body = self.query_one(HelpBody)
