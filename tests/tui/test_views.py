@@ -295,14 +295,15 @@ async def test_the_inspector_reports_what_the_second_turn_shares_with_the_first(
     app = await make_app(store, ScriptedBackend([["One."], ["Two."]]))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("ctrl+p")
-        await pilot.pause()
+        await wait_for(pilot, lambda: bool(app.screen.query("#inspector-summary")))
         assert "No prompt yet" in str(app.screen.query_one("#inspector-summary").render())
         await pilot.press("escape")
+        await wait_for(pilot, lambda: not app.screen.query("#inspector-summary"))
         for text, reply in [("First", "One."), ("Second", "Two.")]:
             await type_and_send(pilot, text)
             await wait_for(pilot, lambda reply=reply: texts(app)[-1] == ("Mika", reply) and app.reply_view is None)
         await type_and_send(pilot, "/prompt")
-        await pilot.pause()
+        await wait_for(pilot, lambda: bool(app.screen.query("#inspector-summary")))
         summary = str(app.screen.query_one("#inspector-summary").render())
         assert "Shared with the previous turn's prompt: about" in summary and "reusable from a prompt cache" in summary
         assert "(estimated from the text's length" in summary and "Dropped to fit: nothing" in summary
@@ -383,6 +384,7 @@ async def test_reading_forward_from_the_start_loads_the_next_page_without_jumpin
         await wait_for(pilot, lambda: texts(app)[-1][1] == last_of_first_page)
         for _ in range(40):
             await pilot.press("pagedown")
+            await pilot.pause()  # the scroll, and the page load it may start, are processed before the next key
             if texts(app)[-1][1] != last_of_first_page:
                 break
         await wait_for(pilot, lambda: texts(app)[-1][1] == f"line {2 * PAGE - 2}")
