@@ -162,7 +162,11 @@ class ChatSession:
 
     @clock.setter
     def clock(self, clock: Callable[[], datetime]) -> None:
+        """The chat's now: the prompt's date, the time stamps of what is stored
+        (messages, memory) and when a conversation counts as idle all follow it."""
         self.state.clock = clock
+        self.store.clock = clock
+        self.world.clock = clock
 
     @property
     def profile(self) -> ProfileBook:
