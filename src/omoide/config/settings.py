@@ -151,10 +151,11 @@ class Settings:
     """Share of the context that triggered lore may take, for lorebooks that set no
     `token_budget` (SillyTavern's world info budget works the same way)."""
 
-    memory_style: Literal["summary", "memos", "both"] = "summary"
+    memory_style: Literal["summary", "memos", "both", "none"] = "summary"
     """'summary': the running summary (seed 002, the default). 'memos': the memo book
     instead (seed 003: the last memo_recent_messages raw, plus memos). 'both': the
-    summary and the memos."""
+    summary and the memos. 'none': the last recent_messages raw and no memory work
+    (the diary and the world stay; `omoide memory check` uses it as a baseline)."""
     memo_batch: Annotated[int, Range(ge=2)] = 8
     """Messages per memo: every full batch on the path gets one, in the background."""
     memo_prompt_count: Annotated[int, Range(ge=0)] = 15

@@ -38,6 +38,8 @@ class ChatPrefix:
 
     messages: list[ChatMessage]
     tokens: int
+    head_id: int | None = None
+    """The message it ends with (the reply just stored): work on another path must not continue it."""
 
 
 def chat_prefix(prompt: AssembledPrompt, reply: Message, tz: tzinfo | None = None) -> ChatPrefix:
@@ -50,7 +52,7 @@ def chat_prefix(prompt: AssembledPrompt, reply: Message, tz: tzinfo | None = Non
     shown = window_messages([reply], tz)
     tail = next((layer.tokens for layer in prompt.layers if layer.name == "tail"), 0)
     tokens = max(prompt.total_tokens - tail, 0) + sum(len(m.get("content", "")) for m in shown) // CHARS_PER_TOKEN + 8
-    return ChatPrefix([*messages, *shown], tokens)
+    return ChatPrefix([*messages, *shown], tokens, reply.id)
 
 
 def continue_chat(prefix: ChatPrefix, request: list[ChatMessage]) -> list[ChatMessage]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from omoide.domain.chat import Message, Role
@@ -78,7 +78,7 @@ class ConversationPass:
     def __init__(
         self, store: Store, backend: Backend, conversation: Conversation, messages: Sequence[Message],
         *, descriptions: dict[str, str], speaker: Callable[[Message], str], settings: PassSettings,
-        run: Runner = _direct, lock: asyncio.Lock | None = None,
+        run: Runner = _direct, lock: asyncio.Lock | None = None, witnessed: Mapping[str, Sequence[Message]] | None = None,
     ) -> None:
         self.store = store
         self.backend = backend
@@ -88,6 +88,9 @@ class ConversationPass:
         self.run_call = run
         self.lock = lock or asyncio.Lock()
         self.transcript = render_transcript(messages, speaker, settings.transcript_chars)
+        self.transcripts = {key: render_transcript(seen, speaker, settings.transcript_chars) for key, seen in (witnessed or {}).items()}
+        """In a scene: what each character witnessed of the conversation, the only
+        part of it its steps read (it learns nothing said while it was away)."""
         self.model = f"{getattr(backend, 'name', '?')} · {getattr(backend, 'model', None) or 'default'}"
         self.result = PassResult()
         self.done: set[tuple[str, str, str]] = set()
@@ -103,7 +106,12 @@ class ConversationPass:
 
     # -- one participant ----------------------------------------------------------------
 
+    def transcript_for(self, me: Participant) -> str:
+        return self.transcripts.get(me.key, self.transcript)
+
     async def _for(self, me: Participant) -> None:
+        if not self.transcript_for(me):
+            return  # it witnessed nothing said: nothing to remember
         others = [p for p in self.conv.participants if p.key != me.key]
         names = ", ".join(p.name for p in others) or "no one"
         summary = await self._summary(me, names)
@@ -123,7 +131,7 @@ class ConversationPass:
             return await self._summary_text(me)
         text = await self._llm(me, SELF, "summary", Field.SUMMARIES, {
             "char": me.name, "char_description": self.descriptions.get(me.key, ""), "others": others,
-            "transcript": self.transcript,
+            "transcript": self.transcript_for(me),
         }, lambda out: self._append(me.key, SELF, Field.SUMMARIES, out))
         return text
 
@@ -172,7 +180,7 @@ class ConversationPass:
         else:
             known = view.memory or NONE_YET
             learned = await self._llm(me, about, "offscreen", Field.OFFSCREEN, {
-                "char": me.name, "other": mention.name, "transcript": self.transcript, "known": known,
+                "char": me.name, "other": mention.name, "transcript": self.transcript_for(me), "known": known,
             }, lambda out: None if steps.is_keyword(out, steps.NOTHING) else self._append(me.key, about, Field.OFFSCREEN, out),
                 message_id=mention.message_id)
             if learned is not None and steps.is_keyword(learned, steps.NOTHING):
