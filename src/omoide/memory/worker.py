@@ -66,7 +66,7 @@ class MemoryWorker:
         self.prefix: ChatPrefix | None = None
         """The chat's prompt as the next turn begins it, when memory work shares the
         chat's backend: requests are sent as its continuation (memory/shared.py)."""
-        self.memos = MemoWork(store, chat_id, settings, self._complete, self._emit)
+        self.memos = MemoWork(store, chat_id, settings, self._complete_at, self._emit)
         self.scene = SceneMemory(store, chat_id, settings, lambda messages, limit: self._complete(messages, limit, laid_out=True))
 
     def _emit(self, event: MemoryEvent) -> None:
@@ -307,6 +307,14 @@ class MemoryWorker:
                 break
             part = part[: max(MIN_CHUNK, len(part) * 3 // 4)]
         return chunk, build(chunk)
+
+    async def _complete_at(self, messages: list[ChatMessage], max_tokens: int, anchor_id: int) -> str:
+        """Memory anchored at `anchor_id` (a memo) continues the chat's prompt only as
+        far as that message: what follows it (the reply) may be swiped while every
+        path through the anchor keeps the memo."""
+        prefix = self.prefix.upto(anchor_id) if self.prefix is not None else None
+        messages = await continued(self.backend, prefix, messages, max_tokens=max_tokens, context_size=self.settings.context_size)
+        return await self._complete(messages, max_tokens, laid_out=True)
 
     async def _complete(self, messages: list[ChatMessage], max_tokens: int = SUMMARY_MAX_TOKENS, *,
                         laid_out: bool = False) -> str:
