@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from omoide.domain.chat import Message, Role
 from omoide.errors import OmoideError
 from omoide.llm.base import Backend, TextDelta
+from omoide.llm.stamps import stamp
 from omoide.store import Store
 from omoide.world import familiarity, steps
 from omoide.domain.world import SELF, Conversation, Field, Item, Mention, Participant, UpdateKind, dump_items, load_items
@@ -88,6 +89,9 @@ class ConversationPass:
         self.run_call = run
         self.lock = lock or asyncio.Lock()
         self.transcript = render_transcript(messages, speaker, settings.transcript_chars)
+        self.when = stamp(messages[-1].created_at) if messages else ""
+        """When the conversation ended: the summaries it adds open with it, so a
+        character can tell how long ago a conversation was."""
         self.transcripts = {key: render_transcript(seen, speaker, settings.transcript_chars) for key, seen in (witnessed or {}).items()}
         """In a scene: what each character witnessed of the conversation, the only
         part of it its steps read (it learns nothing said while it was away)."""
@@ -132,7 +136,7 @@ class ConversationPass:
         text = await self._llm(me, SELF, "summary", Field.SUMMARIES, {
             "char": me.name, "char_description": self.descriptions.get(me.key, ""), "others": others,
             "transcript": self.transcript_for(me),
-        }, lambda out: self._append(me.key, SELF, Field.SUMMARIES, out))
+        }, lambda out: self._append(me.key, SELF, Field.SUMMARIES, self._dated(out)))
         return text
 
     async def _summary_text(self, me: Participant) -> str | None:
@@ -145,7 +149,7 @@ class ConversationPass:
     async def _toward(self, me: Participant, other: Participant, summary: str) -> None:
         about = other.key
         if (me.key, about, "pair_summary") not in self.done:
-            await self._rule(me, about, "pair_summary", Field.PAIR_SUMMARIES, lambda cur: self._appended(cur, summary))
+            await self._rule(me, about, "pair_summary", Field.PAIR_SUMMARIES, lambda cur: self._appended(cur, self._dated(summary)))
         view = (await self.store.world.view(me.key)).about(about)
         memory = await self._llm(me, about, "memory", Field.MEMORY, {
             "char": me.name, "other": other.name, "previous_memory": view.memory or NONE_YET,
@@ -181,7 +185,7 @@ class ConversationPass:
             known = view.memory or NONE_YET
             learned = await self._llm(me, about, "offscreen", Field.OFFSCREEN, {
                 "char": me.name, "other": mention.name, "transcript": self.transcript_for(me), "known": known,
-            }, lambda out: None if steps.is_keyword(out, steps.NOTHING) else self._append(me.key, about, Field.OFFSCREEN, out),
+            }, lambda out: None if steps.is_keyword(out, steps.NOTHING) else self._append(me.key, about, Field.OFFSCREEN, self._dated(out)),
                 message_id=mention.message_id)
             if learned is not None and steps.is_keyword(learned, steps.NOTHING):
                 learned = None
@@ -209,6 +213,9 @@ class ConversationPass:
         })
 
     # -- writing ---------------------------------------------------------------------------
+
+    def _dated(self, text: str) -> str:
+        return f"{self.when} {text}" if self.when and not text.startswith(self.when) else text
 
     async def _appended(self, current: str | None, text: str) -> str:
         items = [i for i in load_items(current) if i.conversation_id != self.conv.id]
