@@ -92,6 +92,9 @@ def _mount_groups() -> None:
     app.add_typer(models_app, name="models", help="List models, choose the default, download a GGUF.")
     register_say(app, run=run, fail=_fail)
     register(app, run=run, fail=_fail)
+    from omoide.cli.memory_check import app as memory_app
+
+    app.add_typer(memory_app, name="memory", help="Measure what the characters remember (omoide memory check).")
 
 
 @app.command()
