@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import asyncio
 import os
 import stat
@@ -46,7 +48,7 @@ def test_a_fact_told_to_one_character_about_another_shows_up_in_omoide_world() -
     assert result.exit_code == 0, result.output
     text = " ".join(result.stdout.split())
     assert "Wren — regular customer · familiarity 0.00" in text
-    assert f"Heard from others: - #1 {FACT}" in text
+    assert re.search(rf"Heard from others: - #1 \[\d\d/\d\d \d\d:\d\d\] {re.escape(FACT)}", text)  # dated when heard
     assert "Memory: Wren keeps the lighthouse lamp on; she fears the dark." in text
     assert "Kai (you) — regular customer · familiarity 0.15" in text
     assert "Goal: Ask whether the exam went well." in text

@@ -231,9 +231,10 @@ async def test_diaries_are_compressed_per_character_and_never_leak(store: Store)
     assert wren_blocks and "compressed line" in wren_blocks[-1].content
     suzune_entries = [e for e in diary if e.owner == "suzune"]
     assert [e.content for e in suzune_entries] == ["Suzune's private note."]
-    state = await session.memory()
-    suzune_view = session.scene.own_memory(state, find_character("suzune")).diary
-    wren_view = session.scene.own_memory(state, find_character("wren")).diary
+    head = session.chat.head_id
+    assert head is not None
+    suzune_view = (await session.scene.speaker_memory(head, find_character("suzune")))[0].diary
+    wren_view = (await session.scene.speaker_memory(head, find_character("wren")))[0].diary
     assert all(e.owner in (None, "suzune") for e in suzune_view) and any(e.owner == "suzune" for e in suzune_view)
     assert all(e.owner in (None, "wren") for e in wren_view) and wren_view[0].compressed
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from omoide.llm.stamps import split_stamp
 from omoide.store import Store
 from omoide.domain.world import Field, UpdateKind
 from tests.scripted import ScriptedBackend
@@ -33,7 +34,7 @@ async def test_a_fact_about_an_absent_character_reaches_the_listener(store: Stor
     assert "Kai: Did you know Wren is afraid of the dark?" in dict(script.asked)["offscreen"]
 
     wren = (await store.world.view("suzune")).about("wren")
-    assert [i.text for i in wren.offscreen] == [LEARNED]
+    assert [split_stamp(i.text)[1] for i in wren.offscreen] == [LEARNED]
     assert wren.memory == "Wren is an old lighthouse keeper who fears the dark."
     assert wren.descriptor == "friend's friend"
     assert wren.goal == "Ask Wren whether the lamp keeps her up."
@@ -57,7 +58,7 @@ async def test_the_old_goal_may_be_kept_and_nothing_learned_changes_nothing(stor
     await talk(session, "Wren again, nothing new.")
     await end_now(session)
     assert "memory" in script.steps() and script.steps().count("memory") == 1  # only toward Kai
-    assert [i.text for i in (await store.world.view("suzune")).about("wren").offscreen] == [LEARNED]
+    assert [split_stamp(i.text)[1] for i in (await store.world.view("suzune")).about("wren").offscreen] == [LEARNED]
 
 
 async def test_a_mention_during_the_chat_reminds_the_speaker_in_a_hidden_note(store: Store) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from omoide.llm.stamps import split_stamp
 from omoide.characters.library import find_character
 from omoide.config.settings import Settings
 from omoide.errors import ServerFailed
@@ -53,9 +54,10 @@ async def test_every_step_updates_its_field_and_the_log_says_how(store: Store) -
     assert script.steps() == ["summary", "memory", "goal", "descriptor", "global"]
 
     view = await store.world.view("suzune")
-    assert [i.text for i in view.summaries] == [script.answers["summary"]]
+    assert [split_stamp(i.text)[1] for i in view.summaries] == [script.answers["summary"]]
     kai = view.about(KAI)
-    assert [i.text for i in kai.pair_summaries] == [script.answers["summary"]]
+    assert [split_stamp(i.text)[1] for i in kai.pair_summaries] == [script.answers["summary"]]
+    assert all(split_stamp(i.text)[0] for i in [*view.summaries, *kai.pair_summaries])  # dated: when it ended
     assert kai.memory == script.answers["memory"]
     assert kai.goal == "Ask whether the exam went well."
     assert kai.descriptor == "regular customer"

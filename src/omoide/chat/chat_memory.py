@@ -6,11 +6,12 @@ and the tiers /amnesia hides."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from omoide.config.sections import MemorySettings
 from omoide.domain.chat import Chat, DiaryAuthor, MemoryState, Message
+from omoide.domain.witness import Reader
 from omoide.errors import CommandError
 from omoide.chat.events import DiarySaved, ProfileLearned, TurnEvent
 from omoide.memory.diary import MemoryNote, cap_entry, clean_entry
@@ -80,14 +81,17 @@ class ChatMemory:
         return memo_strengths([*state.memos, *state.new_memos], mentions, now=now, half_life_days=self.settings.half_life_days)
 
     async def recall(self, head_id: int, query: str, state: MemoryState, *, now: datetime, names: tuple[str, str],
-                     hidden: Sequence[str]) -> list[Recalled]:
+                     hidden: Sequence[str], reader: Reader | None = None,
+                     speakers: Mapping[str, str] | None = None) -> list[Recalled]:
         """Recall on the path to `head_id` (whose memory is `state`), leaving out the
         recent messages every prompt holds, within what /amnesia leaves: old
-        messages belong to the summary's tier, diary entries to the diary's."""
+        messages belong to the summary's tier, diary entries to the diary's. In a
+        scene, `reader` keeps to what the speaker witnessed."""
         recent = state.window[-self.settings.recent_messages :]
         return await recall(
             self.store, self.chat_id, head_id, query, now=now, half_life_days=self.settings.half_life_days,
             names=names, skip=[m.id for m in recent], messages="summary" not in hidden, diary="diary" not in hidden,
+            reader=reader, speakers=speakers,
         )
 
     async def set_amnesia(self, tiers: Sequence[str]) -> Chat:

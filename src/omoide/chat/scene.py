@@ -1,18 +1,23 @@
 """Who is in this chat, for a session: who is present at the head (/invite,
 /leave), who answers a message, what each speaker's prompt may know of the
-scene (its own diary, the running conversation's gossip target), and the
-participants of the conversation the world remembers."""
+scene (what it witnessed: the messages, summary, memos and diary of the time it
+was there; the running conversation's gossip target), and the participants of
+the conversation the world remembers."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Sequence
 
 from omoide.characters.model import Character
 from omoide.chat.state import ChatState
-from omoide.domain.chat import DiaryEntry, MemoryState, Message, Role
+from omoide.config.sections import MemorySettings
+from omoide.domain.chat import MemoryState, Message, Role
+from omoide.domain.witness import Reader
 from omoide.domain.world import Participant
 from omoide.errors import CommandError
+from omoide.memory.book import memory_state
 from omoide.memory.prompt.model import SceneFacts
+from omoide.memory.recall import Recalled
 from omoide.scene.cast import SceneCast
 from omoide.scene.speakers import Choice
 from omoide.world.keeper import WorldKeeper, one_on_one
@@ -22,12 +27,15 @@ CONTINUE_MAX = 20
 
 
 class ChatScene:
-    def __init__(self, state: ChatState, character: Character, cast: SceneCast, world: WorldKeeper) -> None:
+    def __init__(self, state: ChatState, character: Character, cast: SceneCast, world: WorldKeeper,
+                 memory: MemorySettings) -> None:
         self.state = state
         self.store = state.store
         self.character = character
         self.cast = cast
         self.world = world
+        self.memory = memory
+        """[memory]: how each speaker's memory state is read."""
         self.present = [character]
         """The characters present at the head (more than one in a group scene)."""
         self._gossip: tuple[tuple[int, int | None], Character | None] | None = None
@@ -120,14 +128,25 @@ class ChatScene:
     def facts(self, speaker: Character) -> SceneFacts | None:
         return self.cast.facts(self.state.chat, speaker, self.present)
 
-    def own_memory(self, state: MemoryState, speaker: Character) -> MemoryState:
-        """In a scene each character reads its own diary (and what everyone reads)."""
+    async def reader(self, head_id: int, speaker: Character) -> Reader | None:
+        """`speaker`'s view of the chat at `head_id` in a scene: who witnessed what,
+        read from the stage notes on the path (domain/witness.py). None in a
+        one-on-one chat, whose character witnessed everything."""
         if not self.is_scene:
-            return state
+            return None
+        return Reader(speaker.id, await self.store.scenes.attendance(self.state.chat, head_id))
 
-        def mine(entries: list[DiaryEntry]) -> list[DiaryEntry]:
-            return [e for e in entries if e.owner in (None, speaker.id)]
-        return replace(state, stable_diary=mine(state.stable_diary), new_diary=mine(state.new_diary))
+    async def speaker_memory(self, head_id: int, speaker: Character) -> tuple[MemoryState, Reader | None]:
+        """The memory `speaker`'s prompt at `head_id` is made from: in a scene only
+        what it witnessed or was told there (its window, summary, memos and diary:
+        memory/boundary.py); you still see the whole transcript."""
+        reader = await self.reader(head_id, speaker)
+        return await memory_state(self.store, self.memory, head_id, reader), reader
+
+    async def witnessed_recall(self, recalled: Sequence[Recalled], reader: Reader | None) -> list[str]:
+        """The moments /recall brought back that `reader` witnessed (all of them
+        outside a scene), as the prompt's lines."""
+        return [r.line() for r in recalled if reader is None or reader.reads(r.owner, r.depth)]
 
     async def gossip_for(self, speaker: Character, head_id: int) -> tuple[str, str]:
         """(prompt block, target's name) for the running conversation's gossip

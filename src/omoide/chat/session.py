@@ -85,7 +85,7 @@ class ChatSession:
             context_size=settings.backend.context_size, directory=directory, gate=self.gate, emit=self.memory_worker.report,
         )
         lorebooks, self.lore_problems = lorebooks_for(character)
-        self.scene = ChatScene(self.state, character, SceneCast(store, character, settings.scene, directory, gossip_rate=settings.world.gossip_rate), self.world)
+        self.scene = ChatScene(self.state, character, SceneCast(store, character, settings.scene, directory, gossip_rate=settings.world.gossip_rate), self.world, settings.memory)
         self.tree = ChatTree(self.state, self.world)
         self.user = ChatUser(self.state, settings, character, self.memory_worker, self.weights)
         self.tavern = Tavern(store, chat.id)
@@ -174,7 +174,11 @@ class ChatSession:
 
     @clock.setter
     def clock(self, clock: Callable[[], datetime]) -> None:
+        """The chat's now: the prompt's date, the time stamps of what is stored
+        (messages, memory) and when a conversation counts as idle all follow it."""
         self.state.clock = clock
+        self.store.clock = clock
+        self.world.clock = clock
 
     @property
     def profile(self) -> ProfileBook:

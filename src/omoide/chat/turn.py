@@ -29,8 +29,8 @@ from omoide.chat.toolform import ToolForm, resolve as resolve_tool_form
 from omoide.chat.user import ChatUser
 from omoide.config.settings import Settings
 from omoide.domain.chat import Chat, MemoryState, Message, Role
+from omoide.domain.witness import Reader
 from omoide.llm.base import Backend
-from omoide.memory.book import memory_state
 from omoide.memory.prompt.build import build_prompt
 from omoide.memory.prompt.model import AssembledPrompt, PromptInputs, PromptOptions
 from omoide.memory.shared import chat_prefix
@@ -91,10 +91,11 @@ class TurnRunner:
 
     # -- the prompt ----------------------------------------------------------------------
 
-    async def gather(self, head_id: int, state: MemoryState, speaker: Character) -> PromptInputs:
-        """What `speaker`'s prompt at `head_id` is decided from (`build_prompt` decides)."""
+    async def gather(self, head_id: int, state: MemoryState, speaker: Character, reader: Reader | None = None) -> PromptInputs:
+        """What `speaker`'s prompt at `head_id` is decided from (`build_prompt` decides):
+        `state` is the memory it may read (ChatScene.speaker_memory) and `reader`
+        its view in a scene, which also bounds what /recall brought back."""
         settings = self.settings
-        state = self.scene.own_memory(state, speaker)
         if speaker.id not in self._lore:
             self._lore[speaker.id] = lorebooks_for(speaker)[0]
         now = self.state.clock()
@@ -108,7 +109,7 @@ class TurnRunner:
             state=state,
             options=PromptOptions(
                 diary_lines=settings.memory.diary_prompt_lines, diary_selection=settings.memory.diary_selection,
-                memo_layer=settings.memory.style != "summary", recall_tool=settings.memory.recall_tool,
+                memo_layer=settings.memory.style in ("memos", "both"), recall_tool=settings.memory.recall_tool,
                 context_size=settings.backend.context_size, max_tokens=settings.backend.max_tokens,
                 lore_budget_percent=settings.memory.lore_budget_percent,
             ),
@@ -126,18 +127,21 @@ class TurnRunner:
             strengths=await self.weights.strengths(head_id, state, now),
             memo_strengths=await self.weights.memo_strengths(head_id, state, now),
             hidden=frozenset(self.state.chat.amnesia),
-            recalled=list(self.user.pending_recall),
+            recalled=await self.scene.witnessed_recall(self.user.pending_recall, reader),
             scene=self.scene.facts(speaker),
             previous=self._previous_render,
         )
 
     async def build_prompt(self, head_id: int, *, state: MemoryState | None = None,
-                           speaker: Character | None = None) -> AssembledPrompt:
+                           speaker: Character | None = None, reader: Reader | None = None) -> AssembledPrompt:
         """The prompt of `speaker` (default: the chat's character) at `head_id`,
         fitted to the context size, counted, and compared with the previous
-        turn's to report the shared prefix."""
-        state = state or await memory_state(self.store, self.settings.memory, head_id)
-        inputs = await self.gather(head_id, state, speaker or self.character)
+        turn's to report the shared prefix. `state` (and `reader`), when given,
+        are the speaker's own (ChatScene.speaker_memory)."""
+        speaker = speaker or self.character
+        if state is None:
+            state, reader = await self.scene.speaker_memory(head_id, speaker)
+        inputs = await self.gather(head_id, state, speaker, reader)
         self.counter.reset()
         prompt = await build_prompt(inputs, self.counter.count)
         prompt.exact, prompt.count_method = self.counter.exact, self.counter.method
@@ -170,18 +174,19 @@ class TurnRunner:
     async def _answer(self, parent: Message, head_id: int, moves_head: bool, choice: Choice | None) -> AsyncGenerator[TurnEvent, None]:
         if self.tool_form is None:
             self.tool_form = await resolve_tool_form(self.settings, self.backend)
-        state = await memory_state(self.store, self.settings.memory, parent.id)
         speaker = self.scene.cast.character(choice.key) if choice else self.character
+        state, reader = await self.scene.speaker_memory(parent.id, speaker)
         names = (speaker.display_name, self.state.user_name)
         if parent.role is Role.USER:
             await self.weights.note_mentions(parent, state, names)
-        prompt = await self.build_prompt(parent.id, state=state, speaker=speaker)
+        prompt = await self.build_prompt(parent.id, state=state, speaker=speaker, reader=reader)
         prompt.speaker = f"{speaker.display_name}: {choice.reason}" if choice else ""
         for note in prompt.notices:
             yield PromptNotice(note)
+        speakers = self.scene.names() if reader is not None else None
 
         async def recall_tool(query: str) -> list[str]:
-            return [r.line() for r in await self.user.recall_at(parent.id, query, state)]
+            return [r.line() for r in await self.user.recall_at(parent.id, query, state, reader=reader, speakers=speakers)]
 
         stream = ReplyStream(
             self.store, self.backend, parent=parent, messages=prompt.messages, expected_head=head_id, finishing=self.finishing,
@@ -220,9 +225,11 @@ class TurnRunner:
         prompt.tool_problems = list(stream.problems)
         self.user.pending_recall = []
         await self.weights.note_mentions(event.message, state, names)
-        prefix = chat_prefix(prompt, event.message)  # memory work on the chat's backend extends it
+        # Memory work on the chat's backend extends the chat's prompt; in a scene that
+        # prompt is one speaker's knowledge, which the chat's memory must not draw on.
+        prefix = None if self.scene.is_scene else chat_prefix(prompt, event.message)
         self.worker.schedule(event.message.id, prefix if self.worker.backend is self.backend else None)
-        self.world.prefix = (self.state.chat_id, prefix) if self.world.backend is self.backend else None
+        self.world.prefix = (self.state.chat_id, prefix) if prefix and self.world.backend is self.backend else None
         if not self._swept or self.world.needs_retry:
             self._swept = True
             self.world.schedule_sweep()

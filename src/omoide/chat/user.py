@@ -3,11 +3,14 @@ the character's memory (/remember, /recall, /amnesia)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from omoide.characters.model import Character
 from omoide.chat.chat_memory import ChatMemory
 from omoide.chat.state import ChatState
 from omoide.config.settings import Settings
 from omoide.domain.chat import DiaryAuthor, DiaryEntry, MemoryState
+from omoide.domain.witness import Reader
 from omoide.errors import CommandError
 from omoide.memory.book import memory_state
 from omoide.memory.recall import Recalled
@@ -26,8 +29,9 @@ class ChatUser:
         self.character = character
         self.worker = worker
         self.weights = weights
-        self.pending_recall: list[str] = []
-        """Moments brought back with /recall, for the next prompt's tail."""
+        self.pending_recall: list[Recalled] = []
+        """Moments brought back with /recall, for the next prompt's tail (in a scene,
+        the speaker's prompt takes those it witnessed)."""
 
     @property
     def name(self) -> str:
@@ -86,13 +90,16 @@ class ChatUser:
         if not text.strip() or chat.head_id is None:
             raise CommandError("/recall needs words to look for, in a chat that has begun.", "Usage: /recall the night at the lighthouse")
         found = await self.recall_at(chat.head_id, text, await memory_state(self.store, self.settings.memory, chat.head_id))
-        self.pending_recall = [r.line() for r in found]
+        self.pending_recall = found
         return found
 
-    async def recall_at(self, head_id: int, query: str, state: MemoryState) -> list[Recalled]:
-        """What /recall (or the character's recall tool) finds on the path to `head_id`."""
+    async def recall_at(self, head_id: int, query: str, state: MemoryState, *, reader: Reader | None = None,
+                        speakers: Mapping[str, str] | None = None) -> list[Recalled]:
+        """What /recall (or the character's recall tool) finds on the path to `head_id`;
+        with `reader` (a speaker in a scene), only what that character witnessed."""
         names = (self.state.user_name, self.character.display_name)
-        return await self.weights.recall(head_id, query, state, now=self.state.clock(), names=names, hidden=self.state.chat.amnesia)
+        return await self.weights.recall(head_id, query, state, now=self.state.clock(), names=names, hidden=self.state.chat.amnesia,
+                                         reader=reader, speakers=speakers)
 
     async def set_amnesia(self, tiers: list[str]) -> tuple[str, ...]:
         """/amnesia TIER... hides memory tiers from this chat's prompt; no tiers: all back."""

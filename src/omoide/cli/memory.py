@@ -103,8 +103,9 @@ def memos(
                 return json_text({"chat_id": chat.id, "memos": [memo_json(m) for m in pages]}, indent=1) + "\n"
             settings = workspace.settings
             empty = (
-                f"No memos yet: a memo is made for every batch of {settings.memory.memo_batch} messages." if settings.memory.style != "summary" else
-                "No memos: memory_style is 'summary'. Set memory_style = \"memos\" or \"both\" to have them made."
+                f"No memos yet: a memo is made for every batch of {settings.memory.memo_batch} messages."
+                if settings.memory.style in ("memos", "both") else
+                f"No memos: memory_style is '{settings.memory.style}'. Set memory_style = \"memos\" or \"both\" to have them made."
             )
             return book_markdown(pages, title=f"Memo book: {char.display_name}, '{chat.title}' (chat #{chat.id})", empty=empty)
         finally:

@@ -180,10 +180,11 @@ class MemorySettings(Section):
     """[memory]: the chat's memory (seeds 002, 003 and 000)."""
 
     NAME = "memory"
-    style: Literal["summary", "memos", "both"] = "summary"
+    style: Literal["summary", "memos", "both", "none"] = "summary"
     """'summary': the running summary (seed 002, the default). 'memos': the memo book
     instead (seed 003: the last memo_recent_messages raw, plus memos). 'both': the
-    summary and the memos."""
+    summary and the memos. 'none': the last recent_messages raw and no memory work
+    (the diary and the world stay; `omoide memory check` uses it as a baseline)."""
     recent_messages: Annotated[int, Range(ge=2)] = 15
     """Messages always sent verbatim (tier 1)."""
     summary_threshold: Annotated[int, Range(ge=3)] = 20

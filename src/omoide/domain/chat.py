@@ -146,6 +146,9 @@ class Summary:
     """The newest diary entry folded into the stable diary block."""
     content: str
     created_at: datetime
+    owner: str | None = None
+    """In a scene: the character whose own summary this is (of what it witnessed);
+    None: the chat's, read by whoever witnessed everything it covers."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,6 +211,11 @@ class Memo:
     first_at: datetime | None = None
     last_at: datetime | None = None
     """When the first and last messages of its batch were written."""
+    first_depth: int | None = None
+    """The depth of the first message of its batch (None for a memo you wrote)."""
+    owner: str | None = None
+    """In a scene: the character whose own memo this is, made from the part of the
+    batch it witnessed; None: the chat's."""
 
     @property
     def gap(self) -> bool:

@@ -8,41 +8,71 @@ from dataclasses import replace
 
 from omoide.config.sections import MemorySettings
 from omoide.domain.chat import Memo, MemoAuthor, MemoryState
+from omoide.domain.witness import Reader
 from omoide.errors import CommandError, NotFound
+from omoide.memory.boundary import memo_readable, readable_diary, readable_summary, witnessed
 from omoide.memory.memos import clean_user_highlights, memos_cut, near_stretch, prompt_memos
 from omoide.store import MemoHit, Store
+from omoide.store.memory import WINDOW_CAP
 from omoide.store.memos import PROMPT_WALK_CAP
 
 
-async def memory_state(store: Store, settings: MemorySettings, head_id: int) -> MemoryState:
+async def memory_state(store: Store, settings: MemorySettings, head_id: int, reader: Reader | None = None) -> MemoryState:
     """The memory in force at `head_id` for the configured memory_style: in
     'memos' the raw window starts on a batch boundary and there is no summary
-    text; in 'memos' and 'both' the memo layer and tail are filled."""
+    text; in 'memos' and 'both' the memo layer and tail are filled; in 'none'
+    the window is the last recent_messages and nothing else is made.
+
+    With `reader` (a speaker in a group scene), only what that character may
+    read (memory/boundary.py): the messages it witnessed, its summary, its
+    diary and the memos of what it saw. Without, the chat's memory as you see it."""
+    bounded = reader if reader is not None and reader.bounded else None
     style = settings.style
-    if style == "summary":
-        return await store.memory.state(head_id)
-    if style == "memos":
+    if style == "none":
+        state = await store.memory.state(head_id)
+        window = state.window if bounded is None else witnessed(state.window, bounded)
+        state = replace(state, summary=None, window=window[-settings.recent_messages:])
+        return await _own_diary(store, state, bounded)
+    if style in ("summary", "both"):
+        state = await store.memory.state(head_id)
+        if bounded is not None:
+            summary = await readable_summary(store, head_id, bounded, state.summary)
+            if summary is not state.summary:
+                stop = summary.covers_to_id if summary else None
+                state = replace(state, summary=summary,
+                                window=await store.messages.path(head_id, limit=WINDOW_CAP, stop_before=stop))
+        if style == "summary":
+            return await _own_diary(store, _witnessed(state, bounded), bounded)
+        cut = state.window[0].depth if state.window else (await store.messages.get(head_id)).depth + 1
+    else:
         head = await store.messages.get(head_id)
         cut = memos_cut(head.depth, keep=settings.memo_recent_messages, batch=settings.memo_batch)
         state = replace(await store.memory.state(head_id, window_from=cut), summary=None)
-    else:
-        state = await store.memory.state(head_id)
-        if state.window:
-            cut = state.window[0].depth
-        else:
-            cut = (await store.messages.get(head_id)).depth + 1
     # Most turns find their memos in the stretch the worker keeps filled; a longer
     # walk only when that stretch holds too few (gaps, hidden memos, an old chat).
     near = near_stretch(batch=settings.memo_batch, count=settings.memo_prompt_count,
                         step=settings.memo_roll_step, recent=settings.memo_recent_messages)
     for cap in (near, PROMPT_WALK_CAP):
         on_path = await store.memos.on_path(head_id, cap=cap)
+        readable = [m for m in on_path if (memo_readable(m, bounded) if bounded is not None else m.owner is None)]
         stable, fresh = prompt_memos(
-            on_path, cut, count=settings.memo_prompt_count, step=settings.memo_roll_step, batch=settings.memo_batch
+            readable, cut, count=settings.memo_prompt_count, step=settings.memo_roll_step, batch=settings.memo_batch
         )
         if len(stable) + settings.memo_roll_step > settings.memo_prompt_count or cap >= PROMPT_WALK_CAP:
             break
-    return replace(state, memos=stable, new_memos=fresh)
+    state = replace(_witnessed(state, bounded), memos=stable, new_memos=fresh)
+    return await _own_diary(store, state, bounded)
+
+
+def _witnessed(state: MemoryState, reader: Reader | None) -> MemoryState:
+    return state if reader is None else replace(state, window=witnessed(state.window, reader))
+
+
+async def _own_diary(store: Store, state: MemoryState, reader: Reader | None) -> MemoryState:
+    if reader is None:
+        return state
+    return replace(state, stable_diary=await readable_diary(store, state.stable_diary, reader),
+                   new_diary=await readable_diary(store, state.new_diary, reader))
 
 
 Retry = Callable[[int, int | None], Awaitable[Memo]]

@@ -21,7 +21,8 @@ from omoide.memory.memos import due_batches, memo_request, near_stretch, parse_h
 from omoide.memory.summary import InvalidSummary
 from omoide.store import Store
 
-Complete = Callable[[list[ChatMessage], int], Awaitable[str]]
+Complete = Callable[[list[ChatMessage], int, int], Awaitable[str]]
+"""(request, max_tokens, the memo's anchor) -> the model's answer."""
 MEMO_MAX_TOKENS = 240
 """Three one-sentence highlights need far less; a model that rambles is cut off."""
 
@@ -55,7 +56,8 @@ class MemoWork:
             self.emit(MemoryWorkStarted("memo"))
             batch = path[path.index(first) : path.index(last) + 1]
             try:
-                highlights = parse_highlights(await self.complete(memo_request(name, user, batch, names=names), MEMO_MAX_TOKENS), _text(batch))
+                answer = await self.complete(memo_request(name, user, batch, names=names), MEMO_MAX_TOKENS, last.id)
+                highlights = parse_highlights(answer, _text(batch))
             except (OmoideError, InvalidSummary) as exc:
                 reason = exc.message if isinstance(exc, OmoideError) else str(exc)
                 await self.store.memos.add(self.chat_id, last.id, author=MemoAuthor.MODEL, first_id=first.id, reason=reason)
@@ -75,7 +77,8 @@ class MemoWork:
         batch = await self.store.messages.path_slice(memo.anchor_id, first.depth, memo.anchor_depth - first.depth + 1)
         self.emit(MemoryWorkStarted("memo"))
         try:
-            highlights = parse_highlights(await self.complete(memo_request(name, user, batch, names=names), MEMO_MAX_TOKENS), _text(batch))
+            answer = await self.complete(memo_request(name, user, batch, names=names), MEMO_MAX_TOKENS, memo.anchor_id)
+            highlights = parse_highlights(answer, _text(batch))
         except (OmoideError, InvalidSummary) as exc:
             reason = exc.message if isinstance(exc, OmoideError) else str(exc)
             revised = await self.store.memos.revise(memo.id, author=MemoAuthor.MODEL, at_id=at_id, reason=reason)

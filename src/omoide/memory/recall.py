@@ -11,7 +11,7 @@ relevance; an irrelevant recent one never beats a relevant old one by much.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -21,6 +21,7 @@ from omoide.llm.base import ToolSpec
 from omoide.memory.weights import STOPWORDS
 
 if TYPE_CHECKING:  # the prompt imports this module's constants; it needs no store
+    from omoide.domain.witness import Reader
     from omoide.store import Store
     from omoide.store.recall import Candidate
 
@@ -56,6 +57,9 @@ class Recalled:
     kind: str
     """'message' or 'diary'."""
     message_id: int
+    depth: int = 0
+    owner: str | None = None
+    """A diary entry's owner (scenes)."""
 
     def line(self) -> str:
         return f"[{self.when.astimezone():%Y-%m-%d}] {self.who}: {' '.join(self.excerpt.split())}"
@@ -89,15 +93,26 @@ def result_text(lines: Sequence[str]) -> str:
 async def recall(
     store: Store, chat_id: int, head_id: int, query: str, *, now: datetime, half_life_days: float,
     names: tuple[str, str], skip: Sequence[int] = (), messages: bool = True, diary: bool = True, limit: int = RESULTS,
+    reader: Reader | None = None, speakers: Mapping[str, str] | None = None,
 ) -> list[Recalled]:
     """What `query` brings back on the path to `head_id`: messages (not those in
-    `skip`, already in the prompt) and diary entries. `names` = (user, character)."""
+    `skip`, already in the prompt) and diary entries. `names` = (user, character).
+    With `reader` (a speaker in a scene), only what it witnessed and its own diary;
+    `speakers` (id -> name) names who said each reply of a scene."""
     terms = query_terms(query)
     pool = [c for c in await store.recall.candidates(chat_id, terms, messages=messages, diary=diary) if c.message_id not in skip]
+    if reader is not None and reader.bounded:
+        pool = [c for c in pool if reader.reads(c.owner, c.depth)]
     if not pool:
         return []
     on_path = await store.recall.on_path(head_id, sorted({c.message_id for c in pool}), min(c.depth for c in pool))
     ranked = rank([c for c in pool if c.message_id in on_path], now=now, half_life_days=half_life_days, limit=limit)
     user, character = names
     who = {"user": user, "assistant": character, "diary": f"{character}'s diary"}
-    return [Recalled(c.created_at, who.get(c.role, c.role), c.excerpt, score, c.kind, c.message_id) for c, score in ranked]
+
+    def said_by(c: Candidate) -> str:
+        if c.role == "assistant" and c.speaker and speakers:
+            return speakers.get(c.speaker, character)
+        return who.get(c.role, c.role)
+    return [Recalled(c.created_at, said_by(c), c.excerpt, score, c.kind, c.message_id, c.depth, c.owner)
+            for c, score in ranked]

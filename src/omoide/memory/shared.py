@@ -38,6 +38,23 @@ class ChatPrefix:
 
     messages: list[ChatMessage]
     tokens: int
+    head_id: int | None = None
+    """The message it ends with (the reply just stored): work on another path must not continue it."""
+    parent_id: int | None = None
+    """The message before it (the user's, which a swipe of the reply keeps)."""
+
+    def upto(self, anchor_id: int) -> ChatPrefix | None:
+        """The prompt as far as `anchor_id`, where memory anchored there is made: all
+        of it at the head; without the reply when anchored at the message before it
+        (a swipe of the reply keeps that memory, so the reply must not shape it);
+        None further back (the request then stands alone)."""
+        if anchor_id == self.head_id:
+            return self
+        if anchor_id == self.parent_id and len(self.messages) > 1:
+            reply = self.messages[-1]
+            return ChatPrefix(self.messages[:-1], max(self.tokens - len(reply.get("content", "")) // CHARS_PER_TOKEN - 8, 0),
+                              self.parent_id)
+        return None
 
 
 def chat_prefix(prompt: AssembledPrompt, reply: Message, tz: tzinfo | None = None) -> ChatPrefix:
@@ -50,7 +67,7 @@ def chat_prefix(prompt: AssembledPrompt, reply: Message, tz: tzinfo | None = Non
     shown = window_messages([reply], tz)
     tail = next((layer.tokens for layer in prompt.layers if layer.name == "tail"), 0)
     tokens = max(prompt.total_tokens - tail, 0) + sum(len(m.get("content", "")) for m in shown) // CHARS_PER_TOKEN + 8
-    return ChatPrefix([*messages, *shown], tokens)
+    return ChatPrefix([*messages, *shown], tokens, reply.id, reply.parent_id)
 
 
 def continue_chat(prefix: ChatPrefix, request: list[ChatMessage]) -> list[ChatMessage]:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from datetime import tzinfo
 
 from omoide.memory import templates
 from omoide.domain.chat import Message, Role
@@ -18,7 +19,8 @@ SUMMARY_PROMPT = """Summarize the following conversation between {name} and {use
 4. Relationship dynamics (who initiated what)
 Write in third person, past tense, as a flowing narrative.
 Preserve emotional nuance: don't just list what happened, capture HOW it felt.
-If a previous summary is given, fold it in: the result must cover the whole story so far.
+If a previous summary is given, fold it in: the result must cover the whole story so far,
+and keep its dates in [brackets]: say when each thing happened.
 Reply with the summary only."""
 SUMMARY_TEMPLATE = templates.register(
     "summary", SUMMARY_PROMPT, ("name", "user"), "Compressing older messages of a chat into its running summary."
@@ -38,6 +40,11 @@ SEGMENT_TEMPLATE = templates.register(
     "summary_segment", SEGMENT_PROMPT, ("name", "user"),
     "The next part of a chat's running summary (appended; the earlier text stays as it is).",
 )
+
+
+SUMMARY_MAX_TOKENS = 700
+DATE_SPAN = re.compile(r"^\[\d{2}/\d{2} \d{2}:\d{2}(?: – \d{2}/\d{2} \d{2}:\d{2})?\] ")
+"""The dates a summary paragraph opens with (`dated`)."""
 
 
 class InvalidSummary(ValueError):
@@ -62,6 +69,19 @@ def segment_request(name: str, user: str, previous: str | None, chunk: list[Mess
                     names: Mapping[str, str] | None = None) -> list[ChatMessage]:
     """Summarize `chunk` alone, as the part that follows `previous`."""
     return _request(SEGMENT_TEMPLATE.name, name, user, previous, chunk, "The summary so far", names)
+
+
+def dated(text: str, chunk: Sequence[Message], tz: tzinfo | None = None) -> str:
+    """A summary paragraph opening with when what it tells happened, in the
+    messages' own stamps (`[04/01 22:15 – 04/03 09:10]`): fixed when it is
+    written, so a character can say "three days ago" against the prompt's
+    date, and the text stays byte for byte in every later prompt."""
+    said = [m for m in chunk if m.role in (Role.USER, Role.ASSISTANT)] or list(chunk)
+    if not said or DATE_SPAN.match(text):
+        return text
+    start, end = stamp(said[0].created_at, tz), stamp(said[-1].created_at, tz)
+    span = start if start == end else f"{start[:-1]} – {end[1:]}"
+    return f"{span} {text.strip()}"
 
 
 def append_segment(summary: str, segment: str) -> str:

@@ -16,21 +16,22 @@ from omoide.memory import templates
 from omoide.characters.model import Character
 from omoide.config.sections import MemorySettings
 from omoide.domain.chat import DiaryAuthor, DiaryEntry, Memo, MemoryState, Message
+from omoide.domain.witness import Reader
 from omoide.errors import OmoideError
 from omoide.memory.events import MemoryEvent, MemoryNotice, MemoryWorkDone, MemoryWorkFailed, MemoryWorkStarted
 from omoide.llm.base import CHARS_PER_TOKEN_BOUND, Backend, ChatMessage, TextDelta
-from omoide.memory.diary import compressed_lines, compression_due, diary_compression_request
+from omoide.memory.diary import compressed_lines, diary_compression_request
 from omoide.memory.memo_work import MemoWork
+from omoide.memory.scene_memory import SceneMemory, plan_diary
 from omoide.memory.shared import ChatPrefix, continued
 from omoide.memory.summary import (
-    InvalidSummary, append_segment, segment_request, split_for_compression, summary_request, validate_diary, validate_summary,
+    SUMMARY_MAX_TOKENS, InvalidSummary, append_segment, dated, segment_request, split_for_compression, summary_request,
+    validate_diary, validate_summary,
 )
-from omoide.memory.weights import DEFAULT_IMPORTANCE, KEEP_VERBATIM
 from omoide.store import Store
 
 log = logging.getLogger(__name__)
 
-SUMMARY_MAX_TOKENS = 700
 MIN_CHUNK = 4
 """The fewest messages a summary request is cut down to so that it continues the chat's prompt."""
 
@@ -62,11 +63,13 @@ class MemoryWorker:
         self.status = ""
         self.failures = 0
         self._task: asyncio.Task[None] | None = None
-        self._again: int | None = None
+        self._again: tuple[int, ChatPrefix | None] | None = None
+        """The next head to work at, with the chat's prompt at that head."""
         self.prefix: ChatPrefix | None = None
         """The chat's prompt as the next turn begins it, when memory work shares the
         chat's backend: requests are sent as its continuation (memory/shared.py)."""
-        self.memos = MemoWork(store, chat_id, settings, self._complete, self._emit)
+        self.memos = MemoWork(store, chat_id, settings, self._complete_at, self._emit)
+        self.scene = SceneMemory(store, chat_id, settings, lambda messages, limit: self._complete(messages, limit, laid_out=True))
 
     def _emit(self, event: MemoryEvent) -> None:
         if isinstance(event, MemoryWorkDone | MemoryWorkFailed):
@@ -97,11 +100,14 @@ class MemoryWorker:
 
     def schedule(self, head_id: int, prefix: ChatPrefix | None = None) -> None:
         """Check, in the background, whether memory work is due at `head_id`;
-        `prefix` is the chat's prompt as it now stands (None: requests stand alone)."""
-        self.prefix = prefix
+        `prefix` is the chat's prompt at that head (None: requests stand alone).
+        The two travel together: work at one head never continues the prompt of
+        another (a swipe or an edit made meanwhile), so memory made on one path
+        reads nothing of the other."""
         if self.running:
-            self._again = head_id
+            self._again = (head_id, prefix)
             return
+        self.prefix = prefix
         self._task = asyncio.get_running_loop().create_task(self._run(head_id))
 
     async def wait(self) -> None:
@@ -128,19 +134,42 @@ class MemoryWorker:
                 self._emit(MemoryWorkFailed("memory", _reason(exc)))
             if self._again is None:
                 return
-            head_id, self._again = self._again, None
+            (head_id, self.prefix), self._again = self._again, None
 
     async def run_once(self, head_id: int) -> None:
         """Make the memos due at `head_id` (memory_style 'memos' or 'both'), then
-        compress the summary (styles 'summary', 'both') and the diary if due."""
+        compress the summary (styles 'summary', 'both') and the diary if due. In a
+        group scene, also each character's own summary and memos where the chat's
+        cover what it did not witness (memory/scene_memory.py)."""
         style = self.settings.style
-        if style != "summary":
+        if style in ("memos", "both"):
             if await self.memos.make_due(head_id, name=self.character.display_name, user=self.user_name,
                                           names=self.speaker_names):
                 self.failures += 1
-        if style != "memos":
+            await self._own_memos(head_id)
+        if style in ("summary", "both"):
             await self._compress_summary(head_id)
+            await self._own_summaries(head_id)
         await self._compress_diary(head_id)
+
+    async def _own_memos(self, head_id: int) -> None:
+        for made in await self.scene.own_memos(head_id, reach=self.memos.reach, user=self.user_name, names=self._names()):
+            if isinstance(made, str):
+                self.failures += 1
+                self._emit(MemoryWorkFailed("memo", made))
+            else:
+                self._emit(MemoryWorkDone("memo", memo=made))
+
+    async def _own_summaries(self, head_id: int) -> None:
+        try:
+            if await self.scene.own_summaries(head_id, await self._anchor(head_id), user=self.user_name, names=self._names()):
+                self._emit(MemoryWorkDone("summary"))
+        except (OmoideError, InvalidSummary) as exc:
+            self.failures += 1
+            self._emit(MemoryWorkFailed("summary", _reason(exc)))
+
+    def _names(self) -> dict[str, str]:
+        return {self.character.id: self.character.display_name, **self.speaker_names}
 
     async def retry_memo(self, memo_id: int, at_id: int | None) -> Memo:
         """Try a gap in the memo book again (from the book or the CLI)."""
@@ -174,7 +203,7 @@ class MemoryWorker:
         try:
             chunk, request = await self._chunk_that_continues(
                 chunk, lambda part: build(name, self.user_name, previous, part, self.speaker_names))
-            answer = validate_summary(await self._complete(request, laid_out=True), name=name, user=self.user_name)
+            answer = dated(validate_summary(await self._complete(request, laid_out=True), name=name, user=self.user_name), chunk)
             text = append_segment(state.summary.content if state.summary else "", answer) if append else answer
         except (OmoideError, InvalidSummary) as exc:
             self.failures += 1
@@ -195,28 +224,35 @@ class MemoryWorker:
 
     async def _compress_diary(self, head_id: int) -> None:
         """Compress the diary once it is due. In a group scene each character's
-        diary (its entries and the ones everyone reads) is compressed on its own,
-        into a block of its own; the others' entries are kept as they are."""
+        view of the diary (its own entries, and those written for everyone while
+        it was there) is compressed on its own, into a block only it reads; what
+        is carried over keeps its readers (scene_memory.plan_diary)."""
         state, diary_head = await self._diary_pointer(head_id)
         settings = self.settings
-        owners: list[str | None] = [*sorted({e.owner for e in state.diary if e.owner})] or [None]
-        plans: list[tuple[str | None, list[DiaryEntry], list[DiaryEntry]]] = []  # (owner, squeeze, keep)
-        for owner in owners:
-            view = [e for e in state.diary if owner is None or e.owner in (None, owner)]
-            if not compression_due(view, prompt_lines=settings.diary_prompt_lines, compress_lines=settings.diary_compress_lines):
-                continue
-            keep = [e for e in view if not e.compressed and (e.importance or DEFAULT_IMPORTANCE) >= KEEP_VERBATIM]
-            squeeze = [e for e in view if e not in keep]
-            if len(squeeze) >= 2:  # else only important entries (and at most one old block): nothing to merge
-                plans.append((owner, squeeze, keep))
+        attendance = await self.scene.attendance(head_id)
+        readers: list[str | None]
+        if attendance.scene:
+            depths = await self.store.messages.depths([e.message_id for e in state.diary])
+            readers = [*sorted({*attendance.everyone(), *(e.owner for e in state.diary if e.owner)})]
+            present: frozenset[str | None] = frozenset(attendance.present())
+
+            def reads(reader: str | None, e: DiaryEntry) -> bool:
+                return reader is not None and Reader(reader, attendance).reads(e.owner, depths.get(e.message_id, -1))
+        else:
+            readers, present = [None], frozenset([None])
+
+            def reads(reader: str | None, e: DiaryEntry) -> bool:
+                return True
+        plans, carried = plan_diary(state.diary, readers, reads, present, prompt_lines=settings.diary_prompt_lines,
+                                    compress_lines=settings.diary_compress_lines)
         if not plans:
             return
         self._emit(MemoryWorkStarted("diary"))
         texts: list[str] = []
         try:
-            for owner, squeeze, _ in plans:
-                name = self.speaker_names.get(owner or "", self.character.display_name)
-                request = diary_compression_request(name, squeeze, compressed_lines(self.settings.diary_prompt_lines))
+            for plan in plans:
+                name = self._names().get(plan.reader or "", self.character.display_name)
+                request = diary_compression_request(name, plan.squeeze, compressed_lines(self.settings.diary_prompt_lines))
                 texts.append(validate_diary(await self._complete(request)))
         except (OmoideError, InvalidSummary) as exc:
             self.failures += 1
@@ -228,23 +264,21 @@ class MemoryWorker:
             # An entry was saved while we worked; compressing over it would hide it.
             self._emit(MemoryWorkFailed("diary", "the diary changed while it was being compressed"))
             return
-        folded = {e.id for _, squeeze, _ in plans for e in squeeze}
-        kept_ids = {e.id for _, _, keep in plans for e in keep}
-        # Blocks first (one per compressed diary, at one message: the chain walk takes
-        # them together), then the old blocks and entries of diaries not compressed,
-        # then what is kept word for word.
-        others = [e for e in state.diary if e.id not in folded and e.id not in kept_ids]
-        blocks = [(owner, text) for (owner, _, _), text in zip(plans, texts, strict=True)]
-        blocks += [(e.owner, e.content) for e in others if e.compressed]
+        # Blocks first (one per compressed diary, and the old blocks carried over, at
+        # one message: the chain walk takes them together), then the entries carried
+        # over word for word, with their own dates, weights and owners.
+        blocks = [(plan.reader, text) for plan, text in zip(plans, texts, strict=True)]
+        blocks += [(owner, e.content) for e, owner in carried if e.compressed]
         entry = newest = None
         for owner, text in blocks:
             newest = await self.store.memory.add_diary_entry(self.chat_id, anchor, text, DiaryAuthor.COMPRESSION, owner=owner)
             entry = entry or newest
-        verbatim = [e for e in state.diary if e.id in kept_ids or (e in others and not e.compressed)]
-        for kept in verbatim:  # with their own dates, weights and owners
+        for kept, owner in carried:
+            if kept.compressed:
+                continue
             newest = await self.store.memory.add_diary_entry(
                 self.chat_id, anchor, kept.content, kept.author, importance=kept.importance, emotion=kept.emotion,
-                origin_id=kept.memory_id, created_at=kept.created_at.isoformat(), owner=kept.owner,
+                origin_id=kept.memory_id, created_at=kept.created_at.isoformat(), owner=owner,
             )
         assert entry is not None and newest is not None
         current = state.summary
@@ -278,6 +312,14 @@ class MemoryWorker:
                 break
             part = part[: max(MIN_CHUNK, len(part) * 3 // 4)]
         return chunk, build(chunk)
+
+    async def _complete_at(self, messages: list[ChatMessage], max_tokens: int, anchor_id: int) -> str:
+        """Memory anchored at `anchor_id` (a memo) continues the chat's prompt only as
+        far as that message: what follows it (the reply) may be swiped while every
+        path through the anchor keeps the memo."""
+        prefix = self.prefix.upto(anchor_id) if self.prefix is not None else None
+        messages = await continued(self.backend, prefix, messages, max_tokens=max_tokens, context_size=self.context_size)
+        return await self._complete(messages, max_tokens, laid_out=True)
 
     async def _complete(self, messages: list[ChatMessage], max_tokens: int = SUMMARY_MAX_TOKENS, *,
                         laid_out: bool = False) -> str:

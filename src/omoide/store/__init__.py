@@ -14,6 +14,8 @@ that add tables add a repository here.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 
 from omoide import locations
@@ -58,6 +60,15 @@ class Store:
     @property
     def path(self) -> Path:
         return self.db.path
+
+    @property
+    def clock(self) -> Callable[[], datetime]:
+        """What every row written now is stamped with (the wall clock unless set)."""
+        return self.db.clock
+
+    @clock.setter
+    def clock(self, clock: Callable[[], datetime]) -> None:
+        self.db.clock = clock
 
     async def close(self) -> None:
         await self.db.conn.close()

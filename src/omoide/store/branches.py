@@ -6,7 +6,6 @@ from __future__ import annotations
 from omoide.domain.chat import Branch
 from omoide.errors import NotFound, StoreError
 from omoide.store import rows
-from omoide.store.connection import now_iso
 from omoide.store.db import Database
 
 
@@ -26,7 +25,7 @@ class BranchRepository:
                 """INSERT INTO branches (chat_id, name, message_id, created_at, auto) VALUES (?, ?, ?, ?, ?)
                    ON CONFLICT (chat_id, name) DO UPDATE SET message_id = excluded.message_id,
                        created_at = excluded.created_at, auto = excluded.auto""",
-                (chat_id, name, message_id, now_iso(), int(auto)),
+                (chat_id, name, message_id, self.db.now_iso(), int(auto)),
             )
         branch = await self.get(chat_id, name)
         assert branch is not None
@@ -57,7 +56,7 @@ class BranchRepository:
         if row is None:
             raise NotFound(f"There is no chat #{chat_id}.", "`omoide chats` lists the chats there are.")
         head_id: int | None = row[0]
-        stamp = now_iso()
+        stamp = self.db.now_iso()
         async with self.db.write() as conn:
             if autosave_name and head_id is not None:
                 await conn.execute(

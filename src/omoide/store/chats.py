@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from omoide.domain.chat import Chat, Role
 from omoide.errors import NotFound, StoreError
 from omoide.store import rows
-from omoide.store.connection import now_iso
 from omoide.store.db import Database
 from omoide.store.messages import ImportNode, insert_message
 
@@ -33,7 +32,7 @@ class ChatRepository:
     async def import_tree(self, character: str, title: str, nodes: Sequence[ImportNode], head_index: int | None) -> Chat:
         """Create a chat holding a whole message tree in one transaction: a failed
         import leaves nothing behind. `nodes` are in parent-before-child order."""
-        stamp = now_iso()
+        stamp = self.db.now_iso()
         async with self.db.write() as conn:
             cur = await conn.execute(
                 "INSERT INTO chats (character, title, created_at, updated_at) VALUES (?, ?, ?, ?)",
@@ -80,7 +79,7 @@ class ChatRepository:
     async def rename(self, chat_id: int, title: str) -> Chat:
         await self.get(chat_id)
         async with self.db.write() as conn:
-            await conn.execute("UPDATE chats SET title = ?, updated_at = ? WHERE id = ?", (title.strip(), now_iso(), chat_id))
+            await conn.execute("UPDATE chats SET title = ?, updated_at = ? WHERE id = ?", (title.strip(), self.db.now_iso(), chat_id))
         return await self.get(chat_id)
 
     async def archive(self, chat_id: int, archived: bool = True) -> Chat:
@@ -106,4 +105,4 @@ class ChatRepository:
         if row[0] != chat_id:
             raise StoreError(f"Message #{message_id} belongs to another chat.", "Pick a message from this chat.")
         async with self.db.write() as conn:
-            await conn.execute("UPDATE chats SET head_id = ?, updated_at = ? WHERE id = ?", (message_id, now_iso(), chat_id))
+            await conn.execute("UPDATE chats SET head_id = ?, updated_at = ? WHERE id = ?", (message_id, self.db.now_iso(), chat_id))

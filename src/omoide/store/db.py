@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeAlias
 
@@ -26,6 +27,13 @@ class Database:
         self.conn = conn
         self.path = path
         self._lock = asyncio.Lock()
+        self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+        """When things written now happen: the wall clock, or a simulated one (the
+        memory check spreads a conversation over days; tests set their own)."""
+
+    def now_iso(self) -> str:
+        """The time stamp of a row written now, by `clock`."""
+        return self.clock().astimezone(UTC).isoformat(timespec="microseconds")
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[aiosqlite.Connection]:

@@ -8,10 +8,9 @@ from types import EllipsisType
 from omoide.domain.chat import DiaryAuthor, DiaryEntry, MemoryState, Summary
 from omoide.errors import NotFound
 from omoide.store import rows
-from omoide.store.connection import now_iso
 from omoide.store.db import Database
 from omoide.store.messages import MessageRepository
-from omoide.store.paths import NEWEST_DIARY, POINTERS
+from omoide.store.paths import NEWEST_DIARY, POINTERS, walk_up
 
 WINDOW_CAP = 2000
 """Most messages read for the raw window, however long compression has been failing."""
@@ -40,7 +39,7 @@ class MemoryRepository:
     ) -> DiaryEntry:
         """Record a diary entry at `message_id`; it exists on that message's subtree.
         `created_at` keeps an older date (an entry kept through a compression)."""
-        stamp = created_at or now_iso()
+        stamp = created_at or self.db.now_iso()
         async with self.db.write() as conn:
             async with conn.execute(f"SELECT m.chat_id, {NEWEST_DIARY}, m.speaker, m.role FROM messages m WHERE m.id = ?",
                                     (message_id,)) as cur:
@@ -62,12 +61,16 @@ class MemoryRepository:
         assert row is not None
         return rows.diary_entry(row)
 
-    async def add_summary(self, chat_id: int, anchor_id: int, *, content: str, covers_to_id: int | None, diary_to_id: int | None) -> Summary:
-        stamp = now_iso()
+    async def add_summary(self, chat_id: int, anchor_id: int, *, content: str, covers_to_id: int | None, diary_to_id: int | None,
+                          owner: str | None = None) -> Summary:
+        """A memory checkpoint at `anchor_id`; with `owner`, that character's own
+        summary (a scene), which never becomes the chat's checkpoint."""
+        stamp = self.db.now_iso()
         async with self.db.write() as conn:
             cur = await conn.execute(
-                "INSERT INTO summaries (chat_id, anchor_id, covers_to_id, diary_to_id, content, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                (chat_id, anchor_id, covers_to_id, diary_to_id, content, stamp),
+                """INSERT INTO summaries (chat_id, anchor_id, covers_to_id, diary_to_id, content, created_at, owner)
+                   VALUES (?, ?, ?, ?, ?, ?, ?)""",
+                (chat_id, anchor_id, covers_to_id, diary_to_id, content, stamp, owner),
             )
             summary_id = cur.lastrowid
         summary = await self._summary(summary_id)
@@ -79,6 +82,19 @@ class MemoryRepository:
             return None
         row = await self.db.one("SELECT * FROM summaries WHERE id = ?", (summary_id,))
         return rows.summary(row) if row else None
+
+    async def summaries_on_path(self, head_id: int, owner: str, *, cap: int = WINDOW_CAP) -> list[Summary]:
+        """The chat's summaries and `owner`'s own anchored on the path to `head_id`
+        (its last `cap` messages), newest first: where a character who cannot read
+        the chat's newest summary finds the newest one it can."""
+        cte = walk_up("up", start=":head", until="up.depth > (SELECT depth FROM messages WHERE id = :head) - :cap + 1")
+        result = await self.db.all(
+            f"""WITH RECURSIVE {cte}
+                SELECT s.* FROM up JOIN summaries s ON s.anchor_id = up.id
+                WHERE s.owner IS NULL OR s.owner = :owner ORDER BY up.depth DESC, s.id DESC""",
+            {"head": head_id, "owner": owner, "cap": cap},
+        )
+        return [rows.summary(r) for r in result]
 
     async def summary_at(self, head_id: int) -> Summary | None:
         summary_id, _ = await self.pointers(head_id)

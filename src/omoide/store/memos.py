@@ -21,7 +21,6 @@ import aiosqlite
 
 from omoide.domain.chat import Memo, MemoAuthor, MemoStatus
 from omoide.errors import NotFound
-from omoide.store.connection import now_iso
 from omoide.store.db import Database
 from omoide.store.paths import walk_up
 from omoide.store.rows import bracketed, snippet_sql, ts
@@ -30,7 +29,7 @@ PROMPT_WALK_CAP = 2000
 """Messages above the head searched for the memos of the prompt (like the raw
 window's cap): the common case finds them in the last few hundred."""
 
-_COLUMNS = """x.id, x.chat_id, x.anchor_id, x.first_id, x.author, x.created_at,
+_COLUMNS = """x.id, x.chat_id, x.anchor_id, x.first_id, x.author, x.created_at, x.owner, f.depth AS first_depth,
        v.id AS version_id, v.author AS version_author, v.status, v.hidden, v.reason, v.created_at AS updated_at,
        a.depth AS anchor_depth, a.created_at AS last_at, f.created_at AS first_at,
        (SELECT json_group_array(text) FROM (SELECT text FROM memo_highlights h WHERE h.version_id = v.id ORDER BY position))
@@ -69,6 +68,8 @@ def memo(row: sqlite3.Row) -> Memo:
         reason=row["reason"],
         first_at=ts(row["first_at"]) if row["first_at"] else None,
         last_at=ts(row["last_at"]) if row["last_at"] else None,
+        first_depth=row["first_depth"],
+        owner=row["owner"],
     )
 
 
@@ -87,11 +88,13 @@ class MemoRepository:
         highlights: Sequence[str] = (),
         first_id: int | None = None,
         reason: str | None = None,
+        owner: str | None = None,
     ) -> Memo | None:
         """A new memo at `anchor_id`: made from the batch `first_id`..`anchor_id`
         (failed, a gap, when `reason` is given), or written by you. None when a
-        made memo for that batch already exists (another window made it)."""
-        stamp = now_iso()
+        made memo for that batch already exists (another window made it). With
+        `owner`: that character's own memo of the part of the batch it witnessed."""
+        stamp = self.db.now_iso()
         async with self.db.write() as conn:
             async with conn.execute("SELECT chat_id FROM messages WHERE id = ?", (anchor_id,)) as cur:
                 row = await cur.fetchone()
@@ -99,13 +102,14 @@ class MemoRepository:
                 raise NotFound(f"Message #{anchor_id} is not in chat #{chat_id}.", "Reopen the chat and try again.")
             if author is MemoAuthor.MODEL:
                 async with conn.execute(
-                    "SELECT 1 FROM memos WHERE anchor_id = ? AND author = 'model' AND first_id IS ?", (anchor_id, first_id)
+                    "SELECT 1 FROM memos WHERE anchor_id = ? AND author = 'model' AND first_id IS ? AND owner IS ?",
+                    (anchor_id, first_id, owner),
                 ) as cur:
                     if await cur.fetchone() is not None:
                         return None
             cur = await conn.execute(
-                "INSERT INTO memos (chat_id, anchor_id, first_id, author, created_at) VALUES (?, ?, ?, ?, ?)",
-                (chat_id, anchor_id, first_id, str(author), stamp),
+                "INSERT INTO memos (chat_id, anchor_id, first_id, author, created_at, owner) VALUES (?, ?, ?, ?, ?, ?)",
+                (chat_id, anchor_id, first_id, str(author), stamp, owner),
             )
             memo_id = cur.lastrowid
             assert memo_id is not None
@@ -136,7 +140,7 @@ class MemoRepository:
             reason = current.reason
         async with self.db.write() as conn:
             await _add_version(
-                conn, memo_id, author, status, current.hidden if hidden is None else hidden, reason, at_id, highlights, now_iso()
+                conn, memo_id, author, status, current.hidden if hidden is None else hidden, reason, at_id, highlights, self.db.now_iso()
             )
         return await self.get(memo_id)
 

@@ -10,7 +10,6 @@ from collections.abc import Iterable
 
 from omoide.domain.chat import Mention
 from omoide.store import rows
-from omoide.store.connection import now_iso
 from omoide.store.rows import ts
 from omoide.store.db import Database
 from omoide.store.paths import NEWEST_MENTION
@@ -29,7 +28,7 @@ class MentionRepository:
         ids = sorted(set(memory_ids))
         if not ids:
             return []
-        stamp = now_iso()
+        stamp = self.db.now_iso()
         async with self.db.write() as conn:
             cur = await conn.execute(
                 f"""INSERT OR IGNORE INTO memory_mentions (chat_id, message_id, prev_id, kind, memory_ids, created_at)

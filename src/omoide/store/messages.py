@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +17,6 @@ import aiosqlite
 from omoide.domain.chat import Message, MessageStatus, Role
 from omoide.errors import HeadMoved, NotFound
 from omoide.store import rows
-from omoide.store.connection import now_iso
 from omoide.store.db import Database
 from omoide.store.paths import POINTERS, walk_up
 
@@ -109,7 +109,7 @@ class MessageRepository:
         """Append a message under `parent_id` (and make it the head, by default).
         With `expected_head`, raise HeadMoved instead if the chat's head is not
         that message when the write lock is held (another process wrote first)."""
-        stamp = now_iso()
+        stamp = self.db.now_iso()
         async with self.db.write() as conn:
             if expected_head is not ANY_HEAD:
                 async with conn.execute("SELECT head_id FROM chats WHERE id = ?", (chat_id,)) as cur:
@@ -153,6 +153,14 @@ class MessageRepository:
         if row is None:
             raise NotFound(f"There is no message #{message_id}.", "Message numbers are shown by /search and `omoide export -f tree`.")
         return rows.message(row)
+
+    async def depths(self, message_ids: Sequence[int]) -> dict[int, int]:
+        """Message id -> depth, for the ids that exist."""
+        ids = sorted({int(i) for i in message_ids})
+        if not ids:
+            return {}
+        result = await self.db.all(f"SELECT id, depth FROM messages WHERE id IN ({','.join('?' * len(ids))})", ids)
+        return {r[0]: r[1] for r in result}
 
     async def tree(self, chat_id: int) -> list[Message]:
         """Every message of a chat, parents before children."""

@@ -395,3 +395,19 @@ MIGRATIONS.append(
         """,
     ),
 )
+
+
+MIGRATIONS.append(
+    Migration(
+        "0020_memory_owners",
+        """
+        -- Knowledge boundaries in group scenes. A summary or memo with an owner
+        -- is that character's own, made from the messages it witnessed (it came
+        -- in after the chat's memory began, or was away for part of it); NULL:
+        -- the chat's, read by whoever witnessed everything it covers.
+        ALTER TABLE summaries ADD COLUMN owner TEXT;
+        ALTER TABLE memos ADD COLUMN owner TEXT;
+        CREATE INDEX summaries_by_owner ON summaries(anchor_id, owner);
+        """,
+    ),
+)

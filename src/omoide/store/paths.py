@@ -8,8 +8,11 @@ any head costs a few indexed lookups.
 
 from __future__ import annotations
 
-NEWEST_SUMMARY = "coalesce((SELECT id FROM summaries WHERE anchor_id = m.id ORDER BY id DESC LIMIT 1), m.summary_id)"
-"""The newest summary in force at message `m` (its own, or the one on the path above it)."""
+NEWEST_SUMMARY = (
+    "coalesce((SELECT id FROM summaries WHERE anchor_id = m.id AND owner IS NULL ORDER BY id DESC LIMIT 1), m.summary_id)"
+)
+"""The newest chat summary in force at message `m` (its own, or the one on the path
+above it). A character's own summaries (scenes) are found by a walk (memory.py)."""
 NEWEST_DIARY = "coalesce((SELECT id FROM diary_entries WHERE message_id = m.id ORDER BY id DESC LIMIT 1), m.diary_id)"
 """The newest diary entry in force at message `m`."""
 NEWEST_MENTION = "coalesce((SELECT id FROM memory_mentions WHERE message_id = m.id ORDER BY id DESC LIMIT 1), m.mention_id)"

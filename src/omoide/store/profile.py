@@ -6,7 +6,6 @@ from __future__ import annotations
 from omoide.domain.chat import FactStatus, Profile, ProfileFact
 from omoide.errors import NotFound
 from omoide.store import rows
-from omoide.store.connection import now_iso
 from omoide.store.db import Database
 
 FIELDS = ("name", "address", "pronouns")
@@ -39,14 +38,14 @@ class ProfileRepository:
         """A new version of a field; the old ones stay in the table."""
         assert key in FIELDS
         async with self.db.write() as conn:
-            await conn.execute("INSERT INTO profile_fields (key, value, created_at) VALUES (?, ?, ?)", (key, value, now_iso()))
+            await conn.execute("INSERT INTO profile_fields (key, value, created_at) VALUES (?, ?, ?)", (key, value, self.db.now_iso()))
 
     async def add_fact(self, content: str, *, status: FactStatus = FactStatus.ACTIVE, source: str = "",
                        chat_id: int | None = None, message_id: int | None = None) -> ProfileFact:
         async with self.db.write() as conn:
             cur = await conn.execute(
                 "INSERT INTO profile_facts (content, status, source, chat_id, message_id, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                (content, str(status), source, chat_id, message_id, now_iso()),
+                (content, str(status), source, chat_id, message_id, self.db.now_iso()),
             )
             fact_id = cur.lastrowid
         assert fact_id is not None
@@ -55,5 +54,5 @@ class ProfileRepository:
     async def set_status(self, fact_id: int, status: FactStatus) -> ProfileFact:
         await self.fact(fact_id)
         async with self.db.write() as conn:
-            await conn.execute("UPDATE profile_facts SET status = ?, decided_at = ? WHERE id = ?", (str(status), now_iso(), fact_id))
+            await conn.execute("UPDATE profile_facts SET status = ?, decided_at = ? WHERE id = ?", (str(status), self.db.now_iso(), fact_id))
         return await self.fact(fact_id)

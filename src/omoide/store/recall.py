@@ -28,6 +28,10 @@ class Candidate:
     excerpt: str
     relevance: float
     """-bm25: higher is more relevant."""
+    owner: str | None = None
+    """A diary entry's owner (scenes); None for messages and entries written for everyone."""
+    speaker: str | None = None
+    """Who wrote a reply in a scene (None: the chat's character)."""
 
 
 def fts_any(terms: Sequence[str]) -> str:
@@ -48,24 +52,24 @@ class RecallRepository:
         found: list[Candidate] = []
         if messages:
             result = await self.db.all(
-                f"""SELECT m.id, m.depth, m.role, m.created_at, bm25(messages_fts) AS rank,
+                f"""SELECT m.id, m.depth, m.role, m.created_at, m.speaker, bm25(messages_fts) AS rank,
                            snippet(messages_fts, 0, '', '', '…', {SNIPPET_TOKENS}) AS excerpt
                     FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid
                     WHERE messages_fts MATCH ? AND m.chat_id = ? ORDER BY rank LIMIT ?""",
                 (query, chat_id, limit),
             )
-            found += [Candidate("message", r["id"], r["id"], r["depth"], r["role"], rows.ts(r["created_at"]), r["excerpt"], -r["rank"])
-                      for r in result]
+            found += [Candidate("message", r["id"], r["id"], r["depth"], r["role"], rows.ts(r["created_at"]), r["excerpt"], -r["rank"],
+                                speaker=r["speaker"]) for r in result]
         if diary:
             result = await self.db.all(
-                f"""SELECT d.id, d.message_id, m.depth, d.created_at, bm25(diary_fts) AS rank,
+                f"""SELECT d.id, d.message_id, m.depth, d.created_at, d.owner, bm25(diary_fts) AS rank,
                            snippet(diary_fts, 0, '', '', '…', {SNIPPET_TOKENS}) AS excerpt
                     FROM diary_fts JOIN diary_entries d ON d.id = diary_fts.rowid JOIN messages m ON m.id = d.message_id
                     WHERE diary_fts MATCH ? AND d.chat_id = ? AND d.author != 'compression' ORDER BY rank LIMIT ?""",
                 (query, chat_id, limit),
             )
-            found += [Candidate("diary", r["id"], r["message_id"], r["depth"], "diary", rows.ts(r["created_at"]), r["excerpt"], -r["rank"])
-                      for r in result]
+            found += [Candidate("diary", r["id"], r["message_id"], r["depth"], "diary", rows.ts(r["created_at"]), r["excerpt"], -r["rank"],
+                                r["owner"]) for r in result]
         return found
 
     async def on_path(self, head_id: int, message_ids: Sequence[int], min_depth: int) -> set[int]:

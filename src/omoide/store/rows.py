@@ -73,6 +73,7 @@ def summary(row: sqlite3.Row) -> Summary:
         diary_to_id=row["diary_to_id"],
         content=row["content"],
         created_at=ts(row["created_at"]),
+        owner=row["owner"] if "owner" in row.keys() else None,
     )
 
 

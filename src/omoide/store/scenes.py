@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from omoide.domain.chat import Chat, Message, Role
-from omoide.store.connection import now_iso
+from omoide.domain.witness import Attendance
 from omoide.store.db import Database
 from omoide.store.messages import MessageRepository
 from omoide.store.world import WorldRepository
@@ -27,7 +27,7 @@ class SceneRepository:
 
     async def add(self, chat_id: int, characters: Sequence[str], *, opening: bool = False) -> None:
         """Record characters as in the chat (a no-op for those already recorded)."""
-        stamp = now_iso()
+        stamp = self.db.now_iso()
         async with self.db.write() as conn:
             for character in characters:
                 await conn.execute(
@@ -56,16 +56,18 @@ class SceneRepository:
         """The characters present at `head_id`, in the order they came."""
         if not chat.cast:
             return [chat.character]
-        present = await self.opening(chat)
+        return (await self.attendance(chat, head_id)).present()
+
+    async def attendance(self, chat: Chat, head_id: int | None) -> Attendance:
+        """Who was present where on the path to `head_id`: the opening cast, then
+        every stage note on the path, in order (domain/witness.py)."""
+        if not chat.cast:
+            return Attendance.one_on_one(chat.character)
+        opening = await self.opening(chat)
         notes = await self.db.all(
-            "SELECT id, speaker, stage FROM messages WHERE chat_id = ? AND stage IS NOT NULL ORDER BY id", (chat.id,)
+            """SELECT id, depth, speaker, stage FROM messages WHERE chat_id = ? AND stage IS NOT NULL
+               AND depth <= coalesce((SELECT depth FROM messages WHERE id = ?), -1) ORDER BY depth, id""",
+            (chat.id, head_id),
         )
         on_path = await self.world.ends_on_path(head_id, [r[0] for r in notes])
-        for note_id, character, stage in notes:
-            if note_id not in on_path:
-                continue
-            if stage == "invite" and character not in present:
-                present.append(character)
-            elif stage == "leave" and character in present:
-                present.remove(character)
-        return present
+        return Attendance.from_notes(opening, [(r[1], r[2], r[3]) for r in notes if r[0] in on_path])

@@ -15,7 +15,6 @@ from collections.abc import Sequence
 import aiosqlite
 
 from omoide.errors import NotFound
-from omoide.store.connection import now_iso
 from omoide.store.db import Database
 from omoide.store.paths import walk_up
 from omoide.store.rows import ts
@@ -95,7 +94,7 @@ class WorldRepository:
                     chat_id, first_id, end_id,
                     json.dumps([{"key": p.key, "name": p.name} for p in participants], ensure_ascii=False),
                     json.dumps([{"key": m.key, "name": m.name, "message_id": m.message_id} for m in mentions], ensure_ascii=False),
-                    reason, now_iso(),
+                    reason, self.db.now_iso(),
                 ),
             )
             conversation_id = cur.lastrowid
@@ -189,7 +188,7 @@ class WorldRepository:
         """Log the change and write the new version, in one transaction. With
         `expect`, the change is made only if the field's value is still `expect`
         (None: it has no value yet); otherwise `Conflict` is raised."""
-        stamp = now_iso()
+        stamp = self.db.now_iso()
         async with self.db.write() as conn:
             async with conn.execute(
                 "SELECT value, version FROM world_versions WHERE owner = ? AND about = ? AND field = ? ORDER BY id DESC LIMIT 1",
@@ -216,7 +215,7 @@ class WorldRepository:
         """A log row that changes no value: a failed step, or a field left alone."""
         async with self.db.write() as conn:
             update_id = await self._log(conn, conversation_id, message_id, owner, about, field, step, kind,
-                                        before, after, template, model, error, now_iso())
+                                        before, after, template, model, error, self.db.now_iso())
         return await self.update(update_id)
 
     @staticmethod

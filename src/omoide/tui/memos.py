@@ -18,7 +18,7 @@ async def open_book(app: Host) -> None:
     from omoide.tui.screens.memos import MemoBookScreen
 
     style = app.session.settings.memory.style
-    note = "" if style != "summary" else " (memory_style is 'summary': memos are kept here but not sent to the model)"
+    note = "" if style in ("memos", "both") else f" (memory_style is '{style}': memos are kept here but not sent to the model)"
 
     async def chosen(message_id: int | None) -> None:
         if message_id is not None:

@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from omoide.domain.chat import Message, Role
 from omoide.config.sections import WorldSettings
 from omoide.errors import OmoideError
 from omoide.llm.base import Backend, TextDelta
+from omoide.llm.stamps import stamp
 from omoide.store import Store
 from omoide.world import familiarity, steps
 from omoide.domain.world import SELF, Conversation, Field, Item, Mention, Participant, UpdateKind, dump_items, load_items
@@ -70,7 +71,7 @@ class ConversationPass:
     def __init__(
         self, store: Store, backend: Backend, conversation: Conversation, messages: Sequence[Message],
         *, descriptions: dict[str, str], speaker: Callable[[Message], str], settings: WorldSettings,
-        run: Runner = _direct, lock: asyncio.Lock | None = None,
+        run: Runner = _direct, lock: asyncio.Lock | None = None, witnessed: Mapping[str, Sequence[Message]] | None = None,
     ) -> None:
         self.store = store
         self.backend = backend
@@ -80,6 +81,12 @@ class ConversationPass:
         self.run_call = run
         self.lock = lock or asyncio.Lock()
         self.transcript = render_transcript(messages, speaker, settings.transcript_chars)
+        self.when = stamp(messages[-1].created_at) if messages else ""
+        """When the conversation ended: the summaries it adds open with it, so a
+        character can tell how long ago a conversation was."""
+        self.transcripts = {key: render_transcript(seen, speaker, settings.transcript_chars) for key, seen in (witnessed or {}).items()}
+        """In a scene: what each character witnessed of the conversation, the only
+        part of it its steps read (it learns nothing said while it was away)."""
         self.model = f"{getattr(backend, 'name', '?')} · {getattr(backend, 'model', None) or 'default'}"
         self.result = PassResult()
         self.done: set[tuple[str, str, str]] = set()
@@ -95,7 +102,12 @@ class ConversationPass:
 
     # -- one participant ----------------------------------------------------------------
 
+    def transcript_for(self, me: Participant) -> str:
+        return self.transcripts.get(me.key, self.transcript)
+
     async def _for(self, me: Participant) -> None:
+        if not self.transcript_for(me):
+            return  # it witnessed nothing said: nothing to remember
         others = [p for p in self.conv.participants if p.key != me.key]
         names = ", ".join(p.name for p in others) or "no one"
         summary = await self._summary(me, names)
@@ -115,8 +127,8 @@ class ConversationPass:
             return await self._summary_text(me)
         text = await self._llm(me, SELF, "summary", Field.SUMMARIES, {
             "char": me.name, "char_description": self.descriptions.get(me.key, ""), "others": others,
-            "transcript": self.transcript,
-        }, lambda out: self._append(me.key, SELF, Field.SUMMARIES, out))
+            "transcript": self.transcript_for(me),
+        }, lambda out: self._append(me.key, SELF, Field.SUMMARIES, self._dated(out)))
         return text
 
     async def _summary_text(self, me: Participant) -> str | None:
@@ -129,7 +141,7 @@ class ConversationPass:
     async def _toward(self, me: Participant, other: Participant, summary: str) -> None:
         about = other.key
         if (me.key, about, "pair_summary") not in self.done:
-            await self._rule(me, about, "pair_summary", Field.PAIR_SUMMARIES, lambda cur: self._appended(cur, summary))
+            await self._rule(me, about, "pair_summary", Field.PAIR_SUMMARIES, lambda cur: self._appended(cur, self._dated(summary)))
         view = (await self.store.world.view(me.key)).about(about)
         memory = await self._llm(me, about, "memory", Field.MEMORY, {
             "char": me.name, "other": other.name, "previous_memory": view.memory or NONE_YET,
@@ -164,8 +176,8 @@ class ConversationPass:
         else:
             known = view.memory or NONE_YET
             learned = await self._llm(me, about, "offscreen", Field.OFFSCREEN, {
-                "char": me.name, "other": mention.name, "transcript": self.transcript, "known": known,
-            }, lambda out: None if steps.is_keyword(out, steps.NOTHING) else self._append(me.key, about, Field.OFFSCREEN, out),
+                "char": me.name, "other": mention.name, "transcript": self.transcript_for(me), "known": known,
+            }, lambda out: None if steps.is_keyword(out, steps.NOTHING) else self._append(me.key, about, Field.OFFSCREEN, self._dated(out)),
                 message_id=mention.message_id)
             if learned is not None and steps.is_keyword(learned, steps.NOTHING):
                 learned = None
@@ -193,6 +205,9 @@ class ConversationPass:
         })
 
     # -- writing ---------------------------------------------------------------------------
+
+    def _dated(self, text: str) -> str:
+        return f"{self.when} {text}" if self.when and not text.startswith(self.when) else text
 
     async def _appended(self, current: str | None, text: str) -> str:
         items = [i for i in load_items(current) if i.conversation_id != self.conv.id]

@@ -41,6 +41,7 @@ from omoide.memory.shared import ChatPrefix, Continuing
 from omoide.store import Store
 from omoide.store.world import Conflict
 from omoide.world.book import WorldBook
+from omoide.world.boundary import continues, witnessed_by
 from omoide.world.conversation import ConversationPass, PassResult
 from omoide.world.gate import ReplyGate
 from omoide.world.mentions import Known, MentionScanner, known_from
@@ -266,12 +267,12 @@ class WorldKeeper:
             user = next((p.name for p in conv.participants if p.is_user), self.user_name)
             descriptions = {p.key: self.directory.description(p.key, user) for p in conv.characters}
             backend: Backend = self.backend
-            if self.prefix is not None and self.prefix[0] == conv.chat_id:
+            if self.prefix is not None and await continues(self.store, conv, *self.prefix):
                 backend = Continuing(self.backend, self.prefix[1], context_size=self.context_size,
                                      max_tokens=self.settings.max_tokens)
             run = ConversationPass(
                 self.store, backend, conv, messages, descriptions=descriptions, speaker=speaker_for(conv, self.directory),
-                settings=self.settings, run=self.gate.run, lock=self.lock,
+                settings=self.settings, run=self.gate.run, lock=self.lock, witnessed=await witnessed_by(self.store, conv, messages),
             )
             result = await run.run()
             if not result.stopped:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from omoide.domain.world import Participant, WorldView
+from omoide.llm.stamps import split_stamp
 
 
 def world_block(view: WorldView, me: str, others: Sequence[Participant]) -> str:
@@ -28,6 +29,9 @@ def world_block(view: WorldView, me: str, others: Sequence[Participant]) -> str:
             lines.append(f"{other.name} is, to {me}: {rel.descriptor.strip()}.")
         if rel.memory.strip():
             lines.append(rel.memory.strip())
+        last = split_stamp(rel.pair_summaries[-1].text)[0] if rel.pair_summaries else ""
+        if last:
+            lines.append(f"{me} and {other.name} last talked {last}.")
         if len(others) == 1 and rel.goal.strip():
             lines.append(f"{me}'s goal for this conversation: {rel.goal.strip()}")
         if lines:

@@ -46,8 +46,9 @@ What {char} heard about {other} from others:
 {offscreen}
 
 Write {char}'s memory of {other} in at most six sentences, third person. Keep
-what still matters, let old details fade unless they keep coming up, and
-never invent facts. Reply with the memory only.""",
+what still matters, let old details fade unless they keep coming up, say when
+things happened (the dates in brackets), and never invent facts. Reply with
+the memory only.""",
     ("char", "other", "previous_memory", "summaries", "offscreen"),
     "After a conversation: the consolidated memory of each other participant, rewritten.")
 
