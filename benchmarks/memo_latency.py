@@ -60,7 +60,7 @@ class TimedModel:
         self.seconds = seconds
         self.slot = slot
 
-    async def stream(self, messages, *, tools=None, tool_choice=None, max_tokens=None):  # type: ignore[no-untyped-def]
+    async def stream(self, messages, *, tools=None, tool_choice=None, max_tokens=None, cache_key=None):  # type: ignore[no-untyped-def]
         memo = "Journey Highlights" in str(messages[0].get("content", ""))
         async with self.slot or _NoSlot():
             await asyncio.sleep(self.seconds)

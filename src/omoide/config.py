@@ -118,7 +118,13 @@ class Settings:
     context_size: Annotated[int, Range(ge=512)] = 8192
     """The model's context window; the prompt is trimmed to fit with room for the reply."""
     threads: int | None = None
-    """CPU threads for the local backend (default: all cores)."""
+    """Embedded engine: threads that generate the reply (default: chosen from
+    measurement, see docs/engine.md)."""
+    batch_threads: int | None = None
+    """Embedded engine: threads that evaluate the prompt (default: all cores)."""
+    engine_slots: Annotated[int, Range(ge=1, le=16)] = 3
+    """Embedded engine: cache slots, one per speaker of a group scene (each keeps
+    its speaker's prompt cached; each costs a context's worth of memory)."""
 
     request_timeout: Annotated[float, Range(gt=0)] = 60.0
     """Seconds to wait for the first byte of a reply."""

@@ -171,10 +171,10 @@ async def test_the_session_saves_a_diary_entry_from_a_real_native_tool_call(llam
     class FirstRoundForced(OpenAICompatBackend):
         rounds = 0
 
-        def stream(self, messages, *, tools=None, tool_choice=None, max_tokens=None):  # type: ignore[no-untyped-def]
+        def stream(self, messages, *, tools=None, tool_choice=None, max_tokens=None, cache_key=None):  # type: ignore[no-untyped-def]
             self.rounds += 1
             forced = {"type": "function", "function": {"name": "save_memory"}} if self.rounds == 1 else None
-            return super().stream(messages, tools=tools if self.rounds == 1 else None, tool_choice=forced, max_tokens=max_tokens)
+            return super().stream(messages, tools=tools if self.rounds == 1 else None, tool_choice=forced, max_tokens=max_tokens, cache_key=cache_key)
 
     settings = Settings(base_url=llama_server, model="smollm2", max_tokens=64, temperature=0.0, tools="native")
     backend = FirstRoundForced(settings)
@@ -246,12 +246,12 @@ async def test_the_session_answers_a_real_native_recall_call_and_the_reply_conti
         rounds = 0
         sent: list[list[dict[str, object]]] = []
 
-        def stream(self, messages, *, tools=None, tool_choice=None, max_tokens=None):  # type: ignore[no-untyped-def]
+        def stream(self, messages, *, tools=None, tool_choice=None, max_tokens=None, cache_key=None):  # type: ignore[no-untyped-def]
             self.rounds += 1
             self.sent.append([dict(m) for m in messages])
             forced = {"type": "function", "function": {"name": "recall"}} if self.rounds == 1 else None
             offered = [t for t in tools or [] if t.name == "recall"] if self.rounds == 1 else None
-            return super().stream(messages, tools=offered, tool_choice=forced, max_tokens=max_tokens)
+            return super().stream(messages, tools=offered, tool_choice=forced, max_tokens=max_tokens, cache_key=cache_key)
 
     store = await Store.open(tmp_path / "omoide.db")
     mika = Character(id="mika", name="Mika", first_message="Hi!")

@@ -1,7 +1,7 @@
 """Memory work sent as a continuation of the chat's own prompt.
 
 A llama.cpp-style server keeps the last prompt it evaluated in its cache slot
-(llama-cpp-python's server and the embedded model have exactly one). A summary
+(llama.cpp's server keeps one per slot, and the embedded engine gives each speaker one). A summary
 request of its own replaces the chat's prompt there, and the next reply is
 evaluated from scratch. Sent instead as the chat's prompt (card, memory, the
 raw window and the reply just stored, laid out exactly as the next turn will
@@ -27,6 +27,9 @@ from omoide.prompt import AssembledPrompt, window_messages
 
 CHARS_PER_TOKEN = 3
 """A cautious count of characters per token for text not yet counted (more tokens than most models use)."""
+MEMORY_CACHE_KEY = "omoide:memory-work"
+"""The cache key of memory work sent on its own: a server with several slots
+keeps it off the chat's slots (the speakers' ids never look like this)."""
 FRAMING_MARGIN = 32
 """Tokens kept free when a tokenizer counted the text but the chat template's framing was estimated."""
 
@@ -37,6 +40,8 @@ class ChatPrefix:
 
     messages: list[ChatMessage]
     tokens: int
+    cache_key: str | None = None
+    """Whose prompt it is (the speaker of a scene): a continuation goes to that speaker's cache slot."""
 
 
 def chat_prefix(prompt: AssembledPrompt, reply: Message, tz: tzinfo | None = None) -> ChatPrefix:
@@ -49,7 +54,7 @@ def chat_prefix(prompt: AssembledPrompt, reply: Message, tz: tzinfo | None = Non
     shown = window_messages([reply], tz)
     tail = next((layer.tokens for layer in prompt.layers if layer.name == "tail"), 0)
     tokens = max(prompt.total_tokens - tail, 0) + sum(len(m.get("content", "")) for m in shown) // CHARS_PER_TOKEN + 8
-    return ChatPrefix([*messages, *shown], tokens)
+    return ChatPrefix([*messages, *shown], tokens, reply.speaker)
 
 
 def continue_chat(prefix: ChatPrefix, request: list[ChatMessage]) -> list[ChatMessage]:
@@ -107,10 +112,12 @@ class Continuing:
         tools: list[ToolSpec] | None = None,
         tool_choice: str | dict[str, Any] | None = None,
         max_tokens: int | None = None,
+        cache_key: str | None = None,
     ) -> AsyncIterator[Event]:
         request = await continued(self.backend, self.prefix, messages, max_tokens=max_tokens or self.max_tokens,
                                   context_size=self.context_size)
-        events = self.backend.stream(request, tools=tools, tool_choice=tool_choice, max_tokens=max_tokens)
+        events = self.backend.stream(request, tools=tools, tool_choice=tool_choice, max_tokens=max_tokens,
+                                     cache_key=self.prefix.cache_key if request is not messages else MEMORY_CACHE_KEY)
         try:
             async for event in events:
                 yield event
@@ -127,6 +134,14 @@ class Continuing:
 
     async def aclose(self) -> None:
         pass
+
+
+def cache_key_of(prefix: ChatPrefix | None, messages: list[ChatMessage]) -> str | None:
+    """The cache slot's key for memory work: the chat's own (the speaker whose
+    prompt it continues) when `messages` continue the chat, else its own key."""
+    if prefix is not None and messages and is_memory_task(messages[-1]):
+        return prefix.cache_key
+    return MEMORY_CACHE_KEY
 
 
 def task_of(messages: list[ChatMessage]) -> str:

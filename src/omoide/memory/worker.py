@@ -20,7 +20,7 @@ from omoide.events import MemoryEvent, MemoryWorkDone, MemoryWorkFailed, MemoryW
 from omoide.llm.base import Backend, ChatMessage, TextDelta
 from omoide.memory.diary import compressed_lines, compression_due, diary_compression_request
 from omoide.memory.memo_work import MemoWork
-from omoide.memory.shared import ChatPrefix, continued
+from omoide.memory.shared import ChatPrefix, cache_key_of, continued
 from omoide.memory.summary import (
     InvalidSummary, append_segment, segment_request, split_for_compression, summary_request, validate_diary, validate_summary,
 )
@@ -285,7 +285,7 @@ class MemoryWorker:
         if not laid_out:
             messages = await continued(self.backend, self.prefix, messages, max_tokens=max_tokens,
                                        context_size=self.settings.context_size)
-        events = self.backend.stream(messages, max_tokens=max_tokens)
+        events = self.backend.stream(messages, max_tokens=max_tokens, cache_key=cache_key_of(self.prefix, messages))
         try:
             async with asyncio.timeout(self.settings.memory_timeout):
                 async for event in events:
