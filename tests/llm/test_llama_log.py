@@ -20,4 +20,6 @@ def test_gemma_s_cache_notice_goes_to_the_log_file_not_to_say_s_output(omoide_ho
     assert done.returncode == 0, done.stderr
     assert "llama_" not in done.stdout + done.stderr and "SWA" not in done.stdout + done.stderr
     log = (omoide_home / "logs" / "omoide.log").read_text()
-    assert "llama_kv_cache_iswa: using full-size SWA cache" in log
+    # A warning llama.cpp gives for this Gemma file at every load (this engine version;
+    # llama-cpp-python's gave the SWA cache notice instead).
+    assert "control-looking token" in log

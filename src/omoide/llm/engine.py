@@ -44,7 +44,7 @@ from omoide.llm.model_file import INSTALL_HINT
 
 VERSION = "2026.10.11549"
 """The xllamacpp release omoide is measured against (pinned in pyproject.toml)."""
-BATCH = 256
+BATCH = 128
 """Prompt tokens evaluated between two chances to stop (n_batch): a stopped
 reply ends within one batch. Smaller batches cost prompt speed (docs/engine.md)."""
 RAM_CACHE_MIB = 0
