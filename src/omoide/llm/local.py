@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from omoide.config import Settings
-from omoide.errors import BackendError, BadRequest, ServerFailed
+from omoide.errors import BackendError, BadRequest, LocalModelMissing, ServerFailed
 from omoide.llm import tiny
 from omoide.llm.base import ChatMessage, Done, Event, TextDelta, TokenCount, ToolSpec, Usage, is_memory_task
 from omoide.llm.engine import Chunk, Engine, EngineShape, shared
@@ -215,6 +215,9 @@ class LocalBackend:
     def info(self) -> ModelInfo:
         """The model file's header facts (architecture, chat template, context)."""
         if self._info is None:
+            if not self.path.is_file():
+                raise LocalModelMissing(f"The model file {self.path} does not exist.",
+                                        "Fix model_path in the config, or remove it to use the shipped model.")
             self._info = read_model_info(self.path)
         return self._info
 
