@@ -82,7 +82,11 @@ class _Relay:
         generation = self.generation
         if generation.stop.is_set():
             return True
-        timings = chunk.get("timings")
+        # The cached count comes first with the prompt's progress (a reply the guard
+        # stops never sees the closing timings), and again in those timings.
+        progress, timings = chunk.get("prompt_progress"), chunk.get("timings")
+        if isinstance(progress, dict) and isinstance(progress.get("cache"), int) and self.cached is None:
+            self.cached = progress["cache"]
         if isinstance(timings, dict) and isinstance(timings.get("cache_n"), int):
             self.cached = timings["cache_n"]
         choices = chunk.get("choices") or []
