@@ -99,6 +99,7 @@ class Engine:
         params.endpoint_props = True
         params.endpoint_slots = True
         params.n_threads_http = 2
+        params.use_color = False
         # Warnings and errors only, unless the log asks for more; nothing at all
         # where llama.cpp's stderr cannot be routed to the log (llama_log.py).
         routed = route_engine_logs()

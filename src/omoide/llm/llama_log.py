@@ -28,6 +28,8 @@ log = logging.getLogger("llama_cpp")
 log.addHandler(logging.NullHandler())
 
 _LINE = re.compile(r"^[\d.]+ ([DIWE]) (.*)$")
+_ESCAPES = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|[\x00-\x08\x0b-\x1f\x7f]")
+"""Colour codes (llama.cpp colours its log when the terminal is a tty) and other control characters."""
 """llama.cpp's line: its clock, a level letter, the text."""
 # llama.cpp's INFO is dozens of lines per model load and a few per reply: kept
 # out of the file at the default level.
@@ -48,7 +50,7 @@ _route = _Route()
 
 def relay(line: str) -> None:
     """Log one line the engine wrote."""
-    line = line.rstrip()
+    line = _ESCAPES.sub("", line).rstrip()
     if not line:
         return
     match = _LINE.match(line)
