@@ -122,9 +122,10 @@ class Settings:
     measurement, see docs/engine.md)."""
     batch_threads: int | None = None
     """Embedded engine: threads that evaluate the prompt (default: all cores)."""
-    engine_slots: Annotated[int, Range(ge=1, le=16)] = 3
-    """Embedded engine: cache slots, one per speaker of a group scene (each keeps
-    its speaker's prompt cached; each costs a context's worth of memory)."""
+    engine_slots: Annotated[int, Range(ge=1, le=16)] = 4
+    """Embedded engine: cache slots, one per speaker of a group scene and one for
+    memory work (each keeps its prompt cached; each costs a context's worth of
+    memory, see docs/engine.md)."""
 
     request_timeout: Annotated[float, Range(gt=0)] = 60.0
     """Seconds to wait for the first byte of a reply."""

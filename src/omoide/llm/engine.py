@@ -47,6 +47,12 @@ VERSION = "2026.10.11549"
 BATCH = 128
 """Prompt tokens evaluated between two chances to stop (n_batch): a stopped
 reply ends within one batch. Smaller batches cost prompt speed (docs/engine.md)."""
+CACHE_REUSE = 32
+"""llama.cpp's --cache-reuse: after the first token a new prompt does not share
+with its slot, runs of at least this many tokens that the slot still holds are
+shifted into place instead of evaluated again. A scene's prompt drops a line
+in the middle every turn (the last turn's volatile notes, an old message of
+the window), and the rest would otherwise be read again."""
 RAM_CACHE_MIB = 0
 """llama.cpp's host-RAM prompt cache (8 GiB by default): off, as each speaker
 keeps a slot of its own and memory work continues the chat's prompt."""
@@ -94,6 +100,7 @@ class Engine:
         params.hostnames = [str(self.socket)]
         params.api_keys = [self.key]
         params.cache_ram_mib = RAM_CACHE_MIB
+        params.n_cache_reuse = CACHE_REUSE
         params.cache_idle_slots = False  # it needs the RAM cache
         params.warmup = False
         params.endpoint_props = True

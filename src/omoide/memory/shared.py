@@ -40,8 +40,6 @@ class ChatPrefix:
 
     messages: list[ChatMessage]
     tokens: int
-    cache_key: str | None = None
-    """Whose prompt it is (the speaker of a scene): a continuation goes to that speaker's cache slot."""
 
 
 def chat_prefix(prompt: AssembledPrompt, reply: Message, tz: tzinfo | None = None) -> ChatPrefix:
@@ -54,7 +52,7 @@ def chat_prefix(prompt: AssembledPrompt, reply: Message, tz: tzinfo | None = Non
     shown = window_messages([reply], tz)
     tail = next((layer.tokens for layer in prompt.layers if layer.name == "tail"), 0)
     tokens = max(prompt.total_tokens - tail, 0) + sum(len(m.get("content", "")) for m in shown) // CHARS_PER_TOKEN + 8
-    return ChatPrefix([*messages, *shown], tokens, reply.speaker)
+    return ChatPrefix([*messages, *shown], tokens)
 
 
 def continue_chat(prefix: ChatPrefix, request: list[ChatMessage]) -> list[ChatMessage]:
@@ -112,12 +110,12 @@ class Continuing:
         tools: list[ToolSpec] | None = None,
         tool_choice: str | dict[str, Any] | None = None,
         max_tokens: int | None = None,
-        cache_key: str | None = None,
+        cache_key: str | None = None,  # memory work has a slot of its own, whoever asks
     ) -> AsyncIterator[Event]:
         request = await continued(self.backend, self.prefix, messages, max_tokens=max_tokens or self.max_tokens,
                                   context_size=self.context_size)
         events = self.backend.stream(request, tools=tools, tool_choice=tool_choice, max_tokens=max_tokens,
-                                     cache_key=self.prefix.cache_key if request is not messages else MEMORY_CACHE_KEY)
+                                     cache_key=MEMORY_CACHE_KEY)
         try:
             async for event in events:
                 yield event
@@ -136,11 +134,14 @@ class Continuing:
         pass
 
 
-def cache_key_of(prefix: ChatPrefix | None, messages: list[ChatMessage]) -> str | None:
-    """The cache slot's key for memory work: the chat's own (the speaker whose
-    prompt it continues) when `messages` continue the chat, else its own key."""
-    if prefix is not None and messages and is_memory_task(messages[-1]):
-        return prefix.cache_key
+def cache_key_of(prefix: ChatPrefix | None, messages: list[ChatMessage]) -> str:
+    """The cache slot's key for memory work: a slot of its own, whether the
+    request continues the chat's prompt or stands alone. Measured on the
+    embedded engine (docs/engine.md): on the speaker's slot a continuation
+    evaluated its task and quoted messages every time, while on a slot of its
+    own each memory request shares most of the previous one, and the speakers'
+    slots keep their prompts. On a server with one slot the key changes
+    nothing, and the continuation still keeps the chat's prefix there."""
     return MEMORY_CACHE_KEY
 
 
