@@ -205,6 +205,10 @@ class _Generation:
 class LocalBackend:
     name = "local"
     supports_tools = False
+    memory_alone = True
+    """Memory work is sent as a request of its own (to its own cache slot), not
+    as a continuation of the chat: measured cheaper on the engine's slots
+    (benchmarks/memory_slot.py, docs/engine.md)."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings

@@ -79,7 +79,7 @@ async def continued(
     long chat with a summary near `summary_merge_chars` is often within the
     context by count and over it by estimate, and a request sent alone there
     evicts the chat's cache for the next reply."""
-    if prefix is None:
+    if prefix is None or getattr(backend, "memory_alone", False):
         return request
     continuation = continue_chat(prefix, request)
     if fits(prefix, request, max_tokens=max_tokens, context_size=context_size):
