@@ -6,8 +6,8 @@
 --simulated: models that take the seed's times (a reply 2 s, a memo 3 s), so the
 figure is the design's and not the machine's: the chat and the summarizer on
 separate servers, or on one server that answers one request at a time (like
-llama_cpp.server), each with the real ChatSession, store and memory worker.
-Without it: a real llama_cpp.server running the shipped SmolLM2 for both, the
+llama.cpp's server), each with the real ChatSession, store and memory worker.
+Without it: llama.cpp's own server (tests/engine_server.py) running the shipped SmolLM2 for both, the
 hardest case (slow and noisy on a loaded machine).
 
 Three runs of the same scripted user turns, each in a fresh chat, all with
@@ -60,7 +60,7 @@ class TimedModel:
         self.seconds = seconds
         self.slot = slot
 
-    async def stream(self, messages, *, tools=None, tool_choice=None, max_tokens=None):  # type: ignore[no-untyped-def]
+    async def stream(self, messages, *, tools=None, tool_choice=None, max_tokens=None, cache_key=None):  # type: ignore[no-untyped-def]
         memo = "Journey Highlights" in str(messages[0].get("content", ""))
         async with self.slot or _NoSlot():
             await asyncio.sleep(self.seconds)
@@ -129,9 +129,9 @@ def start_server() -> tuple[subprocess.Popen[bytes], str]:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = int(sock.getsockname()[1])
-    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_path()), "--model_alias", "smollm2",
-               "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--n_threads", "2"]
-    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    command = [sys.executable, str(Path(__file__).parents[1] / "tests" / "engine_server.py"), str(smollm2_path()), str(port),
+               "--context", "2048", "--slots", "1", "--threads", "1"]
+    proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}/v1"
     for _ in range(240):
         try:
@@ -140,13 +140,13 @@ def start_server() -> tuple[subprocess.Popen[bytes], str]:
         except httpx.HTTPError:
             time.sleep(0.5)
     proc.kill()
-    raise SystemExit("llama_cpp.server did not start")
+    raise SystemExit("the engine server did not start")
 
 
 async def run(base: str, mode: str, turns: int, pause: float, verbose: bool = False) -> list[float]:
     settings = Settings(base_url=base, model="smollm2", max_tokens=32, temperature=0.0, context_size=2048,
                         memory_style="memos", user_name="Kai")
-    backend = OpenAICompatBackend(settings.backend)
+    backend = OpenAICompatBackend(settings.backend.kind)
     store = await Store.open()
     session = await ChatSession.open(store, MIKA, settings, backend)
     if mode == "none":
@@ -184,7 +184,7 @@ def main() -> None:
     parser.add_argument("--pause", type=float, nargs="+", default=[0.0, 3.0], help="think time between turns, seconds")
     parser.add_argument("--verbose", action="store_true", help="print every turn's time")
     parser.add_argument("--simulated", action="store_true", help="models with fixed times instead of a real server")
-    parser.add_argument("--server", help="an OpenAI-compatible server serving 'smollm2' (default: start llama_cpp.server)")
+    parser.add_argument("--server", help="an OpenAI-compatible server serving 'smollm2' (default: start llama.cpp's server)")
     args = parser.parse_args()
     if args.simulated:
         print_simulated(args.turns, args.pause)
@@ -194,7 +194,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as home:  # warm the server up (model pages, first prompt)
             os.environ["OMOIDE_HOME"] = home
             asyncio.run(run(base, "none", 3, 0.0))
-        print(f"reply latency over {args.turns} turns (send -> whole reply stored), SmolLM2 on llama_cpp.server, one server:")
+        print(f"reply latency over {args.turns} turns (send -> whole reply stored), SmolLM2 on llama.cpp's server, one server:")
         for pause in args.pause:
             for mode, label in (("none", "no memo work"), ("background", "memos in the background"), ("sync", "memos awaited (synchronous)")):
                 with tempfile.TemporaryDirectory() as home:

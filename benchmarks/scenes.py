@@ -1,6 +1,7 @@
 """What a group scene costs the client, and how much of each prompt a cache can reuse.
 
     python benchmarks/scenes.py [--turns 120]
+    python benchmarks/scenes.py --engine [--turns 16] [--slots 3]   # the real embedded engine
 
 For a one-on-one chat, a scene of two and a scene of three (a scripted,
 instant backend; real SQLite in a temp directory):
@@ -10,6 +11,12 @@ instant backend; real SQLite in a temp directory):
   (what a single-slot cache such as llama.cpp's reuses) and with the same
   speaker's previous prompt (what a cache per speaker could reuse).
 Then the cost of one speaker choice (the pure function).
+
+With --engine the replies come from the embedded engine (SmolLM2-135M, replies
+of 24 tokens, memory work on the same engine) and the figure is the engine's
+own: per reply, prompt tokens it took from its cache (`timings.cache_n`) /
+tokens in the prompt, token-weighted over the turns after each speaker's
+first; with --slots 1 every speaker shares one slot, as before this engine.
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ def _p95(values: list[float]) -> float:
     return sorted(values)[int(len(values) * 0.95) - 1]
 
 
-async def run(cast: list[str], turns: int, home: Path) -> tuple[list[float], list[float], list[float]]:
+async def run(cast: list[str], turns: int, home: Path, engine_slots: int = 0) -> tuple[list[float], list[float], list[float]]:
     from omoide.characters.library import find_character
     from omoide.config.settings import Settings
     from omoide.memory.prompt.fit import shared_prefix_chars
@@ -40,7 +47,15 @@ async def run(cast: list[str], turns: int, home: Path) -> tuple[list[float], lis
     from tests.scripted import ScriptedBackend
 
     settings = Settings(user_name="Kai", scene_seed=1, gossip_rate=0.0, world_idle_hours=0)
-    backend = ScriptedBackend(default=lambda messages: ["*nods* A short reply, with a detail or two to remember."])
+    backend: object = ScriptedBackend(default=lambda messages: ["*nods* A short reply, with a detail or two to remember."])
+    if engine_slots:
+        from omoide.llm.local import LocalBackend
+
+        settings = Settings(user_name="Kai", scene_seed=1, gossip_rate=0.0, world_idle_hours=0, max_tokens=24,
+                            temperature=0.7, seed=3, context_size=4096, engine_slots=engine_slots)
+        backend = LocalBackend(settings)
+    cached: list[tuple[int, int]] = []
+    seen: set[str] = set()
     store = await Store.open(home / f"{'-'.join(cast)}.db")
     session = await ChatSession.open(store, find_character(cast[0]), settings, backend,
                                      others=[find_character(c) for c in cast[1:]])
@@ -60,6 +75,10 @@ async def run(cast: list[str], turns: int, home: Path) -> tuple[list[float], lis
         assert prompt is not None
         rendered = prompt.rendered()
         speaker = prompt.speaker.split(":")[0] or cast[0]
+        usage = prompt.usage
+        if engine_slots and usage is not None and usage.prompt_tokens and speaker in seen:
+            cached.append((usage.cache_read_tokens or 0, usage.prompt_tokens))
+        seen.add(speaker)
         if previous_any is not None:
             shared_any.append(shared_prefix_chars(previous_any, rendered) / len(rendered))
         if speaker in previous_own:
@@ -68,6 +87,9 @@ async def run(cast: list[str], turns: int, home: Path) -> tuple[list[float], lis
         await session.memory_worker.wait()
     await session.aclose()
     await store.close()
+    if engine_slots:  # the engine's own counts replace the client's character figures
+        weighted = sum(c for c, _ in cached) / max(sum(t for _, t in cached), 1)
+        shared_own = [weighted]
     return times, shared_any, shared_own
 
 
@@ -86,7 +108,11 @@ def choice_cost(draws: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--turns", type=int, default=120)
+    parser.add_argument("--engine", action="store_true", help="replies from the real embedded engine")
+    parser.add_argument("--slots", type=int, default=3, help="with --engine: cache slots (1: one shared slot)")
     args = parser.parse_args()
+    if args.engine:
+        return engine_main(args.turns, args.slots)
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
         os.environ["OMOIDE_HOME"] = str(home / "home")
@@ -101,6 +127,21 @@ def main() -> None:
             print(f"{label:<22} {statistics.median(times):>10.1f} {_p95(times):>8.1f} "
                   f"{statistics.mean(shared_any):>18.1%} {statistics.mean(shared_own) if shared_own else 0:>15.1%}")
     print(f"one speaker choice (3 present): {choice_cost(20000):.1f} µs")
+
+
+def engine_main(turns: int, slots: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        home = Path(tmp)
+        os.environ["OMOIDE_HOME"] = str(home / "home")
+        extra = home / "home" / "data" / "characters" / "mika"
+        extra.mkdir(parents=True)
+        (extra / "character.toml").write_text('name = "Mika"\ndescription = "A postman who knows everyone."\n')
+        print(f"embedded engine, SmolLM2-135M, {slots} slot(s), {turns} turns each; load average {os.getloadavg()[0]:.1f}")
+        print(f"{'chat':<14} {'cached / prompt tokens (engine, token-weighted)':>48}")
+        for cast in (["suzune", "wren"], ["suzune", "wren", "mika"]):
+            _, _, weighted = asyncio.run(run(cast, turns, home, engine_slots=slots))
+            print(f"{'scene of ' + str(len(cast)):<14} {weighted[0]:>48.1%}", flush=True)
+    print(f"load average after: {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

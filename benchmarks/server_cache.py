@@ -2,24 +2,26 @@
 
     python benchmarks/server_cache.py [--turns 41] [--threshold 20 40] [--max-tokens 400]
 
-Starts llama-cpp-python's OpenAI-compatible server (`python -m llama_cpp.server`)
-with the shipped SmolLM2-135M (n_ctx 8192, one cache slot, verbose), then for
-each summary threshold drives one chat through the real `omoide say` process,
-one message per process, memory work included (`say` waits for it). After each
-turn it reads what the server logged for that turn: its own "N prefix-match
-hit" line and the "prompt eval time ... / M tokens" line of every request.
-The first request of a turn is the chat's reply; the rest are memory work.
+Starts llama.cpp's own server (the embedded engine over HTTP,
+tests/engine_server.py) with the shipped SmolLM2-135M (8192 tokens, one cache
+slot), then for each summary threshold drives one chat through the real
+`omoide say` process, one message per process, memory work included (`say`
+waits for it). Between `say` and the server sits a small recording proxy: it
+passes every byte through and keeps the `timings` the server sends at the end
+of each reply (`cache_n`: prompt tokens taken from its cache, `prompt_n`:
+prompt tokens evaluated). The first request of a turn is the chat's reply;
+the rest are memory work.
 
 Per turn, reuse = tokens the server took from its cache / tokens in the prompt
-(hit / (hit + evaluated)). Printed: mean and median over the turns after the
+(cache_n / (cache_n + prompt_n)). Printed: mean and median over the turns after the
 first, and token-weighted (sum of hits / sum of prompt tokens), for the chat's
 replies; the same for the memory requests; and the prompt-to-prompt figure
 (each reply prompt against the previous reply prompt, as the client renders
 them with the model's template and tokenizer), which is what the server would
 reuse if nothing else ever ran between two turns.
 
-What this does not cover: other servers' cache policies (llama.cpp's C++
-server with several slots, vLLM, the cloud APIs' explicit caching), the
+What this does not cover: other servers' cache policies (vLLM, the cloud
+APIs' explicit caching), several slots (`benchmarks/scenes.py --engine`), the
 'memos' and 'both' memory styles, the world pass at a conversation's end
 (it needs an idle chat or /end), and replies streamed through the TUI (the
 same session code as `say`). SmolLM2-135M writes poor summaries: a rejected
@@ -29,13 +31,15 @@ one is retried after a later turn, and that request counts here as well.
 from __future__ import annotations
 
 import argparse
+import asyncio
+import json
 import os
-import re
 import socket
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,9 +49,6 @@ import httpx
 from prefix import common_prefix  # benchmarks/ is on sys.path when this runs as a script
 
 ROOT = Path(__file__).parents[1]
-HIT = re.compile(r"Llama\.generate: (\d+) prefix-match hit, remaining (\d+) prompt tokens to eval")
-CACHED = re.compile(r"Llama\.generate: full prompt already cached")
-EVAL = re.compile(r"prompt eval time =\s+[\d.]+ ms /\s+(\d+) tokens")
 LINES = [
     "Good evening. Is the shrine still open?", "I brought you some tea from the city.",
     "What do you do here when nobody visits?", "The lanterns look beautiful tonight.",
@@ -78,23 +79,63 @@ class Run:
     failed_memory: int = 0
 
 
-def parse(log: str) -> list[Request]:
-    """The requests the server logged, in order: (tokens reused, tokens in the prompt)."""
-    requests: list[Request] = []
-    hit: int | None = None
-    for line in log.splitlines():
-        if m := HIT.search(line):
-            hit = int(m.group(1))
-        elif CACHED.search(line):
-            hit = -1
-        elif m := EVAL.search(line):
-            evaluated = int(m.group(1))
-            if hit == -1:  # the whole prompt came from the cache
-                requests.append(Request(evaluated, evaluated))
-            else:
-                requests.append(Request(hit or 0, (hit or 0) + evaluated))
-            hit = None
-    return requests
+class Recorder:
+    """A pass-through HTTP proxy that keeps each streamed reply's `timings`."""
+
+    def __init__(self, upstream: str) -> None:
+        self.upstream = upstream
+        self.requests: list[Request] = []
+        self.port = free_port()
+        self.lock = threading.Lock()
+
+    def take(self) -> list[Request]:
+        with self.lock:
+            taken, self.requests = self.requests, []
+        return taken
+
+    def serve(self) -> None:
+        asyncio.run(self._serve())
+
+    async def _serve(self) -> None:
+        server = await asyncio.start_server(self._handle, "127.0.0.1", self.port)
+        async with server:
+            await server.serve_forever()
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        async with httpx.AsyncClient(base_url=self.upstream, timeout=900) as client:
+            while line := await reader.readline():
+                method, path, _ = line.decode().split(" ", 2)
+                headers: dict[str, str] = {}
+                while (header := await reader.readline()) not in (b"\r\n", b"\n", b""):
+                    name, _, value = header.decode().partition(":")
+                    headers[name.strip().lower()] = value.strip()
+                body = await reader.readexactly(int(headers.get("content-length", "0")))
+                forward = {k: v for k, v in headers.items() if k in ("content-type", "accept", "authorization")}
+                async with client.stream(method, path, content=body, headers=forward) as response:
+                    writer.write(f"HTTP/1.1 {response.status_code} OK\r\nContent-Type: {response.headers.get('content-type', 'application/json')}"
+                                 "\r\nTransfer-Encoding: chunked\r\n\r\n".encode())
+                    seen = b""
+                    async for chunk in response.aiter_raw():
+                        seen += chunk
+                        writer.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+                        await writer.drain()
+                    writer.write(b"0\r\n\r\n")
+                    await writer.drain()
+                self._record(seen)
+        writer.close()
+
+    def _record(self, body: bytes) -> None:
+        for line in body.decode("utf-8", "replace").splitlines():
+            data = line.removeprefix("data: ").strip()
+            if '"timings"' not in data:
+                continue
+            try:
+                timings = json.loads(data).get("timings") or {}
+            except ValueError:
+                continue
+            if isinstance(timings.get("cache_n"), int) and isinstance(timings.get("prompt_n"), int):
+                with self.lock:
+                    self.requests.append(Request(timings["cache_n"], timings["cache_n"] + timings["prompt_n"]))
 
 
 def free_port() -> int:
@@ -103,27 +144,25 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_server(model: Path, log: Path, threads: int, *extra: str) -> tuple[subprocess.Popen[bytes], str]:
+def start_server(model: Path, log: Path, threads: int) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
-    command = [
-        sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--model_alias", "smollm2",
-        "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "8192", "--n_threads", str(threads), "--verbose", "true", *extra,
-    ]
+    command = [sys.executable, str(ROOT / "tests" / "engine_server.py"), str(model), str(port),
+               "--context", "8192", "--slots", "1", "--threads", str(threads)]
     with log.open("wb") as out:
-        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    base = f"http://127.0.0.1:{port}/v1"
+        proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=out, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise SystemExit(f"llama_cpp.server exited: {log.read_text()[-2000:]}")
+            raise SystemExit(f"the engine server exited: {log.read_text()[-2000:]}")
         try:
-            if httpx.get(f"{base}/models", timeout=2).status_code == 200:
+            if httpx.get(f"{base}/v1/models", timeout=2).status_code == 200:
                 return proc, base
         except httpx.HTTPError:
             pass
         time.sleep(0.5)
     proc.terminate()
-    raise SystemExit("llama_cpp.server did not start within 180 s")
+    raise SystemExit("the engine server did not start within 180 s")
 
 
 def prompt_tokens(env: dict[str, str]) -> list[list[int]]:
@@ -148,15 +187,13 @@ def prompt_tokens(env: dict[str, str]) -> list[list[int]]:
         "    json.dump(out, sys.stdout)\n"
         "asyncio.run(main())\n"
     )
-    import json
-
     # The server lays prompts out with the model's chat template; so must the count.
     env = {**env, "OMOIDE_EMBEDDED_PROMPT": "chat"}
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     return list(json.loads(done.stdout))
 
 
-def drive(base: str, log: Path, threshold: int, turns: int, max_tokens: int, src: Path) -> Run:
+def drive(base: str, recorder: Recorder, threshold: int, turns: int, max_tokens: int, src: Path) -> Run:
     home = Path(tempfile.mkdtemp(prefix="omoide-server-cache-"))
     env = {
         **os.environ, "OMOIDE_HOME": str(home), "OMOIDE_BASE_URL": base, "OMOIDE_MODEL": "smollm2",
@@ -165,7 +202,7 @@ def drive(base: str, log: Path, threshold: int, turns: int, max_tokens: int, src
     }
     run = Run()
     for turn in range(turns):
-        before = log.stat().st_size
+        recorder.take()
         done = subprocess.run(
             [sys.executable, "-c", "from omoide.cli.app import main; main()", "say", "suzune", LINES[turn % len(LINES)]],
             env=env, capture_output=True, text=True, timeout=900,
@@ -173,11 +210,9 @@ def drive(base: str, log: Path, threshold: int, turns: int, max_tokens: int, src
         if done.returncode != 0:
             raise SystemExit(f"omoide say failed on turn {turn + 1}: {done.stderr[-2000:]}")
         run.failed_memory += done.stderr.count("memory failed")
-        with log.open("rb") as f:
-            f.seek(before)
-            requests = parse(f.read().decode("utf-8", "replace"))
+        requests = recorder.take()
         if not requests:
-            raise SystemExit(f"the server logged no request for turn {turn + 1}")
+            raise SystemExit(f"the server sent no timings for turn {turn + 1}")
         if turn > 0:  # the first turn has nothing to reuse (and probes the server's tool support)
             run.replies.append(requests[0])
             run.memory += requests[1:]
@@ -209,20 +244,24 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "server.log"
-        proc, base = start_server(smollm2_path(), log, args.threads)
+        proc, upstream = start_server(smollm2_path(), log, args.threads)
+        recorder = Recorder(upstream)
+        threading.Thread(target=recorder.serve, daemon=True).start()
+        base = f"http://127.0.0.1:{recorder.port}/v1"
         try:
             for threshold in args.threshold:
                 print(f"  threshold {threshold} (recent 15), {args.turns} turns through `omoide say`:", flush=True)
-                report(threshold, drive(base, log, threshold, args.turns, args.max_tokens, args.src))
+                report(threshold, drive(base, recorder, threshold, args.turns, args.max_tokens, args.src))
         finally:
-            proc.terminate()
+            if proc.stdin is not None:
+                proc.stdin.close()
             proc.wait(timeout=30)
 
 
 def report(threshold: int, run: Run) -> None:
-    print(f"prefix-cache reuse from llama_cpp.server's log (SmolLM2-135M, n_ctx 8192, one slot; load {os.getloadavg()[0]:.1f}):")
+    print(f"prefix-cache reuse from llama.cpp's own timings (SmolLM2-135M, n_ctx 8192, one slot; load {os.getloadavg()[0]:.1f}):")
     print(f"  recent 15, threshold {threshold}:")
-    print(f"    replies, server log:     {figures(run.replies)}  ({len(run.replies)} turns)")
+    print(f"    replies, server timings: {figures(run.replies)}  ({len(run.replies)} turns)")
     print(f"    prompt to prompt:        mean {statistics.mean(run.prompt_to_prompt):6.1%}  median {statistics.median(run.prompt_to_prompt):6.1%}")
     print(f"    memory requests:         {figures(run.memory)}  ({len(run.memory)} requests, {run.failed_memory} turn(s) reported a failure)")
     print(f"    replies reusing < 10%:   {sum(1 for r in run.replies if r.share < 0.10)} of {len(run.replies)}", flush=True)

@@ -41,30 +41,25 @@ def cold_start(runs: int = 5) -> tuple[float, float]:
 
 
 def model_speed() -> tuple[float, float, float, int]:
+    """Engine start, then prompt and generation speed from the engine's own timings."""
     from omoide.config.settings import Settings
-    from omoide.llm.local import LocalBackend, _load
+    from omoide.llm.local import LocalBackend
 
-    settings = Settings(max_tokens=128, temperature=0.7, context_size=2048)
-    backend = LocalBackend(settings)
+    backend = LocalBackend(Settings(max_tokens=128, temperature=0.7, context_size=2048))
     t0 = time.perf_counter()
-    llama = _load(backend.path, backend.n_ctx, settings.embedded.threads).llama
+    engine = backend.engine()
     load = time.perf_counter() - t0
-    prompt = "The lighthouse keeper said: " + "the sea was calm and grey that morning. " * 40
-    tokens = llama.tokenize(prompt.encode())
-    llama.reset()
-    t0 = time.perf_counter()
-    llama.eval(tokens)
-    prompt_tps = len(tokens) / (time.perf_counter() - t0)
-    generated = 0
-    first = 0.0
-    for _ in llama.generate(tokens, temp=0.7, reset=True):
-        generated += 1
-        if generated == 1:
-            first = time.perf_counter()  # timing starts once the prompt is evaluated
-        if generated == 129:
-            break
-    gen_tps = (generated - 1) / (time.perf_counter() - first)
-    return load, prompt_tps, gen_tps, os.cpu_count() or 0
+    tokens = engine.tokenize("The lighthouse keeper said: " + "the sea was calm and grey that morning. " * 40)
+    timings: dict[str, float] = {}
+
+    def chunk(c: dict[str, object]) -> bool:
+        if isinstance(c.get("timings"), dict):
+            timings.update(c["timings"])  # type: ignore[arg-type]
+        return False
+
+    engine.complete({"prompt": tokens, "max_tokens": 128, "temperature": 0.7, "id_slot": 0, "cache_prompt": False,
+                     "ignore_eos": True}, chunk)
+    return load, float(timings["prompt_per_second"]), float(timings["predicted_per_second"]), os.cpu_count() or 0
 
 
 def main() -> None:

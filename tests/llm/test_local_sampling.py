@@ -1,6 +1,5 @@
 """The embedded model's sampling, stop strings, reply length and prompt shape
-reach llama-cpp-python (a spy around the real `Llama.create_completion`, on the
-real SmolLM2)."""
+reach the engine (a spy around the real `Engine.complete`, on the real SmolLM2)."""
 
 from __future__ import annotations
 
@@ -22,16 +21,16 @@ CHAT: list[ChatMessage] = [
 
 @pytest.fixture
 def calls(smollm2_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
-    import llama_cpp
+    from omoide.llm.engine import Engine
 
     seen: list[dict[str, Any]] = []
-    real = llama_cpp.Llama.create_completion
+    real = Engine.complete
 
-    def spy(self: Any, *args: Any, **kwargs: Any) -> Any:
-        seen.append(kwargs)
-        return real(self, *args, **kwargs)
+    def spy(self: Any, body: dict[str, Any], on_chunk: Any) -> Any:
+        seen.append(body)
+        return real(self, body, on_chunk)
 
-    monkeypatch.setattr(llama_cpp.Llama, "create_completion", spy)
+    monkeypatch.setattr(Engine, "complete", spy)
     return seen
 
 
@@ -101,8 +100,8 @@ async def test_auto_gives_smollm2_the_script_and_the_gemma_base_model_its_turn_f
     assert scripted.startswith("<bos>") and scripted.endswith("Kai: Hello?\nSuzune:")
 
 
-async def test_the_repetition_penalty_reaches_back_over_the_character_s_last_replies(smollm2_path: Path) -> None:
-    from omoide.llm.local import LAST_N, LocalBackend
+async def test_the_repetition_penalty_reaches_back_over_the_character_s_last_replies(calls: list[dict[str, Any]]) -> None:
+    from omoide.llm.local import LAST_N
 
-    llama = LocalBackend(Settings(context_size=2048))._ensure()
-    assert LAST_N >= 256 and llama.last_n_tokens_size == LAST_N  # llama.cpp's default, 64, is less than one reply
+    await run(Settings(context_size=2048, seed=1, max_tokens=4))
+    assert LAST_N >= 256 and calls[-1]["repeat_last_n"] == LAST_N  # llama.cpp's default, 64, is less than one reply

@@ -30,7 +30,7 @@ def test_no_module_outside_tui_imports_textual() -> None:
 
 
 def test_the_cli_starts_without_loading_the_model_runtime() -> None:
-    code = "import sys, omoide.cli.app; print('llama_cpp' in sys.modules, 'textual' in sys.modules)"
+    code = "import sys, omoide.cli.app; print('xllamacpp' in sys.modules, 'textual' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.stdout.split() == ["False", "False"], result.stderr
 

@@ -189,7 +189,8 @@ class ReplyStream:
         tools = ([SAVE_MEMORY, RECALL] if self.recall else [SAVE_MEMORY]) if self.native_tools else None
         recall_query: str | None = None
         received = 0
-        async with _closing(self.backend.stream(self.messages, tools=tools, max_tokens=self.max_tokens)) as stream:
+        async with _closing(self.backend.stream(self.messages, tools=tools, max_tokens=self.max_tokens,
+                                                        cache_key=self.speaker)) as stream:
             async for event in stream:
                 match event:
                     case TextDelta(text=delta):

@@ -140,6 +140,7 @@ class OracleBackend:
         tools: list[ToolSpec] | None = None,
         tool_choice: str | dict[str, Any] | None = None,
         max_tokens: int | None = None,
+        cache_key: str | None = None,
     ) -> AsyncIterator[Event]:
         self.requests += 1
         kind, task = _kind(messages)

@@ -161,7 +161,12 @@ class EmbeddedSettings(Section):
     seed: int | None = None
     """A fixed seed makes replies repeatable (benchmarks use it)."""
     threads: int | None = None
-    """CPU threads (default: chosen from measurement, see docs/models.md)."""
+    """Threads that generate the reply (default: chosen from measurement, see docs/engine.md)."""
+    batch_threads: int | None = None
+    """Threads that evaluate the prompt (default: all cores)."""
+    engine_slots: Annotated[int, Range(ge=1, le=16)] = 4
+    """Cache slots: one per speaker of a group scene and one for memory work (each keeps
+    its prompt cached; each costs a context's worth of memory, see docs/engine.md)."""
 
 
 class ModelsSettings(Section):

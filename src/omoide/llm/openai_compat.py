@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 from typing import Any
 
 import httpx
@@ -18,6 +19,7 @@ from omoide.config.sections import BackendSettings
 from omoide.errors import BadRequest, ConfigError, ModelNotFound, ServerFailed
 from omoide.llm.base import WIRE_KEYS, ChatMessage, Done, Event, TextDelta, TokenCount, ToolSpec, Usage, estimate_tokens, without_tools
 from omoide.llm.errors import connect_error, error_detail, http_error
+from omoide.llm.slots import SlotTable
 from omoide.llm.sse import SSEParser
 from omoide.llm.toolcalls import ToolCallAccumulator
 from omoide.llm.transport import Failed, Transport
@@ -31,7 +33,7 @@ GENERATION_PROMPT_TOKENS = 3
 """The opening of the reply a template appends (`<|im_start|>assistant\n`)."""
 TOKENIZERS = (
     ("tokenize", "content", "llama.cpp server tokenizer"),
-    ("extras/tokenize", "input", "llama-cpp-python server tokenizer"),
+    ("extras/tokenize", "input", "llama-cpp-python server tokenizer"),  # an older server users may still run
 )
 
 COUNT_DEADLINE = 10.0
@@ -60,6 +62,9 @@ class OpenAICompatBackend:
         self.client = self.transport.client
         self._tokenizers = list(TOKENIZERS)  # narrowed to the one that works, or none
         self._applies_template = True  # until the server shows it has no /apply-template
+        self._slots: SlotTable | None = None
+        """llama.cpp's cache slots, once a scene asked (None: not asked yet)."""
+        self._slots_known = False
 
     def _secret(self) -> str | None:
         return self.settings.api_key.get_secret_value() if self.settings.api_key else None
@@ -88,25 +93,50 @@ class OpenAICompatBackend:
                 payload["tool_choice"] = tool_choice
         return payload
 
-    def stream(
+    async def stream(
         self,
         messages: list[ChatMessage],
         *,
         tools: list[ToolSpec] | None = None,
         tool_choice: str | dict[str, Any] | None = None,
         max_tokens: int | None = None,
+        cache_key: str | None = None,
     ) -> AsyncIterator[Event]:
         url = f"{self.base_url}/chat/completions"
+        slot = await self._slot(cache_key)
 
         def build() -> httpx.Request:
             payload = self._payload(messages, tools, tool_choice, max_tokens)
+            if slot is not None:
+                payload["id_slot"] = slot
             return self.client.build_request("POST", url, json=payload, headers=self._headers())
 
         def refused(response: httpx.Response, body: bytes) -> Failed | None:
             return self._refused(response, body, tools_sent=bool(tools) and self.supports_tools)
 
-        # Returned, not iterated here: closing the stream then closes the response itself.
-        return self.transport.stream(build, refused, self._events)
+        async with aclosing(self.transport.stream(build, refused, self._events)) as events:
+            async for event in events:
+                yield event
+
+    async def _slot(self, cache_key: str | None) -> int | None:
+        """The llama.cpp cache slot for `cache_key` (a scene's speaker), or None:
+        no key, or a server that is not llama.cpp's. Asked once per backend: a
+        llama.cpp server answers /props with its number of slots."""
+        if cache_key is None:
+            return None
+        if self._slots is None:
+            self._slots = SlotTable(await self._llama_cpp_slots() or 0)
+            self._slots_known = self._slots.slots > 1
+        return self._slots.slot(cache_key) if self._slots_known else None
+
+    async def _llama_cpp_slots(self) -> int | None:
+        root = self.base_url.removesuffix("/v1")
+        try:
+            response = await self.client.get(f"{root}/props", headers=self._headers(), timeout=5.0)
+            slots = response.json().get("total_slots") if response.status_code == 200 else None
+        except (httpx.HTTPError, ValueError, AttributeError):
+            return None
+        return slots if isinstance(slots, int) and slots > 0 else None
 
     def _refused(self, response: httpx.Response, body: bytes, *, tools_sent: bool) -> Failed | None:
         if tools_sent and _rejects_tools(response.status_code, error_detail(body)):

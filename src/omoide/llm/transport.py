@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -106,7 +106,7 @@ class Transport:
         build: Callable[[], httpx.Request],
         refused: Refusal,
         parse: Callable[[AsyncIterator[bytes]], AsyncIterator[T]],
-    ) -> AsyncIterator[T]:
+    ) -> AsyncGenerator[T, None]:
         """Open the reply and yield what `parse` makes of its body; the response
         is closed however the stream ends (finished, failed or cancelled)."""
         reply = await self.open(build, refused)

@@ -1,7 +1,7 @@
 """Memory work sent as a continuation of the chat's own prompt.
 
 A llama.cpp-style server keeps the last prompt it evaluated in its cache slot
-(llama-cpp-python's server and the embedded model have exactly one). A summary
+(llama.cpp's server keeps one per slot, and the embedded engine gives each speaker one). A summary
 request of its own replaces the chat's prompt there, and the next reply is
 evaluated from scratch. Sent instead as the chat's prompt (card, memory, the
 raw window and the reply just stored, laid out exactly as the next turn will
@@ -28,6 +28,9 @@ from omoide.memory.prompt.model import AssembledPrompt
 
 CHARS_PER_TOKEN = 3
 """A cautious count of characters per token for text not yet counted (more tokens than most models use)."""
+MEMORY_CACHE_KEY = "omoide:memory-work"
+"""The cache key of memory work sent on its own: a server with several slots
+keeps it off the chat's slots (the speakers' ids never look like this)."""
 FRAMING_MARGIN = 32
 """Tokens kept free when a tokenizer counted the text but the chat template's framing was estimated."""
 
@@ -94,7 +97,7 @@ async def continued(
     long chat with a summary near `summary_merge_chars` is often within the
     context by count and over it by estimate, and a request sent alone there
     evicts the chat's cache for the next reply."""
-    if prefix is None:
+    if prefix is None or getattr(backend, "memory_alone", False):
         return request
     continuation = continue_chat(prefix, request)
     if fits(prefix, request, max_tokens=max_tokens, context_size=context_size):
@@ -125,10 +128,12 @@ class Continuing:
         tools: list[ToolSpec] | None = None,
         tool_choice: str | dict[str, Any] | None = None,
         max_tokens: int | None = None,
+        cache_key: str | None = None,  # memory work has a slot of its own, whoever asks
     ) -> AsyncIterator[Event]:
         request = await continued(self.backend, self.prefix, messages, max_tokens=max_tokens or self.max_tokens,
                                   context_size=self.context_size)
-        events = self.backend.stream(request, tools=tools, tool_choice=tool_choice, max_tokens=max_tokens)
+        events = self.backend.stream(request, tools=tools, tool_choice=tool_choice, max_tokens=max_tokens,
+                                     cache_key=MEMORY_CACHE_KEY)
         try:
             async for event in events:
                 yield event
@@ -145,6 +150,17 @@ class Continuing:
 
     async def aclose(self) -> None:
         pass
+
+
+def cache_key_of(prefix: ChatPrefix | None, messages: list[ChatMessage]) -> str:
+    """The cache slot's key for memory work: a slot of its own, whether the
+    request continues the chat's prompt or stands alone. Measured on the
+    embedded engine (docs/engine.md): on the speaker's slot a continuation
+    evaluated its task and quoted messages every time, while on a slot of its
+    own each memory request shares most of the previous one, and the speakers'
+    slots keep their prompts. On a server with one slot the key changes
+    nothing, and the continuation still keeps the chat's prefix there."""
+    return MEMORY_CACHE_KEY
 
 
 def task_of(messages: list[ChatMessage]) -> str:

