@@ -7,6 +7,7 @@ naming the branch that holds it."""
 from __future__ import annotations
 
 import asyncio
+import re
 import stat
 import sys
 from pathlib import Path
@@ -65,7 +66,8 @@ def test_the_log_shows_rolling_lists_as_items_and_wraps_long_text() -> None:
     lines = result.stdout.splitlines()
     assert all(len(line) <= 80 for line in lines)  # wrapped to the terminal
     text = " ".join(result.stdout.split())
-    assert f"- #1 {LONG_FACT}" in text  # the rolling list's item, whole, tagged with its conversation
+    # The rolling list's item, whole, tagged with its conversation and dated when it was heard.
+    assert re.search(rf"- #1 \[\d\d/\d\d \d\d:\d\d\] {re.escape(LONG_FACT)}", text), text
 
 
 @pytest.fixture
