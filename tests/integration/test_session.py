@@ -107,6 +107,18 @@ async def test_a_failing_backend_keeps_the_users_message_and_the_chat_usable(sto
     assert [m.content for m in await session.transcript()][-3:] == ["Hello?", "Anyone there?", "Sorry, I was out back."]
 
 
+async def test_a_fault_in_a_backends_own_code_is_a_failed_reply_not_a_silent_one(store: Store) -> None:
+    """A bug in a backend (here a TypeError) fails the reply the way a server's
+    error does: the failure is said, stored with the message, and the chat goes on."""
+    backend = ScriptedBackend([TypeError("stream() got an unexpected keyword argument"), ["Back again."]])
+    session = await open_session(store, backend)
+    events = await run_turn(session, "Hello?")
+    failed = next(e for e in events if isinstance(e, ReplyFailed))
+    assert "unexpectedly (TypeError)" in failed.error.message and "/regen" in failed.error.hint
+    await run_turn(session, "Still there?")
+    assert [m.content for m in await session.transcript()][-3:] == ["Hello?", "Still there?", "Back again."]
+
+
 async def test_a_failure_mid_reply_keeps_what_arrived_as_interrupted(store: Store) -> None:
     backend = ScriptedBackend([["The oven is ", "still warm and ", ServerFailed("dropped", "")]])
     session = await open_session(store, backend)

@@ -19,7 +19,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
 from omoide.domain.chat import Message, MessageStatus, Role
-from omoide.errors import BackendError, HeadMoved, ReplyTooLong
+from omoide.errors import BackendError, HeadMoved, OmoideError, ReplyTooLong
 from omoide.chat.events import MemoryRecalled, ReplyDelta, ReplyFailed, ReplyFinished, ReplyStarted, TurnEvent
 from omoide.llm.base import CHARS_PER_TOKEN_BOUND, Backend, ChatMessage, Done, Event, TextDelta, ToolCall, Usage
 from omoide.memory.diary import MAX_ENTRY_CHARS, SAVE_MEMORY, MemoryNote, cut_note
@@ -169,6 +169,16 @@ class ReplyStream:
         except BackendError as error:
             kept = await self._end_unfinished(reply, MessageStatus.INTERRUPTED if self.text else MessageStatus.FAILED,
                                               error=f"{error.message} {error.hint}".strip())
+            finished = True
+            yield ReplyFailed(error, kept)
+        except Exception as fault:  # a fault in a backend's own code: shown and kept like a backend's error
+            if isinstance(fault, OmoideError):
+                raise  # the store's own errors (disk full, another writer) have their own path
+            log.error("the reply failed unexpectedly", exc_info=fault)
+            error = BackendError(f"The reply failed unexpectedly ({type(fault).__name__}).",
+                                 "The log file has the details (omoide doctor names it); /regen tries again.")
+            kept = await self._end_unfinished(reply, MessageStatus.INTERRUPTED if self.text else MessageStatus.FAILED,
+                                              error=f"{error.message} {error.hint}")
             finished = True
             yield ReplyFailed(error, kept)
         finally:
