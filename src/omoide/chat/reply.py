@@ -175,12 +175,12 @@ class ReplyStream:
             if isinstance(fault, OmoideError):
                 raise  # the store's own errors (disk full, another writer) have their own path
             log.error("the reply failed unexpectedly", exc_info=fault)
-            error = BackendError(f"The reply failed unexpectedly ({type(fault).__name__}).",
-                                 "The log file has the details (omoide doctor names it); /regen tries again.")
+            unexpected = BackendError(f"The reply failed unexpectedly ({type(fault).__name__}).",
+                                      "The log file has the details (omoide doctor names it); /regen tries again.")
             kept = await self._end_unfinished(reply, MessageStatus.INTERRUPTED if self.text else MessageStatus.FAILED,
-                                              error=f"{error.message} {error.hint}")
+                                              error=f"{unexpected.message} {unexpected.hint}")
             finished = True
-            yield ReplyFailed(error, kept)
+            yield ReplyFailed(unexpected, kept)
         finally:
             if not finished:
                 # Cancelled (Esc, a restore, the app closing): keep what arrived.
