@@ -176,7 +176,7 @@ class ReplyStream:
                 raise  # the store's own errors (disk full, another writer) have their own path
             log.error("the reply failed unexpectedly", exc_info=fault)
             unexpected = BackendError(f"The reply failed unexpectedly ({type(fault).__name__}).",
-                                      "The log file has the details (omoide doctor names it); /regen tries again.")
+                                      "The log file has the details (omoide paths names it); /regen tries again.")
             kept = await self._end_unfinished(reply, MessageStatus.INTERRUPTED if self.text else MessageStatus.FAILED,
                                               error=f"{unexpected.message} {unexpected.hint}")
             finished = True
