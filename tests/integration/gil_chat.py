@@ -26,7 +26,8 @@ class BusyBackend(ScriptedBackend):
     name = "local"
     embedded = True
 
-    async def stream(self, messages: Any, *, tools: Any = None, tool_choice: Any = None, max_tokens: Any = None) -> AsyncIterator[Any]:
+    async def stream(self, messages: Any, *, tools: Any = None, tool_choice: Any = None, max_tokens: Any = None,
+                     cache_key: str | None = None) -> AsyncIterator[Any]:
         loop = asyncio.get_running_loop()
         words: asyncio.Queue[str | None] = asyncio.Queue()
 
