@@ -133,3 +133,32 @@ async def test_models_lists_downloads_and_switches(store: Store, hugging_face) -
         options.highlighted = next(i for i, label in enumerate(labels) if "smollm2-135m" in label)
         await pilot.press("enter")
         await wait_for(pilot, lambda: "SmolLM2" in app.session.backend.model or app.session.backend.model.startswith("smollm2"))
+
+
+@pytest.mark.parametrize("width", [80, 100, 160])
+async def test_the_status_line_fits_the_terminal_and_keeps_the_way_to_a_real_model(store: Store, width: int) -> None:
+    """At 80 columns the status line was cut at "/models gets a real", the prompt's
+    size and who is writing past the edge: it says less instead, and the demo
+    note's /models, the prompt size and "is writing…" stay whole at every width."""
+    import asyncio
+
+    hold = asyncio.Event()
+    session = await ChatSession.open(store, MIKA, load_settings(),
+                                     DemoBackend([["Hi."], ["Still ", hold, "here."]], model="SmolLM2-135M-Instruct.Q4_1"))
+    app = OmoideApp(session)
+    async with app.run_test(size=(width, 24)) as pilot:
+        await type_and_send(pilot, "Hello.")
+        await wait_for(pilot, lambda: app.reply_view is None and "tok" in status(app))
+        await type_and_send(pilot, "Still there?")
+        await wait_for(pilot, lambda: "writing…" in status(app))
+        await pilot.pause()
+        for expected in ("/models", "Mika is writing…", " tok"):
+            shown = app.screen._compositor.render_strips()[-1].text  # the bottom row, as the terminal shows it
+            assert expected in shown, shown
+        assert shown.strip().startswith("local · SmolLM2")
+        if width >= 160:
+            assert "(small demo model · /models gets a real one)" in shown and "SmolLM2-135M-Instruct.Q4_1" in shown
+        hold.set()
+        await wait_for(pilot, lambda: app.reply_view is None)
+        shown = app.screen._compositor.render_strips()[-1].text
+        assert "/models" in shown and " tok" in shown, shown
