@@ -39,7 +39,7 @@ def character_options(characters: list[Character], user_name: str, current: str 
     options = []
     for c in characters:
         here = "  (chatting now)" if c.id == current else ""
-        prompt = Text.assemble((oneline(c.display_name), "bold"), (here, "italic"), "\n  ", (tagline(c, user_name), "dim"))
+        prompt = Text.assemble((oneline(c.display_name), "bold"), (here, "italic"), "\n", (tagline(c, user_name), "dim"))
         options.append(Option(prompt, id=c.id))
     return options
 
