@@ -162,3 +162,32 @@ async def test_the_status_line_fits_the_terminal_and_keeps_the_way_to_a_real_mod
         await wait_for(pilot, lambda: app.reply_view is None)
         shown = app.screen._compositor.render_strips()[-1].text
         assert "/models" in shown and " tok" in shown, shown
+
+
+async def test_models_and_the_picker_show_their_keys_at_80x24(store: Store, omoide_home) -> None:  # type: ignore[no-untyped-def]
+    """At 80x24 /models' list (18 rows) pushed its last line, which says what Enter
+    and Esc do, below the box's edge; the picker did the same with a dozen
+    characters. The list gives up rows instead; the rest scrolls."""
+    from tests.integration.test_hostile_text import write_character
+    from tests.tui.test_welcome import screen_text
+
+    def boxed(app: OmoideApp) -> str:
+        """The text inside the modal box, its rows joined."""
+        rows = [row[row.index("│") + 1 : row.rindex("│")] for row in screen_text(app).splitlines() if row.count("│") >= 2]
+        return " ".join(" ".join(rows).split())
+
+    for i in range(12):
+        write_character(omoide_home, f"extra{i}", f'name = "Extra {i}"\ndescription = "Extra number {i} waits by the door."\n')
+    app = await open_app(store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await type_and_send(pilot, "/models")
+        await wait_for(pilot, lambda: bool(app.screen.query("#models")))
+        await pilot.pause()
+        shown = boxed(app)
+        assert "Enter: use the model" in shown and "Esc: close" in shown, screen_text(app)
+        await pilot.press("escape")
+        await pilot.press("ctrl+t")
+        await wait_for(pilot, lambda: bool(app.screen.query("#characters")))
+        await pilot.pause()
+        shown = boxed(app)
+        assert "Extra 0" in shown and "Enter: chat with them" in shown and "Esc: close" in shown, screen_text(app)
