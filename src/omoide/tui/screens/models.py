@@ -38,7 +38,7 @@ def choice_label(choice: choose.ModelChoice, current: bool) -> Text:
 def recommended_label(model: Recommended) -> Text:
     offer = offer_for(model)
     return Text.assemble("⇩ ", (model.name, "bold"), ("  download · ", "dim"),
-                         f"{model.size}, needs {model.ram} of RAM, {model.licence}, about {offer.speed:.0f} tokens/s here · ",
+                         f"{model.size}, needs {model.ram} of RAM, {model.licence}, {offer.pace()} here · ",
                          (model.note, "italic"))
 
 
