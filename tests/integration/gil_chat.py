@@ -27,7 +27,7 @@ class BusyBackend(ScriptedBackend):
     embedded = True
 
     async def stream(self, messages: Any, *, tools: Any = None, tool_choice: Any = None, max_tokens: Any = None,
-                     cache_key: Any = None) -> AsyncIterator[Any]:
+                     cache_key: str | None = None) -> AsyncIterator[Any]:
         loop = asyncio.get_running_loop()
         words: asyncio.Queue[str | None] = asyncio.Queue()
 

@@ -74,3 +74,23 @@ async def test_sigterm_ends_an_idle_chat_and_restores_the_terminal(omoide_home: 
     await pane.until(lambda: "EXITED" in pane.text(), "the app exiting")
     assert "EXITED 143" in pane.text()
     assert pane.show("#{alternate_on} #{mouse_any_flag} #{mouse_sgr_flag}") == "0 0 0"
+
+
+async def test_sigterm_ends_a_chat_mid_reply_and_keeps_what_streamed(omoide_home: Path, terminal, fault_server) -> None:  # type: ignore[no-untyped-def]
+    """Issue 25 case 9 asks that SIGTERM always work: mid-reply too, not only idle."""
+    def reply(request):  # type: ignore[no-untyped-def]
+        return endless("wave ") if request.path.endswith("/chat/completions") else Reply(status=404, body=b"{}")
+
+    fault_server.queue(*[reply] * 8)
+    pane = terminal(["chat", "suzune"], {"TERM": "xterm-256color", "OMOIDE_BASE_URL": fault_server.base_url, "OMOIDE_MODEL": "m",
+                                         **NO_REPLY_CAP})
+    await pane.until(lambda: "Message Suzune" in pane.text(), "the composer appearing")
+    pid = pane.app_pid()
+    tmux("send-keys", "-t", pane.name, "hello there", "Enter")
+    await pane.until(lambda: pane.text().count("wave") >= 50, "the reply streaming")
+    os.kill(pid, signal.SIGTERM)
+    if not await ended(pid, timeout=30):
+        os.kill(pid, signal.SIGKILL)
+        pytest.fail("omoide chat was still running 30 s after SIGTERM mid-reply")
+    status, content = last_reply(omoide_home)
+    assert status == "interrupted" and content.startswith("wave wave")

@@ -80,3 +80,17 @@ async def test_an_interrupted_download_keeps_its_part_on_purpose() -> None:
             await pull(address(server) + "/cut.gguf")
     assert "resumes where it stopped" in info.value.hint
     assert (models_dir() / "cut.gguf.part").stat().st_size == 50_000
+
+
+def test_a_resume_answered_from_byte_zero_through_the_cli_saves_the_file_whole(omoide_home: Path) -> None:
+    """Case 6 as a user meets it: `omoide models pull` with a .part from an earlier try,
+    against a server that answers the resume with 206 and the file from byte 0."""
+    folder = omoide_home / "data" / "models"
+    folder.mkdir(parents=True)
+    (folder / "tiny.gguf.part").write_bytes(MODEL[:100_000])
+    with http_server(file=MODEL, range_from_zero=True) as server:
+        result = omoide("models", "pull", address(server) + "/tiny.gguf", "--sha256", SHA, home=omoide_home)
+        asked = [r.get("range") for r in server.requests]
+    assert result.returncode == 0, result.stderr
+    assert asked == ["bytes=100000-", None]
+    assert (folder / "tiny.gguf").read_bytes() == MODEL and not (folder / "tiny.gguf.part").exists()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import tomllib
 from collections.abc import Iterator
 
@@ -120,7 +121,7 @@ async def test_models_lists_downloads_and_switches(store: Store, hugging_face) -
         labels = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
         assert any(label.startswith("● smollm2-135m") for label in labels)  # the one in use, marked
         for model in RECOMMENDED:
-            assert any(model.name in label and model.size in label and "tokens/s here" in label for label in labels)
+            assert any(model.name in label and model.size in label and re.search(r"(about \d+ tokens?|under 1 token)/s here", label) for label in labels)
         wanted = next(i for i, label in enumerate(labels) if RECOMMENDED[1].name in label)
         options.highlighted = wanted
         await pilot.press("enter")
@@ -133,3 +134,61 @@ async def test_models_lists_downloads_and_switches(store: Store, hugging_face) -
         options.highlighted = next(i for i, label in enumerate(labels) if "smollm2-135m" in label)
         await pilot.press("enter")
         await wait_for(pilot, lambda: "SmolLM2" in app.session.backend.model or app.session.backend.model.startswith("smollm2"))
+
+
+@pytest.mark.parametrize("width", [80, 100, 160])
+async def test_the_status_line_fits_the_terminal_and_keeps_the_way_to_a_real_model(store: Store, width: int) -> None:
+    """At 80 columns the status line was cut at "/models gets a real", the prompt's
+    size and who is writing past the edge: it says less instead, and the demo
+    note's /models, the prompt size and "is writing…" stay whole at every width."""
+    import asyncio
+
+    hold = asyncio.Event()
+    session = await ChatSession.open(store, MIKA, load_settings(),
+                                     DemoBackend([["Hi."], ["Still ", hold, "here."]], model="SmolLM2-135M-Instruct.Q4_1"))
+    app = OmoideApp(session)
+    async with app.run_test(size=(width, 24)) as pilot:
+        await type_and_send(pilot, "Hello.")
+        await wait_for(pilot, lambda: app.reply_view is None and "tok" in status(app))
+        await type_and_send(pilot, "Still there?")
+        await wait_for(pilot, lambda: "writing…" in status(app))
+        await pilot.pause()
+        for expected in ("/models", "Mika is writing…", " tok"):
+            shown = app.screen._compositor.render_strips()[-1].text  # the bottom row, as the terminal shows it
+            assert expected in shown, shown
+        assert shown.strip().startswith("local · SmolLM2")
+        if width >= 160:
+            assert "(small demo model · /models gets a real one)" in shown and "SmolLM2-135M-Instruct.Q4_1" in shown
+        hold.set()
+        await wait_for(pilot, lambda: app.reply_view is None)
+        shown = app.screen._compositor.render_strips()[-1].text
+        assert "/models" in shown and " tok" in shown, shown
+
+
+async def test_models_and_the_picker_show_their_keys_at_80x24(store: Store, omoide_home) -> None:  # type: ignore[no-untyped-def]
+    """At 80x24 /models' list (18 rows) pushed its last line, which says what Enter
+    and Esc do, below the box's edge; the picker did the same with a dozen
+    characters. The list gives up rows instead; the rest scrolls."""
+    from tests.integration.test_hostile_text import write_character
+    from tests.tui.test_welcome import screen_text
+
+    def boxed(app: OmoideApp) -> str:
+        """The text inside the modal box, its rows joined."""
+        rows = [row[row.index("│") + 1 : row.rindex("│")] for row in screen_text(app).splitlines() if row.count("│") >= 2]
+        return " ".join(" ".join(rows).split())
+
+    for i in range(12):
+        write_character(omoide_home, f"extra{i}", f'name = "Extra {i}"\ndescription = "Extra number {i} waits by the door."\n')
+    app = await open_app(store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await type_and_send(pilot, "/models")
+        await wait_for(pilot, lambda: bool(app.screen.query("#models")))
+        await pilot.pause()
+        shown = boxed(app)
+        assert "Enter: use the model" in shown and "Esc: close" in shown, screen_text(app)
+        await pilot.press("escape")
+        await pilot.press("ctrl+t")
+        await wait_for(pilot, lambda: bool(app.screen.query("#characters")))
+        await pilot.pause()
+        shown = boxed(app)
+        assert "Extra 0" in shown and "Enter: chat with them" in shown and "Esc: close" in shown, screen_text(app)

@@ -204,3 +204,32 @@ async def test_a_name_changed_in_the_profile_is_who_you_are_at_once(store: Store
         await wait_for(pilot, lambda: app.session.user.name == "Ren")
         await wait_for(pilot, lambda: app.transcript.views()[0].text == "*Noor lifts her veil.* Oh, Ren! You came up after all.")
     assert (await store.profile.get()).name == "Ren"
+
+
+async def test_a_wrapped_description_in_the_picker_keeps_one_left_edge(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """At 80x24 a character's one line wraps: its second row started two columns left
+    of its first (the indent was typed before the text, so only the first row had it)."""
+    monkeypatch.setenv("OMOIDE_WELCOMED", "true")
+    app = await open_app(store, list_characters()[0])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("ctrl+t")
+        await wait_for(pilot, lambda: bool(app.screen.query("#characters")))
+        await pilot.pause()
+        rows = screen_text(app).splitlines()
+    first = next(i for i, row in enumerate(rows) if "Wren Halloran, 68" in row)
+    assert "Wren Halloran" not in rows[first + 1] and rows[first + 1].strip("│▊▎ ")  # it wrapped
+    edge = lambda row: len(row) - len(row.lstrip("│▊▎ "))  # noqa: E731
+    assert edge(rows[first + 1]) == edge(rows[first]), rows[first : first + 2]
+
+
+async def test_at_80x24_the_first_run_screen_says_from_its_first_sight_how_to_move_and_leave(store: Store) -> None:
+    """At 80x24 the welcome is taller than the screen: its buttons and the line saying
+    Esc keeps the defaults were below the fold, with nothing on sight saying so. The
+    box's border says it, and the line stays at the bottom as before."""
+    app = await open_app(store, list_characters()[0])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: bool(app.screen.query("#first-run-name")))
+        await pilot.pause()
+        rows = screen_text(app).splitlines()
+        bottom = next(row for row in rows if "╰" in row)
+        assert "Esc keeps the defaults" in bottom and "Tab" in bottom, bottom

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from textual.widgets import OptionList, TextArea, Tree
 
 from omoide.characters.library import find_character
@@ -91,3 +93,35 @@ async def test_end_with_nothing_said_is_a_notice_not_a_crash(store: Store) -> No
         await type_and_send(pilot, "/end")
         await wait_for(pilot, lambda: any("Nothing was said" in n.message for n in app._notifications))
         assert app.is_running
+
+
+async def test_world_and_log_show_rolling_lists_as_items_and_long_text_whole() -> None:
+    """Issue 23, observation 8: /world and /log showed rolling lists as raw JSON and
+    cut long texts at a fixed width (140 characters in /log). What Suzune heard
+    second-hand is one item a line, its text whole however long, wrapped to the screen."""
+    from omoide.tui.screens.world import WorldScreen
+    from tests.cli.test_cli_first_minutes import LONG_FACT
+    from tests.cli.test_world_cli import tell_suzune_about_wren
+
+    await tell_suzune_about_wren(WorldScript(offscreen=LONG_FACT))
+    async with await Store.open() as store:
+        app = OmoideApp(await ChatSession.open(store, find_character("suzune"), Settings(user_name="Kai"), ScriptedBackend()))
+        async with app.run_test(size=(80, 40)) as pilot:
+            await type_and_send(pilot, "/world")
+            await wait_for(pilot, lambda: isinstance(app.screen, WorldScreen) and app.screen.fields[1:] != [])
+            await pilot.pause()
+            details = str(app.screen.query_one("#world-text").render())
+            await pilot.press("escape")
+            await type_and_send(pilot, "/log")
+            await wait_for(pilot, lambda: isinstance(app.screen, LogScreen))
+            tree = app.screen.query_one(Tree)
+            [conversation] = tree.root.children
+            offscreen = next(node for node in conversation.children if str(node.label).split()[0] == "offscreen")
+            leaves = [str(leaf.label) for leaf in offscreen.children]
+    logged = " ".join(" ".join(leaves).split())
+    assert '"text":' not in logged and '"c":' not in logged, leaves
+    assert re.search(rf"after: - #1 (\[\d\d/\d\d \d\d:\d\d\] )?{re.escape(LONG_FACT)}", logged), leaves
+    assert all(len(leaf) <= 80 for leaf in leaves)  # wrapped to the screen, not cut
+    assert '"text":' not in details and '"c":' not in details  # no raw JSON
+    wren = details[details.index("Wren — "):]
+    assert re.search(rf"Heard from others:\n  - (\[\d\d/\d\d \d\d:\d\d\] )?{re.escape(LONG_FACT)}\n", wren), wren  # one item a line, whole

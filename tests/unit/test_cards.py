@@ -117,9 +117,15 @@ def test_a_hand_made_png_card_round_trips_through_the_library(name: str, contain
         assert cards[keyword_for(card)] == card
     else:
         assert {k: cards["chara"]["data"][k] for k in card} == card
-    # The image itself is untouched and each card chunk appears once.
+    # The image itself is untouched (the same header and pixel data, byte for byte) and each card chunk appears once.
     kinds = [c.kind for c in read_chunks(exported)]
     assert kinds[:2] == [b"IHDR", b"IDAT"] and kinds[-1] == b"IEND" and len(kinds) == 5
+    assert image_chunks(exported) == image_chunks(source.read_bytes())
+
+
+def image_chunks(png: bytes) -> list[tuple[bytes, bytes]]:
+    """What makes the picture: its header, palette and pixel data, byte for byte."""
+    return [(c.kind, c.data) for c in read_chunks(png) if c.kind in (b"IHDR", b"PLTE", b"IDAT", b"IEND")]
 
 
 @pytest.mark.parametrize("name", SAMPLES)

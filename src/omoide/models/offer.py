@@ -64,8 +64,20 @@ class Offer:
         return [
             f"{self.model.name}: {self.model.note}",
             f"Download {self.model.size} · needs about {self.model.ram} of RAM · licence: {self.model.licence}",
-            f"Expect about {self.speed:.0f} tokens a second here (roughly {self.speed * 0.75:.0f} words; an estimate for {cores}).",
+            f"Expect {self.pace('a second')} here ({_count(self.speed * 0.75, 'word', 'roughly')}; an estimate for {cores}).",
         ]
+
+    def pace(self, per: str = "/s") -> str:
+        """'about 5 tokens a second', 'about 1 token/s', 'under 1 token/s'."""
+        return f"{_count(self.speed, 'token')}{' ' if per[0] != '/' else ''}{per}"
+
+
+def _count(amount: float, noun: str, about: str = "about") -> str:
+    """An estimated count, said as one: 'about 5 tokens', 'about 1 token', 'under 1 token'."""
+    if amount < 0.5:
+        return f"under 1 {noun}"
+    whole = round(amount)
+    return f"{about} {whole} {noun}{'s' if whole != 1 else ''}"
 
 
 def estimate_speed(size: int, machine: Machine) -> float:

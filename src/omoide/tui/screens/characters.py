@@ -33,15 +33,27 @@ def tagline(character: Character, user_name: str) -> str:
     return line if len(line) <= TAGLINE else line[:TAGLINE].rsplit(" ", 1)[0].rstrip(",;:") + "…"  # at a word
 
 
+def fit_list(options: OptionList, screen_height: int, most: int, around: int) -> None:
+    """Let `options` take at most `most` rows, and fewer when the box (90% of the
+    screen's height) would otherwise push the `around` rows it also needs, the
+    line saying which keys do what among them, below its edge. The list scrolls."""
+    options.styles.max_height = max(3, min(most, screen_height * 9 // 10 - around))
+
+
 def character_options(characters: list[Character], user_name: str, current: str | None) -> list[Option]:
     """One option per character, named by its id: the name, a mark on the current
     one, and the tagline; card text is shown inert (a `Text`, never markup)."""
     options = []
     for c in characters:
         here = "  (chatting now)" if c.id == current else ""
-        prompt = Text.assemble((oneline(c.display_name), "bold"), (here, "italic"), "\n  ", (tagline(c, user_name), "dim"))
+        prompt = Text.assemble((oneline(c.display_name), "bold"), (here, "italic"), "\n", (tagline(c, user_name), "dim"))
         options.append(Option(prompt, id=c.id))
     return options
+
+
+LIST_ROWS = 20
+AROUND_LIST = 8
+"""Rows the picker needs besides its list: border, title, margins, problems, the keys."""
 
 
 class CharacterPicker(ModalScreen[Character | None]):
@@ -72,6 +84,9 @@ class CharacterPicker(ModalScreen[Character | None]):
 
     def on_mount(self) -> None:
         self.reload(self.current)
+
+    def on_resize(self) -> None:
+        fit_list(self.query_one(OptionList), self.size.height, LIST_ROWS, AROUND_LIST)
 
     def reload(self, highlight: str | None) -> None:
         listing = scan_characters()

@@ -126,6 +126,9 @@ class FirstRunScreen(ModalScreen[FirstRunResult | None]):
         yield OptionList(*character_options(welcome.characters, welcome.name, None), id="first-run-characters")
 
     def on_mount(self) -> None:
+        # Said on the border, so it is in sight when the box is taller than the screen (80x24).
+        leave = "Esc keeps the defaults" if self.welcome is not None else "Esc: decide later"
+        self.query_one(VerticalScroll).border_subtitle = f"Tab moves on · {leave}"
         if self.welcome is not None:
             characters = self.query_one("#first-run-characters", OptionList)
             ids = [c.id for c in self.welcome.characters]

@@ -22,6 +22,7 @@ from omoide.models.catalog import RECOMMENDED, Recommended, downloaded
 from omoide.models.offer import offer_for
 from omoide.safe_text import oneline
 from omoide.tui.download import DownloadState, Downloads
+from omoide.tui.screens.characters import fit_list
 from omoide.tui.host import Host
 
 Row = choose.ModelChoice | Recommended
@@ -37,8 +38,14 @@ def choice_label(choice: choose.ModelChoice, current: bool) -> Text:
 def recommended_label(model: Recommended) -> Text:
     offer = offer_for(model)
     return Text.assemble("⇩ ", (model.name, "bold"), ("  download · ", "dim"),
-                         f"{model.size}, needs {model.ram} of RAM, {model.licence}, about {offer.speed:.0f} tokens/s here · ",
+                         f"{model.size}, needs {model.ram} of RAM, {model.licence}, {offer.pace()} here · ",
                          (model.note, "italic"))
+
+
+LIST_ROWS = 18
+"""The most rows the list takes; fewer on a short terminal (fit_list)."""
+AROUND_LIST = 10
+"""Rows the box needs besides its list: border, title, the download line and bar, the keys."""
 
 
 class ModelsScreen(ModalScreen[None]):
@@ -46,7 +53,7 @@ class ModelsScreen(ModalScreen[None]):
     ModelsScreen { align: center middle; }
     ModelsScreen > Vertical { width: 95%; max-width: 130; height: auto; max-height: 90%; border: round $accent; background: $surface; padding: 0 1; }
     ModelsScreen .title { text-style: bold; }
-    ModelsScreen OptionList { height: auto; max-height: 18; margin: 1 0 0 0; }
+    ModelsScreen OptionList { height: auto; max-height: 18; margin: 1 0 0 0; }  /* LIST_ROWS */
     ModelsScreen #models-download { height: auto; margin-top: 1; }
     ModelsScreen ProgressBar { margin-bottom: 1; }
     ModelsScreen .hint { color: $text-muted; }
@@ -84,6 +91,9 @@ class ModelsScreen(ModalScreen[None]):
 
     def on_unmount(self) -> None:
         self.downloads.unsubscribe(self.show_download)
+
+    def on_resize(self) -> None:
+        fit_list(self.query_one(OptionList), self.size.height, LIST_ROWS, AROUND_LIST)
 
     async def _discover(self) -> None:
         self.servers = choose.server_choices(await choose.find_servers(self.host.session.settings))

@@ -1,13 +1,19 @@
 """The status bar: amnesia when on, backend, model (and that the embedded one is
-a demo), last prompt's size, memory work."""
+a demo), last prompt's size, memory work. On a narrow terminal it says less
+rather than being cut: the demo note and the prompt size get their short forms,
+an idle memory goes unsaid, then the model's name is shortened; who is writing
+and the way to a real model (/models) stay."""
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from textual.reactive import reactive
 from textual.widgets import Static
 
 from omoide.llm.base import Backend
-from omoide.safe_text import inert
+from omoide.safe_text import inert, oneline
+
+SEPARATOR = "  │  "
 
 
 class StatusBar(Static):
@@ -24,18 +30,41 @@ class StatusBar(Static):
     """Said after the model's name: that the embedded model is a small demo."""
 
     def render(self) -> str:
-        parts = [f"⊘ amnesia: {self.amnesia}" if self.amnesia else "", self.backend + (f" ({self.note})" if self.note else "")]
-        if self.tokens:
-            parts.append(self.tokens)
-        if self.activity:
-            parts.append(self.activity)
-        if self.memory:
-            parts.append(self.memory)
-        return inert("  │  ".join(p for p in parts if p)).replace("\n", " ")
+        return fit_status(self.amnesia, self.backend, self.note, self.tokens, self.activity, self.memory,
+                          width=self.content_region.width)
 
 
 MEMORY_IDLE = "memory idle"
 DEMO_NOTE = "small demo model · /models gets a real one"
+DEMO_SHORT = "demo model · /models for a real one"
+DEMO_SHORTEST = "demo · /models"
+
+
+def _line(amnesia: str, backend: str, note: str, tokens: str, activity: str, memory: str) -> str:
+    parts = [f"⊘ amnesia: {amnesia}" if amnesia else "", backend + (f" ({note})" if note else ""), tokens, activity, memory]
+    return SEPARATOR.join(" ".join(inert(p).split()) for p in parts if p)
+
+
+def fit_status(amnesia: str, backend: str, note: str, tokens: str, activity: str, memory: str, *, width: int) -> str:
+    """The status line in `width` cells (no limit when `width` is 0, not laid out yet):
+    the whole line if it fits, else shorter forms in turn, the model's name cut last."""
+    line = _line(amnesia, backend, note, tokens, activity, memory)
+    if width <= 0 or cell_len(line) <= width:
+        return line
+    if note:
+        note = DEMO_SHORT
+    tokens = tokens.removeprefix("prompt ")
+    memory = "" if memory == MEMORY_IDLE else memory
+    for shortest_note in (False, True):
+        if shortest_note and note:
+            note = DEMO_SHORTEST
+        line = _line(amnesia, backend, note, tokens, activity, memory)
+        if cell_len(line) <= width:
+            return line
+        room = width - (cell_len(_line(amnesia, "x", note, tokens, activity, memory)) - 1)  # what the name may take
+        if room >= 16 or (shortest_note and room >= 8):
+            return _line(amnesia, oneline(backend, room), note, tokens, activity, memory)
+    return line[: width - 1] + "…"  # narrower than any short form: cut, as it would be anyway
 
 
 def demo_note(backend: Backend) -> str:
