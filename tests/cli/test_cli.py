@@ -50,6 +50,22 @@ def test_doctor_names_what_is_wrong(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "sk-do-not-print-me" not in result.stdout
 
 
+def test_doctor_passes_a_flat_config_it_still_reads_and_fails_a_key_it_ignores(omoide_home: Path) -> None:
+    """A config.toml from before the sections works: doctor names each key's new
+    place once (the warning) and finds nothing to fix; an unknown key is ignored,
+    so that is something to fix."""
+    config = omoide_home / "config" / "config.toml"
+    config.parent.mkdir(parents=True, mode=0o700)
+    config.write_text('user_name = "Kai"\ndiscover_servers = []\n')
+    config.chmod(0o600)
+    result = run("doctor")
+    assert "its place is now [user] name" in result.stderr
+    assert "✗" not in result.stdout and result.exit_code == 0
+    config.write_text('user_name = "Kai"\ndiscover_servers = []\ntemprature = 0.5\n')
+    result = run("doctor")
+    assert "✗ config: Unknown setting 'temprature'" in result.stdout and result.exit_code == 1
+
+
 def test_a_broken_config_file_is_named(omoide_home: Path) -> None:
     config = omoide_home / "config" / "config.toml"
     config.parent.mkdir(parents=True)

@@ -22,7 +22,7 @@ from omoide.config.sections import (
 )
 from omoide.errors import ConfigError
 
-__all__ = ["BackendKind", "Range", "Secret", "Settings", "SettingsError", "config_warnings", "load_settings"]
+__all__ = ["BackendKind", "Range", "Secret", "Settings", "SettingsError", "config_warnings", "ignored_config_keys", "load_settings"]
 
 PLACES = places()
 """Every setting's id -> (its section, its name there)."""
@@ -157,6 +157,18 @@ def config_warnings() -> list[str]:
     an unknown key (a typo is otherwise ignored without a word), named with the
     closest known one, and a key at the top of the file whose place is now a
     section."""
+    return [text for text, _ignored in _config_findings()]
+
+
+def ignored_config_keys() -> list[str]:
+    """The config file's keys omoide ignores (unknown ones), each named with the
+    closest known one; a flat key it still reads is not among them."""
+    return [text for text, ignored in _config_findings() if ignored]
+
+
+def _config_findings() -> list[tuple[str, bool]]:
+    """(what to say, whether the key is ignored) for every key of the config
+    file that is unknown or in its old flat place."""
     import difflib
 
     path = locations.config_file()
@@ -166,7 +178,7 @@ def config_warnings() -> list[str]:
         return []  # missing, or unreadable: load_settings says so
     sections = {section.NAME: section for section in SECTIONS}
     known = [*PLACES, *sections]
-    warnings = []
+    findings: list[tuple[str, bool]] = []
     for key, value in data.items():
         if key in sections and isinstance(value, dict):
             names = list(fields_of(sections[key]))
@@ -174,14 +186,14 @@ def config_warnings() -> list[str]:
                 if name not in names:
                     close = difflib.get_close_matches(name.lower(), names, n=1, cutoff=0.6)
                     hint = f" Did you mean '{close[0]}'?" if close else f" The keys of [{key}] are: {', '.join(names)}."
-                    warnings.append(f"Unknown setting '{name}' in [{key}] of {path} is ignored.{hint}")
+                    findings.append((f"Unknown setting '{name}' in [{key}] of {path} is ignored.{hint}", True))
         elif key in PLACES:
-            warnings.append(f"'{key}' at the top of {path} is read; its place is now {place(key)}.")
+            findings.append((f"'{key}' at the top of {path} is read; its place is now {place(key)}.", False))
         else:
             close = difflib.get_close_matches(key.lower(), known, n=1, cutoff=0.6)
             hint = f" Did you mean '{close[0]}'?" if close else " docs/configuration.md lists every setting."
-            warnings.append(f"Unknown setting '{key}' in {path} is ignored.{hint}")
-    return warnings
+            findings.append((f"Unknown setting '{key}' in {path} is ignored.{hint}", True))
+    return findings
 
 
 def load_settings(**overrides: object) -> Settings:
