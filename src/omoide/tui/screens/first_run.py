@@ -116,7 +116,7 @@ class FirstRunScreen(ModalScreen[FirstRunResult | None]):
                 with Horizontal():
                     yield Button("Start chatting", id="start", variant="primary")
             later = "keep the defaults" if self.welcome is not None else "decide later"
-            yield Static(f"Esc: {later}. /models lists and switches models; `omoide models use NAME` too.", classes="hint", markup=False)
+            yield Static(f"Esc: {later}. Switch later with /models, or omoide models use NAME.", classes="hint", markup=False)
 
     def _compose_welcome(self, welcome: Welcome) -> ComposeResult:
         yield Static("Welcome to omoide", classes="title", markup=False)
