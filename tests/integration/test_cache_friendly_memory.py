@@ -11,6 +11,7 @@ from omoide.characters.model import Character
 from omoide.config.settings import Settings
 from omoide.llm.base import MEMORY_TASK, ChatMessage
 from omoide.memory.shared import task_of
+from omoide.memory.summary import SEGMENT_MIN_TOKENS, SUMMARY_MAX_TOKENS
 from omoide.memory.prompt.fit import shared_prefix_chars
 from omoide.memory.prompt.model import render
 from omoide.chat.session import ChatSession
@@ -109,6 +110,9 @@ async def test_compression_appends_and_keeps_the_earlier_memory_byte_for_byte(st
     tasks = [task_of(c["messages"]) for c in backend.calls if is_summary(c)]
     assert tasks[0].startswith("Summarize the following conversation")
     assert all(t.startswith("Continue the running summary") for t in tasks[1:])
+    # A rewrite may take the whole length; a part is held to about the size of its messages.
+    limits = [c["max_tokens"] for c in backend.calls if is_summary(c)]
+    assert limits[0] == SUMMARY_MAX_TOKENS and all(limit == SEGMENT_MIN_TOKENS for limit in limits[1:])
 
 
 async def test_a_long_summary_is_merged_into_one(store: Store) -> None:

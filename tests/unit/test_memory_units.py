@@ -12,7 +12,10 @@ from omoide.tui.slash import COMMANDS, parse
 from omoide.domain.chat import Message, Role
 from omoide.errors import CommandError
 from omoide.memory.diary import InlineMemoryFilter, strip_inline_tags
-from omoide.memory.summary import InvalidSummary, split_for_compression, validate_summary
+from omoide.memory.summary import (
+    SEGMENT_MIN_TOKENS, SUMMARY_MAX_TOKENS, InvalidSummary, segment_tokens, split_for_compression, validate_summary,
+    whole_sentences,
+)
 from omoide.llm.stamps import strip_leading_stamp
 
 REPLY = "*smiles* Fine.<save_memory>He kept his promise about the café.</save_memory> See you tomorrow."
@@ -132,3 +135,22 @@ def test_any_typed_line_parses_or_gets_a_clear_command_error(line: str) -> None:
 def test_every_command_keeps_its_arguments_as_typed(name: str, rest: str) -> None:
     parsed = parse(f"/{name} {rest}")
     assert parsed is not None and parsed.name == name and parsed.raw_args == rest.strip()
+
+
+def _said(*texts: str) -> list[Message]:
+    return [Message(id=i, chat_id=1, parent_id=None, role=Role.USER, content=t, created_at=datetime.now(UTC))
+            for i, t in enumerate(texts)]
+
+
+def test_the_next_part_of_a_summary_is_about_as_long_as_what_it_folds_in() -> None:
+    assert segment_tokens(_said("Hi.", "Tea?")) == SEGMENT_MIN_TOKENS  # six one-liners still get room for two paragraphs
+    assert segment_tokens(_said("word " * 400)) == 501  # 2,000 characters: about 500 tokens
+    assert segment_tokens(_said("word " * 4000)) == SUMMARY_MAX_TOKENS
+
+
+def test_a_part_cut_off_by_its_limit_ends_at_its_last_whole_sentence() -> None:
+    assert whole_sentences("Kai and Mika talked. She smiled and") == "Kai and Mika talked."
+    assert whole_sentences('They met. "It is fine." He') == 'They met. "It is fine."'
+    assert whole_sentences("[11/26 11:47] Mika baked. Then") == "[11/26 11:47] Mika baked."
+    assert whole_sentences("All of it was said.\n") == "All of it was said."
+    assert whole_sentences("no sentence ends here") == "no sentence ends here"  # nothing to cut back to: kept

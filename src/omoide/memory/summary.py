@@ -43,6 +43,8 @@ SEGMENT_TEMPLATE = templates.register(
 
 
 SUMMARY_MAX_TOKENS = 700
+SEGMENT_MIN_TOKENS = 128
+"""The least room a summary's next part gets, however short its messages."""
 DATE_SPAN = re.compile(r"^\[\d{2}/\d{2} \d{2}:\d{2}(?: – \d{2}/\d{2} \d{2}:\d{2})?\] ")
 """The dates a summary paragraph opens with (`dated`)."""
 
@@ -82,6 +84,29 @@ def dated(text: str, chunk: Sequence[Message], tz: tzinfo | None = None) -> str:
     start, end = stamp(said[0].created_at, tz), stamp(said[-1].created_at, tz)
     span = start if start == end else f"{start[:-1]} – {end[1:]}"
     return f"{span} {text.strip()}"
+
+
+def segment_tokens(chunk: Sequence[Message]) -> int:
+    """Tokens the next part of a running summary may take: about as many as the
+    messages it folds in (at least SEGMENT_MIN_TOKENS, at most
+    SUMMARY_MAX_TOKENS). A summary longer than what it summarizes only costs:
+    a tiny model wrote 300-450 tokens for six messages of one line each, and
+    every speaker of a scene reads each part before its recent messages again."""
+    said = sum(len(m.content) for m in chunk) // 4 + 1
+    return max(SEGMENT_MIN_TOKENS, min(said, SUMMARY_MAX_TOKENS))
+
+
+_SENTENCE_END = re.compile(r"[.!?…][\"'”’)*_\]]*(?=\s|$)")
+
+
+def whole_sentences(text: str) -> str:
+    """`text` up to the end of its last whole sentence: a part cut off by its
+    token limit ends where a sentence did, not in the middle of one."""
+    text = text.rstrip()
+    ends = [m.end() for m in _SENTENCE_END.finditer(text)]
+    if not ends or ends[-1] == len(text):
+        return text
+    return text[: ends[-1]]
 
 
 def append_segment(summary: str, segment: str) -> str:

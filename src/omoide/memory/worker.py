@@ -25,7 +25,8 @@ from omoide.memory.memo_work import MemoWork
 from omoide.memory.scene_memory import SceneMemory, plan_diary
 from omoide.memory.shared import ChatPrefix, cache_key_of, continued
 from omoide.memory.summary import (
-    SUMMARY_MAX_TOKENS, InvalidSummary, append_segment, dated, segment_request, split_for_compression, summary_request,
+    SUMMARY_MAX_TOKENS, InvalidSummary, append_segment, dated, segment_request, segment_tokens, split_for_compression,
+    summary_request, whole_sentences,
     validate_diary, validate_summary,
 )
 from omoide.store import Store
@@ -203,7 +204,9 @@ class MemoryWorker:
         try:
             chunk, request = await self._chunk_that_continues(
                 chunk, lambda part: build(name, self.user_name, previous, part, self.speaker_names))
-            answer = dated(validate_summary(await self._complete(request, laid_out=True), name=name, user=self.user_name), chunk)
+            limit = segment_tokens(chunk) if append else SUMMARY_MAX_TOKENS
+            written = await self._complete(request, limit, laid_out=True)
+            answer = dated(validate_summary(whole_sentences(written) if append else written, name=name, user=self.user_name), chunk)
             text = append_segment(state.summary.content if state.summary else "", answer) if append else answer
         except (OmoideError, InvalidSummary) as exc:
             self.failures += 1
