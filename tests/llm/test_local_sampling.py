@@ -105,3 +105,14 @@ async def test_the_repetition_penalty_reaches_back_over_the_character_s_last_rep
 
     await run(Settings(context_size=2048, seed=1, max_tokens=4))
     assert LAST_N >= 256 and calls[-1]["repeat_last_n"] == LAST_N  # llama.cpp's default, 64, is less than one reply
+
+
+@pytest.mark.parametrize(("cores", "generating"), [(1, 1), (2, 1), (4, 3), (16, 15)])
+def test_generation_leaves_a_core_spare_and_the_prompt_takes_them_all(cores: int, generating: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/engine.md: generating threads that share a busy core stall each other;
+    prompt evaluation gains from every core. Both are settings."""
+    from omoide.llm.local import engine_threads
+
+    monkeypatch.setattr("os.cpu_count", lambda: cores)
+    assert engine_threads(Settings()) == (generating, cores)
+    assert engine_threads(Settings(threads=2, batch_threads=1)) == (2, 1)

@@ -39,8 +39,11 @@ LAST_N = 512
 """Tokens the repetition penalty looks back over (llama.cpp's default is 64):
 enough to reach the character's last reply or two, whose openings a tiny model
 otherwise copies turn after turn."""
-GENERATION_THREADS = 1
-"""Threads generating a reply unless `threads` is set: measured in docs/engine.md."""
+SPARE_CORES = 1
+"""Cores left out of generation unless `threads` is set (docs/engine.md has the
+measurement): llama.cpp's generating threads spin waiting for each other, and
+one that shares its core with other work stalls them all (on 2 busy cores, 2
+threads fell from 84 to 6-10 tokens a second; 1 held 30-48)."""
 _THREAD_NAME = "omoide-local-llm"
 log = logging.getLogger(__name__)
 
@@ -61,7 +64,7 @@ _Item = Usage | str | _Finished | Exception | None
 def engine_threads(settings: Settings) -> tuple[int, int]:
     """(generation, prompt) threads: the settings, or the measured defaults."""
     cores = os.cpu_count() or 2
-    generation = settings.embedded.threads if settings.embedded.threads and settings.embedded.threads > 0 else min(GENERATION_THREADS, cores)
+    generation = settings.embedded.threads if settings.embedded.threads and settings.embedded.threads > 0 else max(1, cores - SPARE_CORES)
     batch = settings.embedded.batch_threads if settings.embedded.batch_threads and settings.embedded.batch_threads > 0 else cores
     return generation, batch
 
