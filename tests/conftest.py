@@ -122,6 +122,13 @@ def llama_server(smollm2_path: Path, tmp_path_factory: pytest.TempPathFactory) -
 
 
 @pytest.fixture(scope="session")
+def llama_server_hermes(smollm2_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The same server with a Hermes-style chat template (tests/llm/data/hermes_tools.jinja):
+    a tool-call format llama.cpp recognises, so it parses <tool_call> into native calls."""
+    yield from _run_engine_server(smollm2_path, tmp_path_factory, str(Path(__file__).parent / "llm" / "data" / "hermes_tools.jinja"))
+
+
+@pytest.fixture(scope="session")
 def llama_server_own_template(llama_server: str) -> str:
     """The same server: it lays prompts out with the model's own chat template,
     as the embedded backend does, so what it evaluates is what the embedded count says."""

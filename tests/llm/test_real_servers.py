@@ -26,7 +26,8 @@ WHY_A_DOUBLE = (
     "format, and for `tool_choice: required` its grammar still lets text come first; SmolLM2-135M, the only "
     "model the tests have that is quick enough, writes that text until max_tokens and never reaches the call "
     "(measured with a Hermes-style template, docs/engine.md). The double streams what llama.cpp sends for a "
-    "parsed call: the call's id and name, then its arguments in fragments, then finish_reason tool_calls."
+    "parsed call: the call's id and name, then its arguments in fragments, then finish_reason tool_calls. "
+    "An unforced call from the real server is tested for real (test_a_real_llama_cpp_server_streams_a_native_save_memory_call)."
 )
 
 
@@ -61,6 +62,28 @@ async def test_a_real_server_streams_a_reply(llama_server: str) -> None:
     assert len([e for e in events if isinstance(e, TextDelta)]) > 1, "the reply should arrive in several pieces"
     assert text.strip()
     assert isinstance(events[-1], Done)
+
+
+async def test_a_real_llama_cpp_server_streams_a_native_save_memory_call(llama_server_hermes: str) -> None:
+    """A native tool call from a real server, end to end: llama.cpp's server,
+    given a chat template with a tool-call format, parses the <tool_call> the
+    model writes and streams it as tool_calls deltas; omoide assembles one call.
+    SmolLM2-135M writes the call when it has seen three earlier ones (greedy);
+    the forced-choice tests below need a double (WHY_A_DOUBLE)."""
+    examples = ["my dog is called Rex", "my sister lives in Kyoto", "I like green tea"]
+    messages: list[ChatMessage] = [{"role": "system", "content": "You keep a diary with the save_memory tool. "
+                                    "Every time the user says remember, call save_memory."}]
+    for i, fact in enumerate(examples):
+        messages.append({"role": "user", "content": f"Remember that {fact}."})
+        messages.append({"role": "assistant", "content": "", "tool_calls": [{"id": f"call_{i}", "type": "function", "function": {
+            "name": "save_memory", "arguments": json.dumps({"content": f"The user said {fact}."})}}]})
+    messages.append({"role": "user", "content": "Remember that my cat is called Mochi."})
+    backend = OpenAICompatBackend(Settings(base_url=llama_server_hermes, model="smollm2", max_tokens=80, temperature=0.0).backend)
+    events = [e async for e in backend.stream(messages, tools=[SAVE_MEMORY], tool_choice="auto")]
+    await backend.aclose()
+    calls = [e for e in events if isinstance(e, ToolCall)]
+    assert [c.name for c in calls] == ["save_memory"]
+    assert "Mochi" in str(calls[0].arguments.get("content"))
 
 
 async def test_a_forced_tool_call_arrives_whole(fault_server) -> None:  # type: ignore[no-untyped-def]
