@@ -42,10 +42,8 @@ def last_reply(home: Path) -> tuple[str, str]:
     return row[0], row[1]
 
 
-@pytest.mark.parametrize("streaming", [True, False], ids=["mid-reply", "idle"])
-async def test_closing_the_terminal_ends_omoide_chat_and_keeps_what_streamed(
-    omoide_home: Path, terminal, fault_server, streaming: bool  # type: ignore[no-untyped-def]
-) -> None:
+async def chat_on_an_endless_server(terminal, fault_server):  # type: ignore[no-untyped-def]
+    """omoide chat in tmux against a server whose replies never end; returns the pane once the composer shows."""
     def reply(request):  # type: ignore[no-untyped-def]
         return endless("wave ") if request.path.endswith("/chat/completions") else Reply(status=404, body=b"{}")
 
@@ -53,6 +51,14 @@ async def test_closing_the_terminal_ends_omoide_chat_and_keeps_what_streamed(
     pane = terminal(["chat", "suzune"], {"TERM": "xterm-256color", "OMOIDE_BASE_URL": fault_server.base_url, "OMOIDE_MODEL": "m",
                                          **NO_REPLY_CAP})
     await pane.until(lambda: "Message Suzune" in pane.text(), "the composer appearing")
+    return pane
+
+
+@pytest.mark.parametrize("streaming", [True, False], ids=["mid-reply", "idle"])
+async def test_closing_the_terminal_ends_omoide_chat_and_keeps_what_streamed(
+    omoide_home: Path, terminal, fault_server, streaming: bool  # type: ignore[no-untyped-def]
+) -> None:
+    pane = await chat_on_an_endless_server(terminal, fault_server)
     pid = pane.app_pid()
     if streaming:
         tmux("send-keys", "-t", pane.name, "hello there", "Enter")
@@ -78,13 +84,7 @@ async def test_sigterm_ends_an_idle_chat_and_restores_the_terminal(omoide_home: 
 
 async def test_sigterm_ends_a_chat_mid_reply_and_keeps_what_streamed(omoide_home: Path, terminal, fault_server) -> None:  # type: ignore[no-untyped-def]
     """Issue 25 case 9 asks that SIGTERM always work: mid-reply too, not only idle."""
-    def reply(request):  # type: ignore[no-untyped-def]
-        return endless("wave ") if request.path.endswith("/chat/completions") else Reply(status=404, body=b"{}")
-
-    fault_server.queue(*[reply] * 8)
-    pane = terminal(["chat", "suzune"], {"TERM": "xterm-256color", "OMOIDE_BASE_URL": fault_server.base_url, "OMOIDE_MODEL": "m",
-                                         **NO_REPLY_CAP})
-    await pane.until(lambda: "Message Suzune" in pane.text(), "the composer appearing")
+    pane = await chat_on_an_endless_server(terminal, fault_server)
     pid = pane.app_pid()
     tmux("send-keys", "-t", pane.name, "hello there", "Enter")
     await pane.until(lambda: pane.text().count("wave") >= 50, "the reply streaming")
