@@ -166,21 +166,14 @@ class ReplyStream:
             )
             finished = True
             yield ReplyFinished(stored, self.usage)
-        except BackendError as error:
-            kept = await self._end_unfinished(reply, MessageStatus.INTERRUPTED if self.text else MessageStatus.FAILED,
-                                              error=f"{error.message} {error.hint}".strip())
-            finished = True
-            yield ReplyFailed(error, kept)
-        except Exception as fault:  # a fault in a backend's own code: shown and kept like a backend's error
-            if isinstance(fault, OmoideError):
+        except Exception as fault:
+            if isinstance(fault, OmoideError) and not isinstance(fault, BackendError):
                 raise  # the store's own errors (disk full, another writer) have their own path
-            log.error("the reply failed unexpectedly", exc_info=fault)
-            unexpected = BackendError(f"The reply failed unexpectedly ({type(fault).__name__}).",
-                                      "The log file has the details (omoide paths names it); /regen tries again.")
+            failure = fault if isinstance(fault, BackendError) else _unexpected(fault)
             kept = await self._end_unfinished(reply, MessageStatus.INTERRUPTED if self.text else MessageStatus.FAILED,
-                                              error=f"{unexpected.message} {unexpected.hint}")
+                                              error=f"{failure.message} {failure.hint}".strip())
             finished = True
-            yield ReplyFailed(unexpected, kept)
+            yield ReplyFailed(failure, kept)
         finally:
             if not finished:
                 # Cancelled (Esc, a restore, the app closing): keep what arrived.
@@ -313,6 +306,14 @@ class ReplyStream:
         if chat.head_id == reply.id:
             await self.store.chats.set_head(reply.chat_id, self.parent.id)
         return None
+
+
+def _unexpected(fault: Exception) -> BackendError:
+    """A fault in a backend's own code, said and kept like a server's error
+    instead of a reply that vanishes."""
+    log.error("the reply failed unexpectedly", exc_info=fault)
+    return BackendError(f"The reply failed unexpectedly ({type(fault).__name__}).",
+                        "The log file has the details (omoide paths names it); /regen tries again.")
 
 
 @asynccontextmanager
