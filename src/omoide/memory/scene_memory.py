@@ -29,9 +29,8 @@ from omoide.memory.boundary import readable_summary, witnessed
 from omoide.memory.diary import compression_due
 from omoide.memory.memos import due_batches, memo_request, parse_highlights
 from omoide.memory.summary import (
-    SUMMARY_MAX_TOKENS, InvalidSummary, append_segment, dated, segment_request, segment_tokens, split_for_compression,
-    summary_request, whole_sentences,
-    validate_summary,
+    InvalidSummary, append_segment, dated, segment_request, split_for_compression, summary_request,
+    summary_tokens, validate_summary, written_part,
 )
 from omoide.memory.weights import DEFAULT_IMPORTANCE, KEEP_VERBATIM
 from omoide.store import Store
@@ -124,8 +123,8 @@ class SceneMemory:
             previous = summary.content.strip() if summary and summary.content.strip() else None
             append = previous is not None and len(previous) < self.settings.summary_merge_chars
             build = segment_request if append else summary_request
-            written = await self.complete(build(name, user, previous, chunk, names), segment_tokens(chunk) if append else SUMMARY_MAX_TOKENS)
-            answer = validate_summary(whole_sentences(written) if append else written, name=name, user=user)
+            written = await self.complete(build(name, user, previous, chunk, names), summary_tokens(chunk, append=append))
+            answer = validate_summary(written_part(written, append=append), name=name, user=user)
             answer = dated(answer, chunk)
             text = append_segment(summary.content if summary else "", answer) if append else answer
             await self.store.memory.add_summary(self.chat_id, anchor, content=text, covers_to_id=chunk[-1].id,

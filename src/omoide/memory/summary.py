@@ -109,6 +109,18 @@ def whole_sentences(text: str) -> str:
     return text[: ends[-1]]
 
 
+def summary_tokens(chunk: Sequence[Message], *, append: bool) -> int:
+    """Tokens a compression may write: a running summary's next part about as
+    many as its messages (`segment_tokens`), a whole summary SUMMARY_MAX_TOKENS."""
+    return segment_tokens(chunk) if append else SUMMARY_MAX_TOKENS
+
+
+def written_part(text: str, *, append: bool) -> str:
+    """What a compression wrote, as kept: a next part is cut back to its last
+    whole sentence (its smaller limit may stop it mid-way); a whole summary as written."""
+    return whole_sentences(text) if append else text
+
+
 def append_segment(summary: str, segment: str) -> str:
     """The running summary with `segment` after it; the earlier text is kept byte for byte."""
     return f"{summary.rstrip()}\n\n{segment.strip()}" if summary.strip() else segment.strip()

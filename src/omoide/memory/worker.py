@@ -25,9 +25,8 @@ from omoide.memory.memo_work import MemoWork
 from omoide.memory.scene_memory import SceneMemory, plan_diary
 from omoide.memory.shared import ChatPrefix, cache_key_of, continued
 from omoide.memory.summary import (
-    SUMMARY_MAX_TOKENS, InvalidSummary, append_segment, dated, segment_request, segment_tokens, split_for_compression,
-    summary_request, whole_sentences,
-    validate_diary, validate_summary,
+    SUMMARY_MAX_TOKENS, InvalidSummary, append_segment, dated, segment_request, split_for_compression, summary_request,
+    summary_tokens, validate_diary, validate_summary, written_part,
 )
 from omoide.store import Store
 
@@ -204,9 +203,8 @@ class MemoryWorker:
         try:
             chunk, request = await self._chunk_that_continues(
                 chunk, lambda part: build(name, self.user_name, previous, part, self.speaker_names))
-            limit = segment_tokens(chunk) if append else SUMMARY_MAX_TOKENS
-            written = await self._complete(request, limit, laid_out=True)
-            answer = dated(validate_summary(whole_sentences(written) if append else written, name=name, user=self.user_name), chunk)
+            written = await self._complete(request, summary_tokens(chunk, append=append), laid_out=True)
+            answer = dated(validate_summary(written_part(written, append=append), name=name, user=self.user_name), chunk)
             text = append_segment(state.summary.content if state.summary else "", answer) if append else answer
         except (OmoideError, InvalidSummary) as exc:
             self.failures += 1
