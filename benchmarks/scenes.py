@@ -214,10 +214,7 @@ def main() -> None:
         return engine_main(args.turns, args.slots, args.verbose, args.cast, overrides)
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
-        os.environ["OMOIDE_HOME"] = str(home / "home")
-        extra = home / "home" / "data" / "characters" / "mika"
-        extra.mkdir(parents=True)
-        (extra / "character.toml").write_text('name = "Mika"\ndescription = "A postman who knows everyone."\n')
+        third_character(home)
         print(f"{args.turns} turns each; load average {os.getloadavg()[0]:.1f}")
         print(f"{'chat':<22} {'median ms':>10} {'p95 ms':>8} {'prefix vs previous':>19} {'vs same speaker':>16}")
         for cast in (["suzune"], ["suzune", "wren"], ["suzune", "wren", "mika"]):
@@ -228,14 +225,19 @@ def main() -> None:
     print(f"one speaker choice (3 present): {choice_cost(20000):.1f} µs")
 
 
+def third_character(home: Path) -> None:
+    """A throw-away OMOIDE_HOME under `home` with a third character, Mika, beside the shipped two."""
+    os.environ["OMOIDE_HOME"] = str(home / "home")
+    extra = home / "home" / "data" / "characters" / "mika"
+    extra.mkdir(parents=True)
+    (extra / "character.toml").write_text('name = "Mika"\ndescription = "A postman who knows everyone."\n')
+
+
 def engine_main(turns: int, slots: int, verbose: bool = False, only: int | None = None,
                 overrides: dict[str, object] | None = None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
-        os.environ["OMOIDE_HOME"] = str(home / "home")
-        extra = home / "home" / "data" / "characters" / "mika"
-        extra.mkdir(parents=True)
-        (extra / "character.toml").write_text('name = "Mika"\ndescription = "A postman who knows everyone."\n')
+        third_character(home)
         changed = "".join(f", {k} = {v}" for k, v in (overrides or {}).items())
         print(f"embedded engine, SmolLM2-135M, {slots} slot(s), {turns} turns each{changed}; load average {os.getloadavg()[0]:.1f}")
         print(f"{'chat':<14} {'cached / prompt tokens (engine, token-weighted)':>48}")
