@@ -38,9 +38,14 @@ PROMPT = (
 
 BEFORE = r"""
 import json, os, sys, time
-import llama_cpp
-model, prompt, generate = sys.argv[1], sys.argv[2], int(sys.argv[3])
+import llama_cpp, llama_cpp.llama
+model, prompt, generate, plain = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "plain"
 cores = os.cpu_count() or 2
+if plain:
+    defaults = llama_cpp.llama_model_default_params
+    def without_extra_buffers():
+        params = defaults(); params.use_extra_bufts = False; return params
+    llama_cpp.llama.llama_cpp.llama_model_default_params = without_extra_buffers
 llama = llama_cpp.Llama(model_path=model, n_ctx=2048, n_threads=cores, verbose=False)
 tokens = llama.tokenize(prompt.encode(), add_bos=False, special=True)
 start = time.perf_counter(); first = None; out = []
@@ -76,8 +81,9 @@ def after(model: Path, threads: int | None, batch_threads: int | None) -> dict[s
     return {"prompt_tokens": len(tokens), "first": marks[0] - start, "rest": marks[-1] - marks[0], "pieces": len(out), "text": "".join(out)}
 
 
-def before(python: str, model: Path) -> dict[str, object]:
-    done = subprocess.run([python, "-c", BEFORE, str(model), PROMPT, str(GENERATE)], capture_output=True, text=True, check=True)
+def before(python: str, model: Path, plain: bool) -> dict[str, object]:
+    argv = [python, "-c", BEFORE, str(model), PROMPT, str(GENERATE), "plain" if plain else "extra"]
+    done = subprocess.run(argv, capture_output=True, text=True, check=True)
     return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
@@ -90,6 +96,9 @@ def rates(run: dict[str, object]) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--before", help="a Python with llama-cpp-python installed (omit: the engine alone)")
+    parser.add_argument("--before-plain-buffers", action="store_true",
+                        help="load llama-cpp-python without its extra buffer types (AMX, repack): a native build "
+                             "on a CPU that reports AMX its VM does not enable segfaults in its first batch without this")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--threads", type=int, nargs="+", default=[0], help="generating threads to try (0: the default)")
     parser.add_argument("--batch-threads", type=int, default=0)
@@ -101,7 +110,7 @@ def main() -> None:
     texts: dict[str, str] = {}
     for round_ in range(1, args.rounds + 1):
         if args.before:
-            run = before(args.before, model)
+            run = before(args.before, model, args.before_plain_buffers)
             results.setdefault("before: llama-cpp-python", []).append(rates(run))
             texts["before"] = str(run["text"])
             print(f"round {round_} before: prompt {rates(run)[0]:6.1f} tok/s, generation {rates(run)[1]:5.1f} tok/s, "
