@@ -34,6 +34,21 @@ def test_a_note_at_depth_goes_before_that_many_newest_messages() -> None:
     assert [m["content"] for m in inject(WINDOW, [DepthNote("N", 9, "user", "authors_note")], message)][0] == "N"
 
 
+def test_a_part_of_the_summary_in_the_window_is_not_counted_as_a_message() -> None:
+    """doChatInject counts chat messages; a summary part placed in the window
+    (memory/timeline.py) goes with the message before it, so a note lands where
+    it would without it, and never between a message and its part."""
+    from omoide.memory.prompt.layers import recap_message
+    from omoide.memory.prompt.notes import inject_notes
+
+    part = recap_message("[04/01 22:15] They talked.")
+    window = [WINDOW[0], WINDOW[1], part, WINDOW[2], WINDOW[3]]
+    out = [m["content"] for m in inject_notes(window, [DepthNote("N", 2, "system", "authors_note")])]  # type: ignore[arg-type]
+    assert out == ["a1", "u1", part["content"], "N", "a2", "u2"]
+    out = [m["content"] for m in inject_notes(window, [DepthNote("N", 3, "system", "authors_note")])]  # type: ignore[arg-type]
+    assert out == ["a1", "N", "u1", part["content"], "a2", "u2"]
+
+
 def test_notes_at_one_depth_go_in_sillytaverns_order() -> None:
     """script.js doChatInject: at one depth, by role assistant, user, then system nearest the
     end; of one role the Author's Note, the Character's Note, then lore, joined by newlines."""

@@ -89,6 +89,13 @@ class TurnRunner:
             return self.tool_form.form
         return "inline" if self.settings.backend.tools == "inline" else "native"
 
+    @property
+    def summary_in_window(self) -> bool:
+        """[memory] summary_placement: 'auto' places the summary's newer parts in
+        the window on a backend that scripts its replies (memory/timeline.py)."""
+        placement = self.settings.memory.summary_placement
+        return placement == "auto" and bool(getattr(self.backend, "scripts_replies", False))
+
     # -- the prompt ----------------------------------------------------------------------
 
     async def gather(self, head_id: int, state: MemoryState, speaker: Character, reader: Reader | None = None) -> PromptInputs:
@@ -112,6 +119,7 @@ class TurnRunner:
                 memo_layer=settings.memory.style in ("memos", "both"), recall_tool=settings.memory.recall_tool,
                 context_size=settings.backend.context_size, max_tokens=settings.backend.max_tokens,
                 lore_budget_percent=settings.memory.lore_budget_percent,
+                summary_in_window=self.summary_in_window,
             ),
             user_name=self.state.user_name,
             user_persona=self.state.user_persona,

@@ -198,6 +198,12 @@ class MemorySettings(Section):
     """Each compression appends a paragraph to the running summary (the earlier text
     stays byte for byte, so prompt caches keep it) until the summary is this long;
     the next compression then rewrites it into one. 0: rewrite every time."""
+    summary_placement: Literal["auto", "head"] = "auto"
+    """Where the parts a compression appended since the summary's last rewrite go:
+    'head': with the rest of the summary, before the window; 'auto': in the window
+    where they were written, on a prompt whose window only grows (the embedded
+    model's play script), so a compression never makes a prompt cache read the
+    window again; before the window elsewhere."""
     diary_prompt_lines: Annotated[int, Range(ge=1)] = 50
     """Diary lines injected into every prompt."""
     diary_compress_lines: Annotated[int, Range(ge=2)] = 50

@@ -152,6 +152,29 @@ class Summary:
 
 
 @dataclass(frozen=True, slots=True)
+class Recap:
+    """A part a compression appended to the running summary, and the message at
+    which it was written (its checkpoint's anchor)."""
+
+    anchor_id: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryTimeline:
+    """The running summary as it stood at its last rewrite (`base`), with each
+    part appended since and the diary split as of that rewrite: a prompt whose
+    window only grows shows the base before the window and each part where it
+    was written, so a compression only ever adds text after what a prompt
+    cache holds (memory/timeline.py)."""
+
+    base: str
+    recaps: tuple[Recap, ...]
+    stable_diary: list[DiaryEntry] = field(default_factory=list)
+    new_diary: list[DiaryEntry] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
 class MemoryState:
     """What the character remembers at one head of the message tree."""
 
@@ -166,6 +189,9 @@ class MemoryState:
     """Memos of the batches before the raw window, oldest first (the stable memo layer)."""
     new_memos: list[Memo] = field(default_factory=list)
     """Memos you wrote inside the raw window's stretch (the volatile tail)."""
+    timeline: SummaryTimeline | None = None
+    """The summary laid out for a prompt whose window only grows, when parts were
+    appended since its last rewrite (None otherwise, or for a bounded reader)."""
 
     @property
     def diary(self) -> list[DiaryEntry]:

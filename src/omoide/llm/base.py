@@ -20,6 +20,9 @@ class ChatMessage(TypedDict, total=False):
     cache_split: int
     """On the leading system message: where the card ends and the memory begins,
     so backends with explicit prompt caching can put a breakpoint there."""
+    recap: bool
+    """A part of the summary placed in the window: notes at a depth count it with
+    the message before it, as SillyTavern counts only chat messages. Never sent."""
     speakers: list[str]
     """On the leading system message: the user's name, then the character's. The
     embedded model ends its turn where it starts a line as either; never sent

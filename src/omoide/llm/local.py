@@ -286,16 +286,23 @@ class LocalBackend:
             return min(limit, tiny.REPLY_TOKENS)
         return limit
 
-    def scripted(self, messages: list[ChatMessage]) -> bool:
-        """Whether `messages` go to the model as a play script: a chat reply (its
-        head names the speakers) on an embedded model."""
-        speakers = messages[0].get("speakers") if messages else None
-        if not self.embedded or len(speakers or ()) < 2:
+    @property
+    def scripts_replies(self) -> bool:
+        """Whether chat replies go to the model as a play script (an embedded
+        model, unless embedded_prompt or Gemma's architecture says chat): a
+        prompt whose window only grows, where a note can sit between two lines."""
+        if not self.embedded:
             return False
         shape = self.settings.embedded.prompt
         if shape == "auto":
             shape = "chat" if self.info().architecture.startswith("gemma") else "script"
         return shape == "script"
+
+    def scripted(self, messages: list[ChatMessage]) -> bool:
+        """Whether `messages` go to the model as a play script: a chat reply (its
+        head names the speakers) on a model that `scripts_replies`."""
+        speakers = messages[0].get("speakers") if messages else None
+        return len(speakers or ()) >= 2 and self.scripts_replies
 
     def render_prompt(self, messages: list[ChatMessage]) -> str:
         """The prompt text exactly as the model reads it: for a chat reply on an

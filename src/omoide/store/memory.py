@@ -96,6 +96,19 @@ class MemoryRepository:
         )
         return [rows.summary(r) for r in result]
 
+    async def checkpoint_before(self, summary: Summary) -> Summary | None:
+        """The chat's checkpoint that was in force where `summary` (one of the
+        chat's) was recorded: an earlier one at the same message, else the one
+        in force at the message's parent."""
+        row = await self.db.one(
+            "SELECT * FROM summaries WHERE anchor_id = ? AND id < ? AND owner IS NULL ORDER BY id DESC LIMIT 1",
+            (summary.anchor_id, summary.id),
+        )
+        if row is not None:
+            return rows.summary(row)
+        anchor = await self.messages.get(summary.anchor_id)
+        return await self.summary_at(anchor.parent_id) if anchor.parent_id is not None else None
+
     async def summary_at(self, head_id: int) -> Summary | None:
         summary_id, _ = await self.pointers(head_id)
         return await self._summary(summary_id)

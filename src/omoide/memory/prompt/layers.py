@@ -10,7 +10,7 @@ from typing import Literal
 
 from omoide.characters.macros import MacroEnv, expand
 from omoide.characters.model import substitute
-from omoide.domain.chat import DiaryEntry, MemoryState, Message, MessageStatus, Role
+from omoide.domain.chat import DiaryEntry, MemoryState, Message, MessageStatus, Recap, Role
 from omoide.llm.base import ChatMessage
 from omoide.llm.stamps import stamp
 from omoide.memory import recall
@@ -101,28 +101,50 @@ def memos_text(ctx: PromptContext, state: MemoryState) -> str:
     return _sub(ctx, f"{MEMOS_HEADING}\n{render_memos(state.memos, ctx.tz)}")
 
 
+RECAP_LABEL = "Summary, continued:"
+"""Opens a part of the summary placed in the window (MemoryState.timeline)."""
+
+
+def recap_message(text: str) -> ChatMessage:
+    return {"role": "system", "content": f"{RECAP_LABEL} {text}", "recap": True}
+
+
 def window_messages(window: Sequence[Message], tz: tzinfo | None, scene: SceneFacts | None = None,
-                    user_name: str = "You") -> list[ChatMessage]:
+                    user_name: str = "You", recaps: Sequence[Recap] = ()) -> list[ChatMessage]:
     """The raw window. In a scene the speaker's own messages are its turns and
-    everyone else's arrive as one user turn per run, each line named."""
+    everyone else's arrive as one user turn per run, each line named. `recaps`
+    (parts of the summary) go right after the message each was written at, or
+    first when that message is no longer in the window."""
+    on = {m.id for m in window}
+    after: dict[int, list[str]] = {}
     out: list[ChatMessage] = []
+    for recap in recaps:
+        if recap.anchor_id in on:
+            after.setdefault(recap.anchor_id, []).append(recap.text)
+        else:
+            out.append(recap_message(recap.text))
     for message in window:
-        if message.role not in (Role.USER, Role.ASSISTANT):
-            continue
-        if message.status is MessageStatus.FAILED and not message.content:
-            continue
-        role: Literal["user", "assistant"] = "user" if message.role is Role.USER else "assistant"
-        text = f"{stamp(message.created_at, tz)} {message.content.strip()}"
-        if scene is not None:
-            who = user_name if role == "user" else scene.names.get(scene.speaker(message), scene.speaker(message))
-            role = "assistant" if role == "assistant" and scene.speaker(message) == scene.me else "user"
-            if role == "user":
-                text = f"{stamp(message.created_at, tz)} {who}: {message.content.strip()}"
-                if out and out[-1]["role"] == "user":
-                    out[-1]["content"] = f"{out[-1]['content']}\n{text}"
-                    continue
-        out.append({"role": role, "content": text})
+        _add_line(out, message, tz, scene, user_name)
+        out += [recap_message(text) for text in after.get(message.id, ())]
     return out
+
+
+def _add_line(out: list[ChatMessage], message: Message, tz: tzinfo | None, scene: SceneFacts | None, user_name: str) -> None:
+    if message.role not in (Role.USER, Role.ASSISTANT):
+        return
+    if message.status is MessageStatus.FAILED and not message.content:
+        return
+    role: Literal["user", "assistant"] = "user" if message.role is Role.USER else "assistant"
+    text = f"{stamp(message.created_at, tz)} {message.content.strip()}"
+    if scene is not None:
+        who = user_name if role == "user" else scene.names.get(scene.speaker(message), scene.speaker(message))
+        role = "assistant" if role == "assistant" and scene.speaker(message) == scene.me else "user"
+        if role == "user":
+            text = f"{stamp(message.created_at, tz)} {who}: {message.content.strip()}"
+            if out and out[-1]["role"] == "user":
+                out[-1]["content"] = f"{out[-1]['content']}\n{text}"
+                return
+    out.append({"role": role, "content": text})
 
 
 def tail_text(ctx: PromptContext, state: MemoryState) -> str:
@@ -160,6 +182,10 @@ def assemble(
     summary_chars: int | None = None,
     card_chars: int | None = None,
 ) -> AssembledPrompt:
+    timeline = state.timeline if ctx.summary_in_window and "summary" not in ctx.hidden else None
+    if timeline is not None and state.summary is not None:  # the base before the window, the parts in it
+        state = replace(state, summary=replace(state.summary, content=timeline.base),
+                        stable_diary=timeline.stable_diary, new_diary=timeline.new_diary)
     card = card_text(ctx)
     if card_chars is not None:
         card = card[:card_chars]
@@ -167,7 +193,7 @@ def assemble(
     world = "" if "world" in ctx.hidden else ctx.world.strip()
     memory = memory_text(ctx, state, drop_diary=drop_diary, summary_chars=summary_chars)
     memos = "" if drop_diary else memos_text(ctx, state)
-    plain = window_messages(state.window, ctx.tz, ctx.scene, ctx.user_name)[drop_oldest:]
+    plain = window_messages(state.window, ctx.tz, ctx.scene, ctx.user_name, timeline.recaps if timeline else ())[drop_oldest:]
     window, notes = place_notes(plain, ctx.placement.at_depth, _env(ctx, card=False))
     tail = tail_text(ctx, state)
     note_before, note_after = (expand(n, _env(ctx, card=True)).strip() for n in (ctx.placement.note_before_card, ctx.placement.note_after_card))

@@ -34,10 +34,22 @@ def note_message(role: NoteRole, text: str) -> ChatMessage:
     return {"role": role, "content": text}
 
 
+def inject_notes(window: Sequence[ChatMessage], notes: Sequence[DepthNote]) -> list[ChatMessage]:
+    """`window` with `notes` at their depths, counted in chat messages: a part of
+    the summary placed in the window (`recap`) goes with the message before it."""
+    runs: list[list[ChatMessage]] = []
+    for message in window:
+        if runs and message.get("recap"):
+            runs[-1].append(message)
+        else:
+            runs.append([message])
+    return [m for run in inject(runs, notes, lambda role, text: [note_message(role, text)]) for m in run]
+
+
 def place_notes(plain: Sequence[ChatMessage], at_depth: Sequence[DepthNote], env: MacroEnv) -> tuple[list[ChatMessage], list[DepthNote]]:
     """The window with the notes (expanded with this turn's values) at their depths, and the notes as placed."""
     notes = [n for n in (replace(n, text=expand(n.text, env).strip()) for n in at_depth) if n.text]
-    return inject(plain, notes, note_message), notes
+    return inject_notes(plain, notes), notes
 
 
 def note_layers(notes: Sequence[DepthNote]) -> list[tuple[str, str, int]]:
@@ -75,7 +87,7 @@ async def layer_tokens(layers: Sequence[tuple[str, str]], messages: list[ChatMes
     applied: list[DepthNote] = []
     for i in placed:
         applied += [n for n in notes if n.layer == layers[i][0]]
-        upto = await count([head, *inject(plain, applied, note_message)])
+        upto = await count([head, *inject_notes(plain, applied)])
         figures[i], before = upto - before, upto
     total = await count(messages) if tail is not None else before
     if tail is not None:

@@ -1,0 +1,145 @@
+"""A compression on a play-script prompt only removes old lines and adds its part
+after the newest one ([memory] summary_placement = "auto", memory/timeline.py):
+the next turn reads the window from the cache instead of evaluating it again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from omoide.characters.library import find_character
+from omoide.characters.model import Character
+from omoide.chat.session import ChatSession
+from omoide.config.settings import Settings
+from omoide.llm.base import ChatMessage
+from omoide.memory.prompt.layers import RECAP_LABEL
+from omoide.memory.shared import task_of
+from omoide.store import Store
+from tests.scripted import ScriptedBackend
+
+MIKA = Character(id="mika", name="Mika", first_message="*waves* Hi, {{user}}!",
+                 description="{{char}} keeps a small bakery by the station and knows every regular by name.")
+SUMMARY_TASKS = ("Summarize the following conversation", "Continue the running summary")
+
+
+def summarizer() -> ScriptedBackend:
+    parts = iter(range(1, 99))
+
+    def write(messages: list[ChatMessage]) -> list[str]:
+        n = next(parts)
+        if task_of(messages).startswith(SUMMARY_TASKS[0]) and any("Previous summary:" in m.get("content", "") for m in messages):
+            return [f"Kai and Mika talked about the bakery (all of it, merged {n}); she promised him a melon pan."]
+        return [f"Part {n}: Kai asked about the oven and Mika said the bread was rising well, and he was pleased."]
+    return ScriptedBackend(default=write)
+
+
+def replies() -> ScriptedBackend:
+    count = iter(range(1, 999))
+    return ScriptedBackend(default=lambda messages: [f"*She dusts flour off her hands.* Fresh bread, batch {next(count)}."])
+
+
+def scripting(backend: ScriptedBackend) -> ScriptedBackend:
+    backend.scripts_replies = True  # type: ignore[attr-defined]  # as the embedded model's play script
+    return backend
+
+
+async def talk(session: ChatSession, turns: int, start: int = 0) -> None:
+    for i in range(start, start + turns):
+        async for _ in session.send(f"Message {i}: how is the oven today?"):
+            pass
+        await session.wait_for_memory_work()
+
+
+def recaps(messages: list[dict]) -> list[str]:  # type: ignore[type-arg]
+    return [m["content"] for m in messages[1:] if m["role"] == "system" and m["content"].startswith(RECAP_LABEL)]
+
+
+async def test_each_part_stays_where_it_was_written_and_the_head_keeps_its_text(store: Store) -> None:
+    chat = scripting(replies())
+    settings = Settings(user_name="Kai", recent_messages=2, summary_threshold=3)
+    session = await ChatSession.open(store, MIKA, settings, chat, summarizer=summarizer())
+    await talk(session, 6)
+    prompts = [c["messages"] for c in chat.calls]
+    assert "Recent Conversation Summary" not in prompts[-1][0]["content"]  # nothing rewritten: the head is as it was
+    assert all(p[0]["content"] == prompts[0][0]["content"] for p in prompts)
+    parts = recaps(prompts[-1])
+    assert len(parts) >= 2 and all("Part " in p for p in parts)
+    assert [int(p.split("Part ")[1].split(":")[0]) for p in parts] == sorted(int(p.split("Part ")[1].split(":")[0]) for p in parts)
+    # Each turn's window is the previous turn's less some messages, then what is new: nothing is placed
+    # before a line a prompt cache holds (llama.cpp skips removed text, never inserted text).
+    for before, after in zip(prompts, prompts[1:]):
+        old = [m["content"] for m in before[1:-1]]  # less the volatile tail
+        new = [m["content"] for m in after[1:]]
+        kept = [line for line in old if line in new]
+        assert new[: len(kept)] == kept
+        assert not any(line.startswith(RECAP_LABEL) for line in old if line not in new), "a part, once placed, stays"
+    memory = await session.memory()  # what /summary shows is the whole summary, as before
+    assert memory.summary is not None and all(p.removeprefix(RECAP_LABEL).strip() in memory.summary.content for p in parts)
+
+
+async def test_in_a_scene_every_speaker_reads_the_parts_in_its_window(store: Store) -> None:
+    """Each speaker's memory is bounded by what it witnessed; one present from
+    the start reads the chat's summary, so its head too stays as it was."""
+    chat = scripting(replies())
+    session = await ChatSession.open(store, find_character("suzune"), Settings(user_name="Kai", recent_messages=2, summary_threshold=3),
+                                     chat, summarizer=summarizer(), others=[find_character("wren")])
+    await talk(session, 8)
+    by_speaker: dict[str, list[list[dict]]] = {}  # type: ignore[type-arg]
+    for call in chat.calls:
+        by_speaker.setdefault(call["cache_key"], []).append(call["messages"])
+    assert sorted(by_speaker) == ["suzune", "wren"]
+    for prompts in by_speaker.values():
+        assert all(p[0]["content"] == prompts[0][0]["content"] for p in prompts)
+        assert recaps(prompts[-1])
+
+
+async def test_a_rewrite_puts_the_whole_summary_back_before_the_window(store: Store) -> None:
+    chat = scripting(replies())
+    settings = Settings(user_name="Kai", recent_messages=2, summary_threshold=3, summary_merge_chars=250)
+    session = await ChatSession.open(store, MIKA, settings, chat, summarizer=summarizer())
+    await talk(session, 7)
+    prompts = [c["messages"] for c in chat.calls]
+    at = next(i for i, p in enumerate(prompts) if "merged" in p[0]["content"])
+    assert any(recaps(p) for p in prompts[:at]) and not recaps(prompts[at])
+
+
+async def test_head_placement_and_other_backends_keep_the_summary_before_the_window(store: Store) -> None:
+    for backend, settings in ((scripting(replies()),
+                               Settings(user_name="Kai", recent_messages=2, summary_threshold=3, summary_placement="head")),
+                              (replies(),
+                               Settings(user_name="Kai", recent_messages=2, summary_threshold=3))):
+        session = await ChatSession.open(store, MIKA, settings, backend, summarizer=summarizer())
+        await talk(session, 4)
+        last = backend.calls[-1]["messages"]
+        assert "Part " in last[0]["content"] and not recaps(last)
+
+
+@pytest.mark.model
+async def test_the_turn_after_a_compression_reads_the_window_from_the_engines_cache(tmp_path: Path, smollm2_path: Path) -> None:
+    """On the embedded engine, from its own counts: after each compression the
+    reply evaluates its new lines and the new part, not the window again (as it
+    does with summary_placement = "head")."""
+    from omoide.llm.local import LocalBackend
+
+    evaluated: dict[str, list[tuple[int, int]]] = {}
+    for placement in ("auto", "head"):
+        settings = Settings(user_name="Kai", recent_messages=6, summary_threshold=8, summary_placement=placement,
+                            max_tokens=12, temperature=0.0, seed=1, context_size=2048)
+        store = await Store.open(tmp_path / f"{placement}.db")
+        session = await ChatSession.open(store, MIKA, settings, LocalBackend(settings), summarizer=summarizer())
+        compressions, after_one = 0, False
+        for i in range(14):
+            await talk(session, 1, start=i)
+            usage = session.last_prompt.usage if session.last_prompt else None
+            assert usage is not None and usage.prompt_tokens
+            if after_one:  # this reply's prompt is the first with the part the previous turn's memory work added
+                evaluated.setdefault(placement, []).append((usage.prompt_tokens - (usage.cache_read_tokens or 0), usage.prompt_tokens))
+            summary = (await session.memory()).summary
+            parts = summary.content.count("Part ") if summary else 0
+            after_one, compressions = parts > compressions, parts
+        await session.aclose()
+        await store.close()
+    assert len(evaluated["auto"]) >= 2 and len(evaluated["head"]) >= 2, evaluated
+    for (auto, prompt), (head, _) in zip(evaluated["auto"], evaluated["head"]):
+        assert auto < prompt / 4 and head > 2 * auto, evaluated
