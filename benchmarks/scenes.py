@@ -22,7 +22,7 @@ tokens, what llama.cpp's cache reuse would take from the speaker's slot
 (`reused`, its algorithm replayed on the token ids: it agrees with the engine
 to one token), where the prompt first differs from the slot and where reuse
 ends; then the evaluated tokens of turns whose memory (the text before the
-script) changed, against the others. --set changes a setting (an integer).
+script) changed, against the others. --set changes a setting (a number or a word).
 """
 
 from __future__ import annotations
@@ -206,11 +206,11 @@ def main() -> None:
     parser.add_argument("--verbose", action="store_true", help="with --engine: each turn's counts, and where its prompt "
                         "first differs from the same speaker's previous one")
     parser.add_argument("--cast", type=int, choices=(2, 3), help="with --engine: only the scene of this many")
-    parser.add_argument("--set", action="append", default=[], metavar="SETTING=INT",
-                        help="with --engine: a setting to change, e.g. --set summary_threshold=26")
+    parser.add_argument("--set", action="append", default=[], metavar="SETTING=VALUE",
+                        help="with --engine: a setting to change, e.g. --set summary_threshold=26 or --set summary_placement=head")
     args = parser.parse_args()
     if args.engine:
-        overrides: dict[str, object] = {k: int(v) for k, v in (item.split("=", 1) for item in args.set)}
+        overrides: dict[str, object] = {k: int(v) if v.isdigit() else v for k, v in (item.split("=", 1) for item in args.set)}
         return engine_main(args.turns, args.slots, args.verbose, args.cast, overrides)
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
