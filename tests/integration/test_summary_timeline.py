@@ -12,6 +12,7 @@ from omoide.characters.library import find_character
 from omoide.characters.model import Character
 from omoide.chat.session import ChatSession
 from omoide.config.settings import Settings
+from omoide.domain.chat import Recap
 from omoide.llm.base import ChatMessage
 from omoide.memory.prompt.layers import RECAP_LABEL
 from omoide.memory.shared import task_of
@@ -143,3 +144,23 @@ async def test_the_turn_after_a_compression_reads_the_window_from_the_engines_ca
     assert len(evaluated["auto"]) >= 2 and len(evaluated["head"]) >= 2, evaluated
     for (auto, prompt), (head, _) in zip(evaluated["auto"], evaluated["head"]):
         assert auto < prompt / 4 and head > 2 * auto, evaluated
+
+
+async def test_the_walk_skips_a_diary_checkpoint_and_stops_at_a_rewrite(store: Store) -> None:
+    """Checkpoints as the worker records them: a diary compression copies the
+    summary's text (no part of its own); a rewrite is the new base."""
+    from omoide.memory.timeline import summary_timeline
+
+    session = await ChatSession.open(store, MIKA, Settings(user_name="Kai", summary_threshold=999), replies())
+    await talk(session, 4)
+    path = await store.messages.path((await store.chats.get(session.chat.id)).head_id or 0, limit=20)
+    add = store.memory.add_summary
+    chat = session.chat.id
+    first = await add(chat, path[2].id, content="[one] A.", covers_to_id=path[1].id, diary_to_id=None)
+    await add(chat, path[3].id, content="[one] A.", covers_to_id=path[1].id, diary_to_id=None)  # the diary's
+    second = await add(chat, path[4].id, content="[one] A.\n\n[two] B.", covers_to_id=path[2].id, diary_to_id=None)
+    assert await summary_timeline(store, second) == (None, [Recap(path[2].id, "[one] A."), Recap(path[4].id, "[two] B.")])
+    rewrite = await add(chat, path[5].id, content="[all] A and B.", covers_to_id=path[3].id, diary_to_id=None)
+    third = await add(chat, path[6].id, content="[all] A and B.\n\n[three] C.", covers_to_id=path[4].id, diary_to_id=None)
+    base, parts = await summary_timeline(store, third)
+    assert base == rewrite and parts == [Recap(path[6].id, "[three] C.")] and first.content in second.content

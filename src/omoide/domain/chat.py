@@ -163,15 +163,12 @@ class Recap:
 @dataclass(frozen=True, slots=True)
 class SummaryTimeline:
     """The running summary as it stood at its last rewrite (`base`), with each
-    part appended since and the diary split as of that rewrite: a prompt whose
-    window only grows shows the base before the window and each part where it
-    was written, so a compression only ever adds text after what a prompt
-    cache holds (memory/timeline.py)."""
+    part appended since: a prompt whose window only grows shows the base before
+    the window and each part where it was written, so a compression only ever
+    adds text after what a prompt cache holds (memory/timeline.py)."""
 
     base: str
     recaps: tuple[Recap, ...]
-    stable_diary: list[DiaryEntry] = field(default_factory=list)
-    new_diary: list[DiaryEntry] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,7 +44,7 @@ async def memory_state(store: Store, settings: MemorySettings, head_id: int, rea
                 state = replace(state, summary=summary,
                                 window=await store.messages.path(head_id, limit=WINDOW_CAP, stop_before=stop))
         if state.summary is newest:  # the chat's newest: the parts appended since its last rewrite are placeable
-            state = await with_timeline(store, state, head_id)
+            state = await with_timeline(store, state)
         if style == "summary":
             return await _own_diary(store, _witnessed(state, bounded), bounded)
         cut = state.window[0].depth if state.window else (await store.messages.get(head_id)).depth + 1
@@ -75,12 +75,8 @@ def _witnessed(state: MemoryState, reader: Reader | None) -> MemoryState:
 async def _own_diary(store: Store, state: MemoryState, reader: Reader | None) -> MemoryState:
     if reader is None:
         return state
-    timeline = state.timeline
-    if timeline is not None:
-        timeline = replace(timeline, stable_diary=await readable_diary(store, timeline.stable_diary, reader),
-                           new_diary=await readable_diary(store, timeline.new_diary, reader))
     return replace(state, stable_diary=await readable_diary(store, state.stable_diary, reader),
-                   new_diary=await readable_diary(store, state.new_diary, reader), timeline=timeline)
+                   new_diary=await readable_diary(store, state.new_diary, reader))
 
 
 Retry = Callable[[int, int | None], Awaitable[Memo]]

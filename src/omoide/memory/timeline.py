@@ -11,7 +11,9 @@ rewrite (the base) stays before the window and each part appended since sits
 where it was written, after the message its checkpoint is anchored at; once
 that message has left the window the part is simply first. A compression then
 only removes messages and adds a part at the end, and the next rewrite (at
-summary_merge_chars) moves everything back before the window.
+summary_merge_chars) moves everything back before the window. The diary
+before the window is as it was (its fold follows the newest checkpoint): it
+changes only when entries were saved since the last compression.
 """
 
 from __future__ import annotations
@@ -20,11 +22,10 @@ from dataclasses import replace
 
 from omoide.domain.chat import MemoryState, Recap, Summary, SummaryTimeline
 from omoide.store import Store
-from omoide.store.memory import MEMORY_DIARY_CAP
 
-MAX_RECAPS = 64
-"""Parts walked back from the newest checkpoint; older ones stay in the base
-(a summary_merge_chars far above the default could otherwise walk the whole chat)."""
+MAX_CHECKPOINTS = 64
+"""Checkpoints walked back from the newest; parts older than that stay in the
+base (a summary_merge_chars far above the default could otherwise walk the whole chat)."""
 
 
 def appended_part(before: str, after: str) -> str | None:
@@ -40,26 +41,28 @@ def appended_part(before: str, after: str) -> str | None:
 
 async def summary_timeline(store: Store, newest: Summary) -> tuple[Summary | None, list[Recap]]:
     """(base, parts appended since it, oldest first) for the chat's checkpoint
-    `newest`: the base is the newest checkpoint that rewrote the summary or
-    changed only the diary (a diary compression), None when every part since
-    the first was appended."""
+    `newest`: the base is the newest checkpoint that rewrote the summary, None
+    when every part since the first was appended. A checkpoint of the diary
+    alone (a diary compression: the same text) adds no part."""
     recaps: list[Recap] = []
     current = newest
-    while True:
+    for _ in range(MAX_CHECKPOINTS):
         before = await store.memory.checkpoint_before(current)
-        part = appended_part(before.content if before else "", current.content)
-        if part is None:  # a rewrite, or a checkpoint of the diary alone
-            base: Summary | None = current
-            break
+        previous = before.content if before else ""
+        if before is not None and previous.strip() == current.content.strip():
+            current = before
+            continue
+        part = appended_part(previous, current.content)
+        if part is None:  # a rewrite
+            return current, recaps[::-1]
         recaps.append(Recap(current.anchor_id, part))
-        if before is None or len(recaps) >= MAX_RECAPS:
-            base = before
-            break
+        if before is None:
+            return None, recaps[::-1]
         current = before
-    return base, recaps[::-1]
+    return current, recaps[::-1]
 
 
-async def with_timeline(store: Store, state: MemoryState, head_id: int) -> MemoryState:
+async def with_timeline(store: Store, state: MemoryState) -> MemoryState:
     """`state` with its summary's timeline (MemoryState.timeline), when the
     chat's summary had parts appended since its last rewrite."""
     summary = state.summary
@@ -68,9 +71,4 @@ async def with_timeline(store: Store, state: MemoryState, head_id: int) -> Memor
     base, recaps = await summary_timeline(store, summary)
     if not recaps:
         return state
-    fold = base.diary_to_id if base else None
-    _, diary_head = await store.memory.pointers(head_id)
-    stable = await store.memory.diary_chain(fold, limit=MEMORY_DIARY_CAP) if fold is not None else []
-    new = await store.memory.diary_chain(diary_head, stop_at=fold, limit=MEMORY_DIARY_CAP)
-    timeline = SummaryTimeline(base=base.content if base else "", recaps=tuple(recaps), stable_diary=stable, new_diary=new)
-    return replace(state, timeline=timeline)
+    return replace(state, timeline=SummaryTimeline(base=base.content if base else "", recaps=tuple(recaps)))

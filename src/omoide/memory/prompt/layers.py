@@ -184,8 +184,7 @@ def assemble(
 ) -> AssembledPrompt:
     timeline = state.timeline if ctx.summary_in_window and "summary" not in ctx.hidden else None
     if timeline is not None and state.summary is not None:  # the base before the window, the parts in it
-        state = replace(state, summary=replace(state.summary, content=timeline.base),
-                        stable_diary=timeline.stable_diary, new_diary=timeline.new_diary)
+        state = replace(state, summary=replace(state.summary, content=timeline.base))
     card = card_text(ctx)
     if card_chars is not None:
         card = card[:card_chars]
