@@ -122,9 +122,10 @@ class SceneMemory:
             name = names.get(key, key)
             previous = summary.content.strip() if summary and summary.content.strip() else None
             append = previous is not None and len(previous) < self.settings.summary_merge_chars
+            rewrite = previous is not None and not append
             build = segment_request if append else summary_request
-            written = await self.complete(build(name, user, previous, chunk, names), summary_tokens(chunk, append=append))
-            answer = validate_summary(written_part(written, append=append), name=name, user=user)
+            written = await self.complete(build(name, user, previous, chunk, names), summary_tokens(chunk, rewrite=rewrite))
+            answer = validate_summary(written_part(written, rewrite=rewrite), name=name, user=user)
             answer = dated(answer, chunk)
             text = append_segment(summary.content if summary else "", answer) if append else answer
             await self.store.memory.add_summary(self.chat_id, anchor, content=text, covers_to_id=chunk[-1].id,

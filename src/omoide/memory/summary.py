@@ -109,16 +109,20 @@ def whole_sentences(text: str) -> str:
     return text[: ends[-1]]
 
 
-def summary_tokens(chunk: Sequence[Message], *, append: bool) -> int:
-    """Tokens a compression may write: a running summary's next part about as
-    many as its messages (`segment_tokens`), a whole summary SUMMARY_MAX_TOKENS."""
-    return segment_tokens(chunk) if append else SUMMARY_MAX_TOKENS
+def summary_tokens(chunk: Sequence[Message], *, rewrite: bool) -> int:
+    """Tokens a compression may write: the first summary and each next part
+    about as many as their messages (`segment_tokens`); a rewrite, which folds
+    the whole story so far into one, SUMMARY_MAX_TOKENS. (A first summary of six
+    one-line messages once took the whole 700: SmolLM2 wrote 2,800 characters,
+    and the summary reached summary_merge_chars, whose rewrite every speaker
+    reads again whole, twice as early.)"""
+    return SUMMARY_MAX_TOKENS if rewrite else segment_tokens(chunk)
 
 
-def written_part(text: str, *, append: bool) -> str:
-    """What a compression wrote, as kept: a next part is cut back to its last
-    whole sentence (its smaller limit may stop it mid-way); a whole summary as written."""
-    return whole_sentences(text) if append else text
+def written_part(text: str, *, rewrite: bool) -> str:
+    """What a compression wrote, as kept: cut back to its last whole sentence
+    (its limit may stop it mid-way), but for a rewrite, kept as written."""
+    return text if rewrite else whole_sentences(text)
 
 
 def append_segment(summary: str, segment: str) -> str:

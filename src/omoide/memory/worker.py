@@ -199,12 +199,13 @@ class MemoryWorker:
         # Append-only until the summary reaches summary_merge_chars: the text
         # already in every prompt stays byte for byte, so prompt caches keep it.
         append = previous is not None and len(previous) < self.settings.summary_merge_chars
+        rewrite = previous is not None and not append
         build = segment_request if append else summary_request
         try:
             chunk, request = await self._chunk_that_continues(
                 chunk, lambda part: build(name, self.user_name, previous, part, self.speaker_names))
-            written = await self._complete(request, summary_tokens(chunk, append=append), laid_out=True)
-            answer = dated(validate_summary(written_part(written, append=append), name=name, user=self.user_name), chunk)
+            written = await self._complete(request, summary_tokens(chunk, rewrite=rewrite), laid_out=True)
+            answer = dated(validate_summary(written_part(written, rewrite=rewrite), name=name, user=self.user_name), chunk)
             text = append_segment(state.summary.content if state.summary else "", answer) if append else answer
         except (OmoideError, InvalidSummary) as exc:
             self.failures += 1
