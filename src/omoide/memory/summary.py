@@ -114,8 +114,8 @@ def summary_tokens(chunk: Sequence[Message], *, rewrite: bool) -> int:
     about as many as their messages (`segment_tokens`); a rewrite, which folds
     the whole story so far into one, SUMMARY_MAX_TOKENS. (A first summary of six
     one-line messages once took the whole 700: SmolLM2 wrote 2,800 characters,
-    and the summary reached summary_merge_chars, whose rewrite every speaker
-    reads again whole, twice as early.)"""
+    half of summary_merge_chars at once, bringing the rewrite, which every
+    speaker reads again whole, that much sooner.)"""
     return SUMMARY_MAX_TOKENS if rewrite else segment_tokens(chunk)
 
 
