@@ -8,9 +8,12 @@ cache (llama.cpp, vLLM, OpenAI, Anthropic) reuses the prefix:
     system   card: rules, persona, character, scenario, examples, constant lore
              profile: what is true about the user in every story
              world: the character's world memory (changes when a conversation ends)
-             memory: the diary and the summary as of the last checkpoint
+             memory: the diary and the summary as of the last checkpoint (on a
+                     play script, the summary as of its last rewrite)
              memos: the memo book's newest pages before the window (memo styles)
-    window   the messages no summary covers, timestamped, oldest first
+    window   the messages no summary covers, timestamped, oldest first (on a play
+             script, with each summary part since the rewrite where it was
+             written: memory/timeline.py)
     system   volatile tail: date and time, diary lines since the checkpoint,
              lore triggered this turn, memos you wrote since, notes on absent
              characters just mentioned, post-history instructions
