@@ -1,7 +1,7 @@
 """What a group scene costs the client, and how much of each prompt a cache can reuse.
 
     python benchmarks/scenes.py [--turns 120]
-    python benchmarks/scenes.py --engine [--turns 16] [--slots 3] [--verbose] [--cast 2|3]   # the real embedded engine
+    python benchmarks/scenes.py --engine [--turns 16] [--slots 3] [--verbose] [--cast 2|3] [--full-third]   # the real embedded engine
 
 For a one-on-one chat, a scene of two and a scene of three (a scripted,
 instant backend; real SQLite in a temp directory):
@@ -206,12 +206,14 @@ def main() -> None:
     parser.add_argument("--verbose", action="store_true", help="with --engine: each turn's counts, and where its prompt "
                         "first differs from the same speaker's previous one")
     parser.add_argument("--cast", type=int, choices=(2, 3), help="with --engine: only the scene of this many")
+    parser.add_argument("--full-third", action="store_true",
+                        help="with --engine: the third character's card about as long as the shipped two's, not one line")
     parser.add_argument("--set", action="append", default=[], metavar="SETTING=VALUE",
                         help="with --engine: a setting to change, e.g. --set summary_threshold=26 or --set summary_placement=head")
     args = parser.parse_args()
     if args.engine:
         overrides: dict[str, object] = {k: int(v) if v.isdigit() else v for k, v in (item.split("=", 1) for item in args.set)}
-        return engine_main(args.turns, args.slots, args.verbose, args.cast, overrides)
+        return engine_main(args.turns, args.slots, args.verbose, args.cast, overrides, args.full_third)
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
         third_character(home)
@@ -225,19 +227,50 @@ def main() -> None:
     print(f"one speaker choice (3 present): {choice_cost(20000):.1f} µs")
 
 
-def third_character(home: Path) -> None:
-    """A throw-away OMOIDE_HOME under `home` with a third character, Mika, beside the shipped two."""
+FULL_MIKA = """name = "Mika"
+description = '''
+{{char}} Sato, 41, has carried the post along the harbour road for twenty years.
+She knows every letterbox, every dog and every rumour between the station and
+the lighthouse, and pretends to know none of them. A red bicycle with a
+squeaking wheel, a waxed jacket, a satchel that is never quite closed.
+'''
+personality = '''
+Cheerful, nosy, loyal. Talks fast and changes the subject when she has said too
+much. Remembers birthdays. Cannot keep a secret for long, but never tells one
+that would hurt anybody.
+'''
+scenario = '''
+The end of {{char}}'s round: the café by the last station, rain on the windows,
+a parcel for someone who has not come to collect it.
+'''
+example_dialogue = '''
+<START>
+{{user}}: Any post for me?
+{{char}}: *She rummages in the satchel far longer than she needs to.* A postcard.
+I didn't read it. *A pause.* Your aunt says the weather in Kobe is lovely.
+<START>
+{{user}}: Do you ever get tired of the same road?
+{{char}}: *She laughs and shakes the rain off her hood.* Same road, different
+weather, different people. Yesterday a gull stole a letter right out of my hand.
+'''
+"""
+
+
+def third_character(home: Path, full: bool = False) -> None:
+    """A throw-away OMOIDE_HOME under `home` with a third character, Mika, beside
+    the shipped two: a one-line card, or (`full`) one about as long as theirs."""
     os.environ["OMOIDE_HOME"] = str(home / "home")
     extra = home / "home" / "data" / "characters" / "mika"
     extra.mkdir(parents=True)
-    (extra / "character.toml").write_text('name = "Mika"\ndescription = "A postman who knows everyone."\n')
+    card = FULL_MIKA if full else 'name = "Mika"\ndescription = "A postman who knows everyone."\n'
+    (extra / "character.toml").write_text(card)
 
 
 def engine_main(turns: int, slots: int, verbose: bool = False, only: int | None = None,
-                overrides: dict[str, object] | None = None) -> None:
+                overrides: dict[str, object] | None = None, full_third: bool = False) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
-        third_character(home)
+        third_character(home, full_third)
         changed = "".join(f", {k} = {v}" for k, v in (overrides or {}).items())
         print(f"embedded engine, SmolLM2-135M, {slots} slot(s), {turns} turns each{changed}; load average {os.getloadavg()[0]:.1f}")
         print(f"{'chat':<14} {'cached / prompt tokens (engine, token-weighted)':>48}")
