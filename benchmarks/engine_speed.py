@@ -97,8 +97,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--before", help="a Python with llama-cpp-python installed (omit: the engine alone)")
     parser.add_argument("--before-plain-buffers", action="store_true",
-                        help="load llama-cpp-python without its extra buffer types (AMX, repack): a native build "
-                             "on a CPU that reports AMX its VM does not enable segfaults in its first batch without this")
+                        help="load llama-cpp-python without its extra buffer types (AMX, repack): its native build "
+                             "on this machine segfaults in its first batch with them (docs/engine.md)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--threads", type=int, nargs="+", default=[0], help="generating threads to try (0: the default)")
     parser.add_argument("--batch-threads", type=int, default=0)
