@@ -43,7 +43,7 @@ async def memory_state(store: Store, settings: MemorySettings, head_id: int, rea
                 stop = summary.covers_to_id if summary else None
                 state = replace(state, summary=summary,
                                 window=await store.messages.path(head_id, limit=WINDOW_CAP, stop_before=stop))
-        if state.summary is newest:  # the chat's newest: the parts appended since its last rewrite are placeable
+        if state.summary is newest and settings.summary_placement != "head":  # the chat's newest: its parts are placeable
             state = await with_timeline(store, state)
         if style == "summary":
             return await _own_diary(store, _witnessed(state, bounded), bounded)

@@ -112,10 +112,10 @@ def whole_sentences(text: str) -> str:
 def summary_tokens(chunk: Sequence[Message], *, rewrite: bool) -> int:
     """Tokens a compression may write: the first summary and each next part
     about as many as their messages (`segment_tokens`); a rewrite, which folds
-    the whole story so far into one, SUMMARY_MAX_TOKENS. (A first summary of six
-    one-line messages once took the whole 700: SmolLM2 wrote 2,800 characters,
-    half of summary_merge_chars at once, bringing the rewrite, which every
-    speaker reads again whole, that much sooner.)"""
+    the whole story so far into one, SUMMARY_MAX_TOKENS. (A first summary with
+    the whole 700 as its limit: SmolLM2 wrote 1,702 characters for six one-line
+    messages, bringing nearer the rewrite at summary_merge_chars, which every
+    speaker of a scene reads again whole.)"""
     return SUMMARY_MAX_TOKENS if rewrite else segment_tokens(chunk)
 
 
