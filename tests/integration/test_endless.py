@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from omoide.domain.chat import Role
+from omoide.memory.summary import SEGMENT_MIN_TOKENS
 from omoide.store import Store
 from tests.faultserver import Reply, text_chunk
 
@@ -97,7 +98,7 @@ async def test_an_endless_summary_is_given_up_at_its_token_limit(omoide_home: Pa
     out, err = await asyncio.wait_for(proc.communicate(), 120)
     assert proc.returncode == 0, err.decode()
     assert out.decode().strip() == "The sea is calm."
-    assert "past 700 tokens" in " ".join(err.decode().split())
+    assert f"past {SEGMENT_MIN_TOKENS} tokens" in " ".join(err.decode().split())  # a first summary's limit: about its messages
 
 
 async def test_a_summary_that_never_says_a_word_is_given_up_after_memory_timeout(omoide_home: Path, fault_server) -> None:  # type: ignore[no-untyped-def]

@@ -43,7 +43,7 @@ class Faithful:
         if is_memory_task(messages[-1]) or "speakers" not in messages[0]:
             material = re.split(r"\n(?:Conversation|Messages):\n", last)[-1].replace("\n", " ")
             markers = " ".join(dict.fromkeys(re.findall(r"\b[A-Z]{5,}\b", text_of(messages))))
-            material = f"{material} (also in mind: {markers})" if markers else material
+            material = f"{material} Also in mind: {markers}." if markers else material  # a whole sentence: parts are cut to one
             wait: list[Any] = []
             if self.hold is not None and "Journey Highlights" in last:
                 self.held.set()
