@@ -34,6 +34,7 @@ from omoide.llm.base import Backend
 from omoide.memory.prompt.build import build_prompt
 from omoide.memory.prompt.model import AssembledPrompt, PromptInputs, PromptOptions
 from omoide.memory.shared import chat_prefix
+from omoide.memory.timeline import with_timeline
 from omoide.memory.worker import MemoryWorker
 from omoide.scene.speakers import Choice
 from omoide.world.gate import ReplyGate
@@ -149,6 +150,8 @@ class TurnRunner:
         speaker = speaker or self.character
         if state is None:
             state, reader = await self.scene.speaker_memory(head_id, speaker)
+        if self.summary_in_window:
+            state = await with_timeline(self.store, state)
         inputs = await self.gather(head_id, state, speaker, reader)
         self.counter.reset()
         prompt = await build_prompt(inputs, self.counter.count)

@@ -188,8 +188,8 @@ class MemoryState:
     """Memos you wrote inside the raw window's stretch (the volatile tail)."""
     timeline: SummaryTimeline | None = None
     """The summary laid out for a prompt whose window only grows, when parts were
-    appended since its last rewrite (None otherwise, or for a scene character
-    who reads an older summary than the chat's newest)."""
+    appended since its last rewrite: read only for such a prompt (chat/turn.py,
+    memory/timeline.py); None otherwise."""
 
     @property
     def diary(self) -> list[DiaryEntry]:

@@ -12,7 +12,6 @@ from omoide.domain.witness import Reader
 from omoide.errors import CommandError, NotFound
 from omoide.memory.boundary import memo_readable, readable_diary, readable_summary, witnessed
 from omoide.memory.memos import clean_user_highlights, memos_cut, near_stretch, prompt_memos
-from omoide.memory.timeline import with_timeline
 from omoide.store import MemoHit, Store
 from omoide.store.memory import WINDOW_CAP
 from omoide.store.memos import PROMPT_WALK_CAP
@@ -36,15 +35,12 @@ async def memory_state(store: Store, settings: MemorySettings, head_id: int, rea
         return await _own_diary(store, state, bounded)
     if style in ("summary", "both"):
         state = await store.memory.state(head_id)
-        newest = state.summary
         if bounded is not None:
             summary = await readable_summary(store, head_id, bounded, state.summary)
             if summary is not state.summary:
                 stop = summary.covers_to_id if summary else None
                 state = replace(state, summary=summary,
                                 window=await store.messages.path(head_id, limit=WINDOW_CAP, stop_before=stop))
-        if state.summary is newest and settings.summary_placement != "head":  # the chat's newest: its parts are placeable
-            state = await with_timeline(store, state)
         if style == "summary":
             return await _own_diary(store, _witnessed(state, bounded), bounded)
         cut = state.window[0].depth if state.window else (await store.messages.get(head_id)).depth + 1
