@@ -28,10 +28,7 @@ from omoide.llm.base import ChatMessage
 from omoide.memory.boundary import readable_summary, witnessed
 from omoide.memory.diary import compression_due
 from omoide.memory.memos import due_batches, memo_request, parse_highlights
-from omoide.memory.summary import (
-    InvalidSummary, append_segment, dated, segment_request, split_for_compression, summary_request,
-    summary_tokens, validate_summary, written_part,
-)
+from omoide.memory.summary import Compression, InvalidSummary, dated, split_for_compression, validate_summary
 from omoide.memory.weights import DEFAULT_IMPORTANCE, KEEP_VERBATIM
 from omoide.store import Store
 from omoide.store.memory import WINDOW_CAP
@@ -120,14 +117,10 @@ class SceneMemory:
             if not chunk:
                 continue
             name = names.get(key, key)
-            previous = summary.content.strip() if summary and summary.content.strip() else None
-            append = previous is not None and len(previous) < self.settings.summary_merge_chars
-            rewrite = previous is not None and not append
-            build = segment_request if append else summary_request
-            written = await self.complete(build(name, user, previous, chunk, names), summary_tokens(chunk, rewrite=rewrite))
-            answer = validate_summary(written_part(written, rewrite=rewrite), name=name, user=user)
-            answer = dated(answer, chunk)
-            text = append_segment(summary.content if summary else "", answer) if append else answer
+            compression = Compression.of(summary.content if summary else None, self.settings.summary_merge_chars)
+            written = await self.complete(compression.request(name, user, chunk, names), compression.max_tokens(chunk))
+            answer = dated(validate_summary(compression.kept(written), name=name, user=user), chunk)
+            text = compression.text(answer)
             await self.store.memory.add_summary(self.chat_id, anchor, content=text, covers_to_id=chunk[-1].id,
                                                 diary_to_id=None, owner=key)
             made += 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import tzinfo
 
 from omoide.memory import templates
@@ -109,25 +110,54 @@ def whole_sentences(text: str) -> str:
     return text[: ends[-1]]
 
 
-def summary_tokens(chunk: Sequence[Message], *, rewrite: bool) -> int:
-    """Tokens a compression may write: the first summary and each next part
-    about as many as their messages (`segment_tokens`); a rewrite, which folds
-    the whole story so far into one, SUMMARY_MAX_TOKENS. (A first summary with
-    the whole 700 as its limit: SmolLM2 wrote 1,702 characters for six one-line
-    messages, bringing nearer the rewrite at summary_merge_chars, which every
-    speaker of a scene reads again whole.)"""
-    return SUMMARY_MAX_TOKENS if rewrite else segment_tokens(chunk)
-
-
-def written_part(text: str, *, rewrite: bool) -> str:
-    """What a compression wrote, as kept: cut back to its last whole sentence
-    (its limit may stop it mid-way), but for a rewrite, kept as written."""
-    return text if rewrite else whole_sentences(text)
-
-
 def append_segment(summary: str, segment: str) -> str:
     """The running summary with `segment` after it; the earlier text is kept byte for byte."""
     return f"{summary.rstrip()}\n\n{segment.strip()}" if summary.strip() else segment.strip()
+
+
+@dataclass(frozen=True, slots=True)
+class Compression:
+    """How one compression writes, decided from the summary so far (`summary`):
+    a part appended after it while it is shorter than summary_merge_chars (the
+    text already in every prompt stays byte for byte, so prompt caches keep
+    it), else the whole: the first summary, or a rewrite folding it all in."""
+
+    summary: str
+    append: bool
+
+    @classmethod
+    def of(cls, summary: str | None, merge_chars: int) -> Compression:
+        summary = summary or ""
+        return cls(summary, bool(summary.strip()) and len(summary.strip()) < merge_chars)
+
+    @property
+    def previous(self) -> str | None:
+        return self.summary.strip() or None
+
+    @property
+    def rewrite(self) -> bool:
+        return self.previous is not None and not self.append
+
+    def request(self, name: str, user: str, chunk: list[Message], names: Mapping[str, str] | None = None) -> list[ChatMessage]:
+        build = segment_request if self.append else summary_request
+        return build(name, user, self.previous, chunk, names)
+
+    def max_tokens(self, chunk: Sequence[Message]) -> int:
+        """The first summary and each part about as many as their messages
+        (`segment_tokens`); a rewrite SUMMARY_MAX_TOKENS. (With the whole 700 as
+        its limit, SmolLM2 wrote 1,702 characters as a first summary of six
+        one-line messages, bringing nearer the rewrite at summary_merge_chars,
+        which every speaker of a scene reads again whole.)"""
+        return SUMMARY_MAX_TOKENS if self.rewrite else segment_tokens(chunk)
+
+    def kept(self, written: str) -> str:
+        """What was written, cut back to its last whole sentence (its limit may
+        stop it mid-way), but for a rewrite, as written."""
+        return written if self.rewrite else whole_sentences(written)
+
+    def text(self, answer: str) -> str:
+        """The summary after this compression."""
+        return append_segment(self.summary, answer) if self.append else answer
 
 
 def _request(template: str, name: str, user: str, previous: str | None, chunk: list[Message], label: str,

@@ -25,8 +25,7 @@ from omoide.memory.memo_work import MemoWork
 from omoide.memory.scene_memory import SceneMemory, plan_diary
 from omoide.memory.shared import ChatPrefix, cache_key_of, continued
 from omoide.memory.summary import (
-    SUMMARY_MAX_TOKENS, InvalidSummary, append_segment, dated, segment_request, split_for_compression, summary_request,
-    summary_tokens, validate_diary, validate_summary, written_part,
+    SUMMARY_MAX_TOKENS, Compression, InvalidSummary, dated, split_for_compression, validate_diary, validate_summary,
 )
 from omoide.store import Store
 
@@ -195,18 +194,13 @@ class MemoryWorker:
             return
         self._emit(MemoryWorkStarted("summary"))
         name = self.character.display_name
-        previous = state.summary.content.strip() if state.summary and state.summary.content.strip() else None
-        # Append-only until the summary reaches summary_merge_chars: the text
-        # already in every prompt stays byte for byte, so prompt caches keep it.
-        append = previous is not None and len(previous) < self.settings.summary_merge_chars
-        rewrite = previous is not None and not append
-        build = segment_request if append else summary_request
+        compression = Compression.of(state.summary.content if state.summary else None, self.settings.summary_merge_chars)
         try:
             chunk, request = await self._chunk_that_continues(
-                chunk, lambda part: build(name, self.user_name, previous, part, self.speaker_names))
-            written = await self._complete(request, summary_tokens(chunk, rewrite=rewrite), laid_out=True)
-            answer = dated(validate_summary(written_part(written, rewrite=rewrite), name=name, user=self.user_name), chunk)
-            text = append_segment(state.summary.content if state.summary else "", answer) if append else answer
+                chunk, lambda part: compression.request(name, self.user_name, part, self.speaker_names))
+            written = await self._complete(request, compression.max_tokens(chunk), laid_out=True)
+            answer = dated(validate_summary(compression.kept(written), name=name, user=self.user_name), chunk)
+            text = compression.text(answer)
         except (OmoideError, InvalidSummary) as exc:
             self.failures += 1
             self._emit(MemoryWorkFailed("summary", _reason(exc)))
