@@ -93,7 +93,8 @@ class TurnRunner:
     @property
     def summary_in_window(self) -> bool:
         """[memory] summary_placement: 'auto' places the summary's newer parts in
-        the window on a backend that scripts its replies (memory/timeline.py)."""
+        the window on a backend that scripts its replies (memory/timeline.py):
+        the memory state then carries its timeline, which the prompt follows."""
         placement = self.settings.memory.summary_placement
         return placement == "auto" and bool(getattr(self.backend, "scripts_replies", False))
 
@@ -120,7 +121,6 @@ class TurnRunner:
                 memo_layer=settings.memory.style in ("memos", "both"), recall_tool=settings.memory.recall_tool,
                 context_size=settings.backend.context_size, max_tokens=settings.backend.max_tokens,
                 lore_budget_percent=settings.memory.lore_budget_percent,
-                summary_in_window=self.summary_in_window,
             ),
             user_name=self.state.user_name,
             user_persona=self.state.user_persona,

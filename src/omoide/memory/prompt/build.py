@@ -70,7 +70,6 @@ async def build_prompt(inputs: PromptInputs, count: CountPrompt) -> AssembledPro
         placement=placement,
         macros=lore.macros,
         card_macros=lore.card_macros,
-        summary_in_window=options.summary_in_window,
     )
     prompt = await fit(ctx, inputs.state, count, max(options.context_size - options.max_tokens, MIN_BUDGET))
     prompt.gossip = inputs.gossip_target if gossip else ""

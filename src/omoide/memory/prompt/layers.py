@@ -182,7 +182,7 @@ def assemble(
     summary_chars: int | None = None,
     card_chars: int | None = None,
 ) -> AssembledPrompt:
-    timeline = state.timeline if ctx.summary_in_window and "summary" not in ctx.hidden else None
+    timeline = state.timeline if "summary" not in ctx.hidden else None
     if timeline is not None and state.summary is not None:  # the base before the window, the parts in it
         state = replace(state, summary=replace(state.summary, content=timeline.base))
     card = card_text(ctx)

@@ -83,8 +83,6 @@ class PromptContext:
     """This turn's macro values (the window's notes, the tail); None: only {{char}} and {{user}}."""
     card_macros: MacroEnv | None = None
     """The card's macro values, as of the last memory checkpoint; None: `macros`."""
-    summary_in_window: bool = False
-    """PromptOptions.summary_in_window."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,9 +152,6 @@ class PromptOptions:
     """Room kept for the reply: the prompt fits context_size - max_tokens."""
     lore_budget_percent: int = 25
     """Share of the context that lore may take, for lorebooks that set no budget of their own."""
-    summary_in_window: bool = False
-    """The summary's parts appended since its last rewrite go in the window where
-    they were written (MemoryState.timeline), not before it."""
 
 
 @dataclass(frozen=True, slots=True)
