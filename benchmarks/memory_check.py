@@ -1,79 +1,64 @@
 """The memory check's figures, over the same code as `omoide memory check`.
 
-    python benchmarks/memory_check.py --oracle                # the design alone (seconds)
-    python benchmarks/memory_check.py --oracle --padding 40   # long enough to see each style's horizon
-    python benchmarks/memory_check.py                         # your configured backend (minutes to hours)
-    python benchmarks/memory_check.py --base-url http://127.0.0.1:8080/v1 --arms window,summary,memos
+    python benchmarks/memory_check.py --oracle                    # both oracles, every shipped scenario and arm
+    python benchmarks/memory_check.py --oracle --scenario FILE     # one scenario (repeatable)
+    python benchmarks/memory_check.py --base-url http://127.0.0.1:8080/v1 --arms window,summary --json-out out.json
 
-Prints the tables `omoide memory check` prints, the machine's load average
-beside them (a figure timed beside other work is preliminary), and with
---json-out FILE writes the whole report. Runs in a throw-away data directory.
+Everything after the options below is passed to `omoide memory check` as it
+is (--arms, --scenario, --oracle, --oracles, --answers, --judge-url ...).
+--base-url, --model and --context-size set the backend for this run only;
+--json-out FILE writes the whole report there as well as printing the tables.
+Prints how long the run took and the load average beside it (a figure timed
+beside other work is preliminary). Runs in a throw-away data directory.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import json
+import os
+import subprocess
 import sys
+import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parents[1]))
 
-from rich.console import Console  # noqa: E402
-
-from omoide.chat.runtime import make_summarizer  # noqa: E402
-from omoide.check.arms import ARMS, arm  # noqa: E402
-from omoide.check.oracle import OracleBackend  # noqa: E402
-from omoide.check.report import show  # noqa: E402
-from omoide.check.run import CheckReport, run_check  # noqa: E402
-from omoide.config.settings import load_settings  # noqa: E402
-from omoide.llm.base import Backend  # noqa: E402
-from omoide.llm.factory import make_backend  # noqa: E402
-
-
-async def main(args: argparse.Namespace) -> CheckReport:
-    overrides: dict[str, object] = {}
-    if args.base_url:
-        overrides |= {"backend": "openai", "base_url": args.base_url}
-    if args.model:
-        overrides["model"] = args.model
-    if args.context_size:
-        overrides["context_size"] = args.context_size
-    settings = load_settings(**overrides)
-    backend: Backend = OracleBackend() if args.oracle else make_backend(settings)
-    summarizer = None if args.oracle else make_summarizer(settings, backend)
-    arms = [arm(name) for name in args.arms.split(",")] if args.arms else list(ARMS)
-    done = 0
-
-    def advance(n: int) -> None:
-        nonlocal done
-        done += n
-        if done % 25 == 0:
-            print(f"  {done} turns", file=sys.stderr, flush=True)
-
-    try:
-        return await run_check(settings, backend, arms=arms, padding=args.padding, summarizer=summarizer,
-                               judge=backend if args.judge and not args.oracle else None, oracle=args.oracle,
-                               advance=advance, on_arm=lambda a: print(f"arm {a.name}", file=sys.stderr, flush=True))
-    finally:
-        for opened in {id(b): b for b in (backend, summarizer) if b is not None}.values():
-            await opened.aclose()
-
-
-if __name__ == "__main__":
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--oracle", action="store_true", help="the oracle server instead of a model")
-    parser.add_argument("--arms", help=f"comma-separated, of: {', '.join(a.name for a in ARMS)}")
-    parser.add_argument("--padding", type=int, help="turns of ordinary talk each evening")
     parser.add_argument("--base-url", help="an OpenAI-compatible server (overrides the config)")
     parser.add_argument("--model", help="the model name to send")
     parser.add_argument("--context-size", type=int, help="the model's context window")
-    parser.add_argument("--judge", action="store_true", help="ask the model to judge each answer too")
-    parser.add_argument("--answers", action="store_true", help="print every answer")
     parser.add_argument("--json-out", type=Path, help="write the whole report as JSON here")
-    options = parser.parse_args()
-    report = asyncio.run(main(options))
-    show(Console(), report, with_answers=options.answers)
+    options, rest = parser.parse_known_args()
+    env = dict(os.environ)
+    if options.base_url:
+        env |= {"OMOIDE_BACKEND": "openai", "OMOIDE_BASE_URL": options.base_url}
+    if options.model:
+        env["OMOIDE_MODEL"] = options.model
+    if options.context_size:
+        env["OMOIDE_CONTEXT_SIZE"] = str(options.context_size)
+    command = [sys.executable, "-m", "omoide", "memory", "check", *rest]
+    load = os.getloadavg()[0]
+    started = time.perf_counter()
     if options.json_out:
-        options.json_out.write_text(json.dumps(report.as_json(), ensure_ascii=False, indent=1) + "\n")
+        with options.json_out.open("w", encoding="utf-8") as out:
+            done = subprocess.run([*command, "--json"], env=env, stdout=out, check=False)
+        if done.returncode == 0:
+            subprocess.run([sys.executable, "-c", _SHOW, str(options.json_out)], check=False)
+    else:
+        done = subprocess.run(command, env=env, check=False)
+    seconds = time.perf_counter() - started
+    print(f"memory check: {seconds:.1f} s wall, load average {load:.2f} before, {os.getloadavg()[0]:.2f} after, "
+          f"{os.cpu_count()} CPU(s)", file=sys.stderr)
+    return done.returncode
+
+
+_SHOW = """
+import json, sys
+data = json.load(open(sys.argv[1], encoding="utf-8"))
+for arm in data["arms"]:
+    kept = arm["figures"]["kept"]
+    print(arm["arm"], arm["scenario"], arm["oracle"] or "model", "kept", {k: None if v is None else round(100 * v) for k, v in kept.items()})
+"""
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -73,3 +73,16 @@ def markdown_literal(text: str) -> str:
     typed: a trailing backslash cannot escape what follows it, and `*`, `_` or
     `[` in a name cannot start emphasis or a link."""
     return _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(inert(text).split()))
+
+
+_JSON_UNSAFE = re.compile(r"[\x7f-\x9f\u2028\u2029]")
+
+
+def json_text(data: object) -> str:
+    """JSON for a terminal: C0 controls are escaped by json itself; C1 controls
+    (U+0080-U+009F, which some terminals obey as escape sequences), DEL and the
+    line separators are escaped too, so model text in it stays inert."""
+    import json
+
+    dumped = json.dumps(data, ensure_ascii=False, indent=1)
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", dumped)

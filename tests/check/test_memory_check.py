@@ -1,14 +1,15 @@
-"""`omoide memory check` on the oracle: the figures the design must reach.
+"""`omoide memory check` on the oracles and against a server that games it.
 
-The oracle's memory work copies every fact it is given; its answers are an
-ideal reader's. So here a fact is found exactly when the design kept it in
-reach of the prompt, and the check's figures are the design's own: every
-memory style keeps every fact the script plants, the window-only baseline
-keeps none once they have left the window, and no character knows what it
-was not told."""
+The oracles' answers are an ideal reader's, so on them a fact is found exactly
+when the design kept it in reach. The reader oracle's memory work knows the
+answer key and copies every fact; the writer oracle's does not, and keeps what
+an extractive writer picks. The check must show where each design loses facts
+(no longer 100 in every cell), must not be fooled by a server that names every
+candidate, and must run scenario files written outside the project."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from pathlib import Path
@@ -16,121 +17,150 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from omoide.check.arms import ARMS, arm
+from omoide.check.arms import arm
 from omoide.check.oracle import OracleBackend
 from omoide.check.results import ArmResult
 from omoide.check.run import CheckReport, run_check
-from omoide.check.script import CATEGORIES, FACTS
+from omoide.check.scenario import shipped
 from omoide.cli.app import app
 from omoide.config.settings import Settings
+from tests.fakeservers import address, chat_reply, http_server
 
-STYLES = [a.name for a in ARMS if not a.baseline]
+ARMS = ("window", "full", "search", "summary", "memos")
+SCENARIO = "evenings-1"
+
+
+def _scenario():  # type: ignore[no-untyped-def]
+    return next(s for s in shipped() if s.name == SCENARIO)
 
 
 @pytest.fixture(scope="module")
 def oracle_report(tmp_path_factory: pytest.TempPathFactory) -> CheckReport:
-    import asyncio
-
     home = tmp_path_factory.mktemp("home")
     saved = os.environ.get("OMOIDE_HOME")
     os.environ["OMOIDE_HOME"] = str(home)
     try:
-        settings = Settings(discover_servers=[])
         turns: list[int] = []
-        report = asyncio.run(run_check(settings, OracleBackend(), oracle=True, advance=turns.append))
+        report = asyncio.run(run_check(Settings(discover_servers=[]), [OracleBackend("reader"), OracleBackend("writer")],
+                                       arms=[arm(a) for a in ARMS], scenarios=[_scenario()], advance=turns.append))
     finally:
         if saved is None:
             os.environ.pop("OMOIDE_HOME", None)
         else:
             os.environ["OMOIDE_HOME"] = saved
-    assert sum(turns) == len(ARMS) * len(report.arms[0].turns)  # the progress bar saw every turn
+    assert sum(turns) == sum(len(r.turns) for r in report.arms)  # the progress bar saw every turn
     assert not list(home.iterdir()), "the check wrote into the data directory it was started with"
     return report
 
 
-def result(report: CheckReport, name: str) -> ArmResult:
-    return next(r for r in report.arms if r.arm == name)
+def result(report: CheckReport, name: str, oracle: str = "reader") -> ArmResult:
+    return next(r for r in report.arms if r.arm == name and r.oracle == oracle)
 
 
-def test_every_memory_style_keeps_and_finds_every_planted_fact(oracle_report: CheckReport) -> None:
-    for name in STYLES:
-        found = result(oracle_report, name)
-        assert not found.error, found.error
-        for category in CATEGORIES:
-            assert found.accuracy(category) == 1.0, (name, category, [a for a in found.answers if not a.correct])
-            if category != "abstention":
-                assert found.accuracy(category, kept=True) == 1.0, (name, category)
-        assert all(h.censored for h in found.horizons), (name, found.horizons)  # no fact ever left the prompt
-        assert found.horizon() == f"≥{max(h.messages for h in found.horizons)}"
-
-
-def test_the_window_alone_loses_every_fact_once_it_has_left_the_window(oracle_report: CheckReport) -> None:
+def test_the_window_alone_keeps_nothing_that_left_it(oracle_report: CheckReport) -> None:
     window = result(oracle_report, "window")
-    settings = Settings()
-    for category in ("single", "updated", "time"):
-        assert window.accuracy(category) == 0.0 and window.accuracy(category, kept=True) == 0.0, category
-    assert window.horizon() == str(settings.memory.recent_messages)  # the memory horizon of no memory: the window
-    by_probe = {a.probe: a for a in window.answers}
-    assert by_probe["own_chat"].correct and by_probe["invited"].correct  # she does not know what she never heard
-    assert not by_probe["told"].correct  # and forgets what she heard once it leaves her window
+    assert not window.error, window.error
+    for category in ("single", "indirect", "preference", "update", "multihop", "pinned", "new_chat"):
+        assert window.accuracy(category, kept=True) == 0.0, category
+    assert int(window.horizon()) <= Settings().memory.recent_messages
 
 
-def test_full_context_and_search_find_everything_the_window_lost(oracle_report: CheckReport) -> None:
-    full, search = result(oracle_report, "full"), result(oracle_report, "search")
-    assert full.overflow_at is None and full.accuracy() == 1.0 and full.accuracy(kept=True) == 1.0
-    # The search baseline holds nothing in its prompt: every fact came back through the recall tool.
-    assert search.accuracy() == 1.0 and search.horizon() == result(oracle_report, "window").horizon()
-    assert all("Let me think." in a.answer for a in search.answers if a.category != "abstention")
+def test_the_reader_oracle_is_no_longer_100_everywhere_and_shows_where_designs_lose(oracle_report: CheckReport) -> None:
+    summary, memos = result(oracle_report, "summary"), result(oracle_report, "memos")
+    assert summary.accuracy("single", kept=True) == 1.0 and summary.accuracy("update", kept=True) == 1.0
+    # The memo book keeps three highlights of eight messages: a dense story loses facts there.
+    assert memos.accuracy(kept=True) < summary.accuracy(kept=True)  # type: ignore[operator]
+    # Neither keeps what carries over to a new chat without the world.
+    assert summary.accuracy("new_chat", kept=True) == 0.0
+    # Paraphrased questions do not find their facts by searching their own words.
+    search, full = result(oracle_report, "search"), result(oracle_report, "full")
+    assert search.accuracy(kept=True) < full.accuracy(kept=True)  # type: ignore[operator]
+    cells = [r.accuracy(c, kept=True) for r in oracle_report.arms for c in ("single", "indirect", "temporal", "update")]
+    assert any(v is not None and v < 1.0 for v in cells)
 
 
-def test_no_character_knows_a_secret_it_was_not_told_in_any_arm(oracle_report: CheckReport) -> None:
+def test_the_writer_oracle_that_does_not_know_the_answers_keeps_less(oracle_report: CheckReport) -> None:
+    for name in ("summary", "memos"):
+        reader, writer = result(oracle_report, name), result(oracle_report, name, "writer")
+        assert writer.accuracy(kept=True) < reader.accuracy(kept=True), name  # type: ignore[operator]
+    assert not [r for r in oracle_report.arms if r.oracle == "writer" and r.arm in ("window", "full", "search")]
+
+
+def test_no_character_knows_what_it_was_not_told_in_any_arm(oracle_report: CheckReport) -> None:
     for found in oracle_report.arms:
-        before = [a for a in found.answers if a.probe in ("own_chat", "invited")]
-        assert len(before) == 2 and all(a.kept and a.correct for a in before), (found.arm, before)
-        assert all("reykjavik" not in a.answer.casefold() for a in before)
-
-
-def test_what_each_arm_costs_is_measured_per_turn(oracle_report: CheckReport) -> None:
-    for found in oracle_report.arms:
-        assert found.turns and all(t.prompt_tokens > 0 and t.token_source == "estimate" for t in found.turns)
-        assert found.reply_seconds() is not None and found.memory_seconds() is not None
-    window = result(oracle_report, "window").tokens_per_turn()
-    assert window is not None
-    for name in ("full", "summary", "memos", "both", "both+world"):
-        tokens = result(oracle_report, name).tokens_per_turn()
-        assert tokens is not None and tokens > window, name  # memory costs prompt tokens; the window is the floor
-    assert {h.fact for h in result(oracle_report, "summary").horizons} == {f.key for f in FACTS}
-
-
-def test_a_small_context_shows_when_full_context_stops_fitting(tmp_path: Path) -> None:
-    import asyncio
-
-    settings = Settings(context_size=1024, max_tokens=200)
-    report = asyncio.run(run_check(settings, OracleBackend(), arms=[arm("full")], padding=4, oracle=True))
-    full = report.arms[0]
-    assert full.overflow_at is not None and full.overflow_at > 0
-    assert full.accuracy(kept=True) is not None and full.accuracy(kept=True) < 1.0  # what no longer fit is lost
+        before = [a for a in found.answers if a.question in ("own_chat", "invited", "away", "branch", "swipe")]
+        assert len(before) == 5 and all(a.kept and a.correct for a in before), (found.arm, found.oracle, before)
 
 
 runner = CliRunner()
 
 
-def test_the_cli_prints_the_table_and_json(omoide_home: Path) -> None:
-    out = runner.invoke(app, ["memory", "check", "--oracle", "--arms", "window,summary", "--padding", "4"],
+def test_a_server_that_names_every_candidate_scores_at_most_10_percent(omoide_home: Path) -> None:
+    scenario = _scenario()
+    guesses = "? ".join(sorted(w.capitalize() for w in scenario.candidates)) + "? Honestly I don't know."
+    with http_server({"POST /v1/chat/completions": chat_reply(guesses)}) as server:
+        os.environ["OMOIDE_BASE_URL"] = address(server) + "/v1"
+        os.environ["OMOIDE_MODEL"] = "guesser"
+        try:
+            out = runner.invoke(app, ["memory", "check", "--scenario", scenario.source.replace("shipped/", _shipped_dir()),
+                                      "--arms", "window,summary", "--json"], catch_exceptions=False)
+        finally:
+            os.environ.pop("OMOIDE_BASE_URL")
+            os.environ.pop("OMOIDE_MODEL")
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.stdout)
+    answers = [a for r in data["arms"] for a in r["answers"]]
+    assert answers and sum(a["correct"] for a in answers) / len(answers) <= 0.10
+    window = next(r for r in data["arms"] if r["arm"] == "window")
+    for category in ("single", "indirect", "update"):  # its guesses stand in the window: they are not evidence
+        assert window["figures"]["kept"][category] == 0.0, category
+
+
+def _shipped_dir() -> str:
+    return str(Path(__file__).parents[2] / "src" / "omoide" / "check" / "scenarios") + "/"
+
+
+def test_a_scenario_written_outside_the_project_runs_and_its_categories_show(omoide_home: Path, tmp_path: Path) -> None:
+    mine = {
+        "format": 1, "name": "garden-club", "user": "Kai", "host": "suzune", "start": "2026-05-04T18:00",
+        "facts": [{"id": "rose", "evidence": [["albertine"], ["rose"]]},
+                  {"id": "hates", "evidence": [["slugs"], ["hate", "stand"]]}],
+        "questions": [
+            {"id": "rose", "category": "single", "ask": "Which climber did I plant by the shed?", "answer": "albertine",
+             "needs": ["rose"]},
+            {"id": "pests", "category": "preference", "ask": "What garden creature do I loathe?", "answer": "slugs",
+             "needs": ["hates"]},
+            {"id": "pond", "category": "abstention", "ask": "How deep is my pond?", "abstain": True},
+        ],
+        "events": [{"day": 1}, {"user": "I planted an Albertine rose by the shed today.", "fact": "rose"},
+                   {"user": "I can't stand slugs, they ate all my lettuce.", "fact": "hates"}, {"pad": 12},
+                   {"day": 3}, {"ask": "rose"}, {"ask": "pests"}, {"ask": "pond"}],
+        "padding": ["The tomatoes are slow this year.", "It rained on the allotment again."],
+    }
+    path = tmp_path / "garden.json"
+    path.write_text(json.dumps(mine))
+    out = runner.invoke(app, ["memory", "check", "--oracle", "--scenario", str(path), "--arms", "window,summary"],
                         catch_exceptions=False)
     assert out.exit_code == 0, out.output
-    for words in ("Memory check: oracle", "window", "summary", "horizon", "tokens/turn", "load average"):
-        assert words in out.output, words
-    out = runner.invoke(app, ["memory", "check", "--oracle", "--arms", "summary", "--padding", "4", "--json"],
-                        catch_exceptions=False)
-    data = json.loads(out.stdout)
-    assert data["oracle"] is True and [a["arm"] for a in data["arms"]] == ["summary"]
-    figures = data["arms"][0]["figures"]
-    assert figures["accuracy"]["single"] == 1.0 and figures["prompt_token_source"] == "estimate"
-    assert {a["probe"] for a in data["arms"][0]["answers"]} >= {"cat", "home", "three_days", "dog", "told"}
+    assert "reader oracle / writer oracle" in " ".join(out.output.split())
+    rows = {line.split("│")[1].strip(): line for line in out.output.splitlines() if line.startswith("│")}
+    assert {"single", "prefer", "abstain"} <= set(rows)
+    assert "garden-club" in out.output
+    summary_cells = [c.strip() for c in rows["single"].split("│")[1:-1]]
+    assert summary_cells[1] == "1" and summary_cells[2] == "0" and summary_cells[3] == "100/100"  # n, window, summary
 
 
-def test_an_unknown_arm_is_named_with_the_ones_there_are(omoide_home: Path) -> None:
+def test_an_unknown_arm_or_oracle_is_named_with_the_ones_there_are(omoide_home: Path) -> None:
     out = runner.invoke(app, ["memory", "check", "--oracle", "--arms", "summary,telepathy"])
     assert out.exit_code == 1
     assert "telepathy" in out.output and "both+world" in out.output
+    out = runner.invoke(app, ["memory", "check", "--oracle", "--oracles", "psychic"])
+    assert out.exit_code == 1 and "reader, writer" in out.output
+
+
+def test_a_small_context_shows_when_full_context_stops_fitting(omoide_home: Path) -> None:
+    settings = Settings(context_size=1024, max_tokens=200, discover_servers=[])
+    report = asyncio.run(run_check(settings, [OracleBackend("reader")], arms=[arm("full")], scenarios=[_scenario()]))
+    full = report.arms[0]
+    assert full.overflow_at is not None and full.overflow_at > 0
+    assert full.accuracy(kept=True) is not None and full.accuracy(kept=True) < 1.0  # what no longer fit is lost

@@ -1,20 +1,65 @@
-"""The ideal reader and the scoring, on prompts written by hand; the oracle's
-memory work, through omoide's own validators; the judge."""
+"""The ideal reader and the scoring, on prompts written by hand and on a small
+scenario; the oracles' memory work through omoide's own validators; the judge;
+the scenario format's errors."""
 
 from __future__ import annotations
 
+import json
 from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pytest
 
 from omoide.check.judge import JUDGE_PROMPT, judge_request, verdict
-from omoide.check.oracle import answer_memory
-from omoide.check.reader import DONT_KNOW, read, score, sightings, today_in
+from omoide.check.oracle import Oracle
+from omoide.check.reader import DONT_KNOW, Reader, score, statements, today_in
 from omoide.check.results import Answer
-from omoide.check.script import probe
+from omoide.check.scenario import Scenario, load, parse
+from omoide.errors import CommandError
 from omoide.memory.memos import parse_highlights
 from omoide.memory.summary import validate_summary
 from tests.scripted import ScriptedBackend
 
 TAIL = "Current date and time: Saturday 07 March 2026, 19:05."
+
+
+def story(**more: Any) -> Scenario:
+    data: dict[str, Any] = {
+        "format": 1, "name": "hand", "user": "Kai", "host": "suzune",
+        "facts": [
+            {"id": "cat", "evidence": [["biscuit"], ["cat"]]},
+            {"id": "bike", "evidence": [["comet"], ["bicycle"]]},
+            {"id": "home_old", "evidence": [["london"], ["live", "flat"]]},
+            {"id": "home_new", "evidence": [["berlin"], ["moved", "live"]], "supersedes": "home_old"},
+            {"id": "kites", "evidence": [["kites"]], "event": True},
+            {"id": "porch", "evidence": [["porch"]], "event": True},
+            {"id": "race", "evidence": [["marathon"]], "event": True, "relative": "three days ago", "days_before": 3},
+        ],
+        "questions": [
+            {"id": "cat", "category": "single", "ask": "What's my pet called?", "answer": "biscuit", "needs": ["cat"],
+             "distractors": ["pepper"]},
+            {"id": "bike", "category": "single", "ask": "What did I call my bike?", "answer": "comet", "needs": ["bike"]},
+            {"id": "home", "category": "update", "ask": "Which city am I living in now?", "answer": "berlin",
+             "needs": ["home_new"], "stale": ["london"]},
+            {"id": "when", "category": "temporal", "ask": "What did we do three days ago?", "answer": "kites",
+             "needs": ["kites"], "days_ago": 3, "distractors": ["porch"]},
+            {"id": "first", "category": "temporal", "ask": "Which came first, my marathon or the kites?",
+             "answer": "marathon", "order": ["race", "kites"], "distractors": ["kites"]},
+            {"id": "dog", "category": "abstention", "ask": "What's my dog called?", "abstain": True},
+            {"id": "secret", "category": "boundary", "ask": "Wren, where did I apply?", "refuse": ["reykjavik"]},
+            {"id": "told", "category": "boundary", "ask": "Wren, where did I apply, and who told you?",
+             "answer": "reykjavik", "also": [["suzune"]], "needs": ["secret"]},
+        ],
+        "events": [{"ask": "cat"}],
+    }
+    data["facts"].append({"id": "secret", "evidence": [["reykjavik"]]})
+    data.update(more)
+    return parse(data, "hand.json")
+
+
+def question(s: Scenario, qid: str) -> Any:
+    return s.questions[qid]
 
 
 def test_dates_are_read_from_stamps_spans_recall_lines_and_diary_headings() -> None:
@@ -27,63 +72,121 @@ def test_dates_are_read_from_stamps_spans_recall_lines_and_diary_headings() -> N
     ])
     today = today_in(text)
     assert today == date(2026, 3, 7)
-    assert sightings(text, "rye bread", today)[0].span == (date(2026, 3, 2), date(2026, 3, 3))
-    assert sightings(text, "kites", today)[0].span == (date(2026, 3, 4), date(2026, 3, 4))
-    assert sightings(text, "porch", today)[0].span == (date(2026, 3, 5), date(2026, 3, 5))
-    assert sightings(text, "aquarium", today)[0].span == (date(2026, 3, 5), date(2026, 3, 5))  # the line above's
-    assert sightings("x\n\naquarium", "aquarium")[0].span is None  # a new paragraph forgets the dates before
+    spans = {s.text.split()[-1].strip("."): s.span for s in statements(text, today)}
+    assert spans["bread"] == (date(2026, 3, 2), date(2026, 3, 3))
+    assert spans["kites"] == (date(2026, 3, 4), date(2026, 3, 4))
+    assert spans["porch"] == (date(2026, 3, 5), date(2026, 3, 5))
+    assert spans["aquarium"] == (date(2026, 3, 5), date(2026, 3, 5))  # the line above's
+    assert statements("x\n\naquarium", None)[-1].span is None  # a new paragraph forgets the dates before
+
+
+def test_a_question_is_no_evidence_and_a_fact_needs_its_context_words() -> None:
+    s = story()
+    cat = question(s, "cat")
+    assert Reader("[03/02 19:03] Kai: Is your cat called Biscuit?", s).read(cat).right is False
+    assert Reader("[03/02 19:03] Kai: Biscuit was loud today.", s).read(cat).right is False  # Biscuit who?
+    assert Reader("[03/02 19:03] Kai: Biscuit was loud today.\n[03/02 19:04] Kai: My cat is Biscuit.", s).read(cat).right
+    # The words that say what the value is may stand in the sentence beside it.
+    told = "[03/03 19:03] Kai said: he finally named his bicycle. It's called Comet, because it's fast."
+    assert Reader(told, s).read(question(s, "bike")).right
 
 
 def test_a_time_question_is_answered_only_when_a_date_says_which_day() -> None:
-    three = probe("three_days")  # asked on Saturday 7 March: Wednesday 4 March
+    s = story()
+    when = question(s, "when")  # asked on Saturday 7 March: Wednesday 4 March
     dated = f"[03/04 19:03] Kai: Today we flew kites on the dunes.\n[03/05 19:03] Kai: Today we repainted the porch.\n{TAIL}"
-    assert score(three, read(three, dated))
+    assert Reader(dated, s).read(when).right
     undated = f"Kai and Suzune flew kites on the dunes and repainted the porch.\n{TAIL}"
-    assert not score(three, read(three, undated))
+    assert not Reader(undated, s).read(when).right
     coarse = f"[03/02 19:00 – 03/05 20:00] They flew kites and repainted the porch.\n{TAIL}"
-    assert read(three, coarse) == "I'm not sure which of those days it was."  # one span for two events
-    assert not score(three, read(three, dated.replace(TAIL, "")))  # no date in the prompt: no "three days ago"
+    assert not Reader(coarse, s).read(when).right  # one span for two events
+    assert not Reader(dated.replace(TAIL, ""), s).read(when).right  # no date in the prompt: no "three days ago"
 
 
-def test_an_updated_fact_is_answered_with_the_newest_value() -> None:
-    home = probe("home")
-    text = f"[03/02 19:03] Kai: I live in London.\n[03/05 19:03] Kai: I moved to Berlin.\n{TAIL}"
-    assert "Berlin" in read(home, text) and score(home, read(home, text))
-    stale = f"[03/02 19:03] Kai: I live in London.\n{TAIL}"
-    assert not score(home, read(home, stale))
+def test_an_event_told_later_with_a_relative_phrase_is_dated_by_it() -> None:
+    s = story()
+    first = question(s, "first")  # the marathon on 03/02, told on 03/05; the kites on 03/04
+    kept = f"[03/04 19:03] Kai: Today we flew kites.\n[03/05 19:03] Kai: Three days ago I ran my first marathon.\n{TAIL}"
+    assert Reader(kept, s).read(first).right
+    # A memory that drops "three days ago" dates the marathon by its telling: after the kites.
+    lost = f"[03/04 19:03] Kai: Today we flew kites.\n[03/05 19:03] Kai said: he ran his first marathon.\n{TAIL}"
+    assert not Reader(lost, s).read(first).right
+    assert score(first, "The marathon came first, then the kites.", s)
+    assert not score(first, "The kites came first, then the marathon.", s)
 
 
-def test_scoring_is_containment_with_refusals_and_abstention() -> None:
-    told, invited, dog = probe("told"), probe("invited"), probe("dog")
-    assert score(told, "Suzune told me: Reykjavik, the observatory.")
-    assert not score(told, "Reykjavik, I think.")  # without its source
-    assert score(invited, "No idea, dear.") and not score(invited, "The observatory in Reykjavik!")
-    assert score(dog, "You never told me you had a dog.") and not score(dog, "His name is Rex.")
-    assert read(dog, "anything at all") == DONT_KNOW
+def test_an_update_outdates_the_old_value_by_its_date_and_a_correction_in_one_sentence() -> None:
+    s = story()
+    home = question(s, "home")
+    both = f"[03/02 19:03] Kai: I live in London, in a flat.\n[03/05 19:03] Kai: I moved to Berlin.\n{TAIL}"
+    assert Reader(both, s).read(home).right
+    assert not Reader(f"[03/02 19:03] Kai: I live in London, in a flat.\n{TAIL}", s).read(home).right
+    older = f"[03/05 19:03] Kai: I moved to Berlin.\n[03/06 19:03] Kai: I live in London, in a flat.\n{TAIL}"
+    assert not Reader(older, s).read(home).right  # the stale value told later wins: not kept
+    corrected = f"[03/05 19:03] Kai said: he moved from London to Berlin; he doesn't live in London anymore.\n{TAIL}"
+    assert Reader(corrected, s).read(home).right
+
+
+def test_a_guess_that_names_every_candidate_scores_zero_everywhere() -> None:
+    s = story()
+    guess = "Biscuit? Comet? Berlin? London? Kites? Marathon? Reykjavik? Suzune? Honestly I don't know."
+    assert not any(score(q, guess, s) for q in s.questions.values())
+    assert score(question(s, "cat"), "His name is Biscuit.", s)
+    assert not score(question(s, "cat"), "Biscuit, or maybe Pepper.", s)  # a distractor named
+    assert not score(question(s, "cat"), "Biscuit or Comet, one of those.", s)  # another value of the story
+    assert not score(question(s, "home"), "London.", s)
+    assert not score(question(s, "home"), "Berlin or London.", s)  # the stale value, as current
+    assert score(question(s, "home"), "Berlin now, not London anymore.", s)  # the stale value as past
+    assert score(question(s, "dog"), "You never told me you had a dog.", s)
+    assert not score(question(s, "dog"), "I don't know... Biscuit?", s)  # a decline that guesses
+    assert score(question(s, "secret"), "No idea, dear.", s) and not score(question(s, "secret"), "Reykjavik!", s)
+    assert score(question(s, "told"), "Suzune told me: Reykjavik.", s)
+    assert not score(question(s, "told"), "Reykjavik, I think.", s)  # without its source
 
 
 def test_the_oracles_memory_work_passes_omoides_own_checks() -> None:
-    material = "\n".join([
-        "[03/02 19:03] Kai: By the way, my cat is called Biscuit. I love him.",
-        "[03/02 19:04] Suzune: Mm.",
-        "[03/02 19:06] Kai: I live in London these days, I think I'll stay.",
-        "[03/02 19:09] Kai: Today we went to the aquarium on the pier together. I loved it.",
+    s = story()
+    conversation = "\n".join([
+        "Conversation:",
+        "[03/02 19:03] Kai: By the way, my cat is called Biscuit. He sleeps on the radiator all day.",
+        "[03/02 19:03] Suzune: Mm. *She nods and wipes the counter.*",
+        "[03/02 19:06] Kai: The 7:40 train from Hollow Bay was late again because of fog.",
     ])
-    summary = answer_memory("summary", f"Summarize ...\nConversation:\n{material}\n\nSummary:")
-    kept = validate_summary(summary, name="Suzune", user="Kai")
-    assert "[03/02 19:03] Kai said: By the way, his cat is called Biscuit." in kept and "London" in kept
-    memo = answer_memory("memo", f"Journey Highlights ...\nMessages:\n{material}\n\nJourney Highlights:")
-    highlights = parse_highlights(memo, material)
-    assert len(highlights) == 3 and any("aquarium" in h for h in highlights)
-    assert answer_memory("world.offscreen", "What Kai said: nothing of note") == "NOTHING"
+    for kind in ("reader", "writer"):
+        summary = Oracle(kind, s).memory("summary", f"Summarize.\n{conversation}\n\nSummary:", 200)  # type: ignore[arg-type]
+        assert "biscuit" in summary.casefold() and "[03/02 19:03]" in summary
+        validate_summary(summary, name="Suzune", user="Kai")
+        memo = Oracle(kind, s).memory("memo", "Journey Highlights\nMessages:\n" + conversation.split("\n", 1)[1], 200)  # type: ignore[arg-type]
+        assert parse_highlights(memo)
+    # The reader oracle copies only what tells a fact; the writer, knowing nothing, keeps the train too.
+    reader = Oracle("reader", s).memory("summary", conversation, 200)
+    writer = Oracle("writer", s).memory("summary", conversation, 200)
+    assert "hollow bay" not in reader.casefold() and "hollow bay" in writer.casefold()
 
 
-async def test_the_judge_is_asked_with_its_printed_prompt_and_its_word_is_read() -> None:
-    answer = Answer("cat", "single", "What is my cat called?", "suzune", "Biscuit, of course.", True, True)
-    request = judge_request(answer)
-    assert request[0]["content"] == JUDGE_PROMPT.format(question=answer.question, truth="Biscuit", answer=answer.answer)
-    judge = ScriptedBackend([["CORRECT"], ["Wrong."], ["Hmm, maybe"], [TimeoutError()]])
-    assert await verdict(judge, answer) == (True, "CORRECT")
-    assert await verdict(judge, answer) == (False, "Wrong.")
-    assert (await verdict(judge, answer))[0] is None  # no verdict is not a verdict
-    assert (await verdict(judge, answer))[0] is None
+def test_a_scenario_file_with_a_mistake_is_refused_with_where_it_is(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"format": 1, "facts": [], "questions": [
+        {"id": "q", "category": "telepathy", "ask": "?", "answer": "x"}], "events": []}))
+    with pytest.raises(CommandError) as refused:
+        load(bad)
+    assert "questions[0]" in refused.value.message and "telepathy" in refused.value.message
+    bad.write_text(json.dumps({"format": 2}))
+    with pytest.raises(CommandError, match="format"):
+        load(bad)
+    bad.write_text("{not json")
+    with pytest.raises(CommandError, match="not valid JSON"):
+        load(bad)
+    with pytest.raises(CommandError, match="not a scenario file"):
+        load(tmp_path)
+
+
+async def test_the_judge_is_asked_with_the_values_that_are_wrong() -> None:
+    s = story()
+    answer = Answer("home", "update", "Which city am I living in now?", "suzune", "Berlin.", True, True)
+    prompt = judge_request(answer, s)[0]["content"]
+    assert "london" in prompt and "Berlin." in prompt and "several possibilities" in JUDGE_PROMPT
+    said = await verdict(ScriptedBackend(["CORRECT"]), answer, s)
+    assert said == (True, "CORRECT")
+    assert (await verdict(ScriptedBackend(["Hmm."]), answer, s))[0] is None
+    assert DONT_KNOW.startswith("I don't know")

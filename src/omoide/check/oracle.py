@@ -1,13 +1,21 @@
-"""The oracle: a scripted server whose memory work copies every planted fact
-faithfully, and whose answers are the ideal reader's (reader.py).
+"""The oracles: scripted servers that need no model, so the check measures the
+design alone.
 
-Run against it, the check measures the design alone: a fact is found exactly
-when the design brought it within reach of the prompt (its memory horizon),
-whatever a model would make of it. Memory work (summary, memo, diary, world
-steps) copies the lines of its material that hold a fact, word for word and
-with their time stamps; it reads only its task (a request continuing the
-chat's prompt is read from its last message), never the prompt around it.
-Its chat replies are short and say nothing anyone asks back; it writes no
+Both answer a question the way the ideal reader of the prompt would
+(reader.py): a fact is found exactly when the design brought it within reach.
+They differ in their memory work (summary, memo, diary compression, world
+steps), which reads only its task, never the chat prompt a request continues:
+
+- the **reader** oracle knows the answer key: it copies, word for word and with
+  their stamps, every line of its material that tells a fact of the scenario
+  (or a word a character must not know). It measures whether a layer that holds
+  a fact reaches the prompt: an upper bound.
+- the **writer** oracle does not: it keeps what the extractive writer
+  (memory/extract.py) picks, the sentences with names, numbers, dates, places,
+  preferences and corrections, within the budget the request gives. It
+  measures what the design keeps when its writer must choose.
+
+Their chat replies are short and name nothing anyone asks back; they write no
 diary entries (what a model chooses to save is the model's part).
 """
 
@@ -15,16 +23,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from typing import Any, Literal
 
-from omoide.check.reader import read
-from omoide.check.script import FACTS, FILLER_REPLY, PROBES, TOLD
+from omoide.check.reader import Reader, holds, names, statements
+from omoide.check.scenario import Scenario
 from omoide.llm.base import ChatMessage, Done, Event, TextDelta, TokenCount, ToolSpec, estimate_tokens, is_memory_task
-from omoide.llm.stamps import split_stamp
+from omoide.memory.extract import extract, material_lines, reported
 
-EVIDENCE = tuple(dict.fromkeys([*(f.evidence for f in FACTS), *(w for p in PROBES for w in p.refuse)]))
+Kind = Literal["reader", "writer"]
+FILLER_REPLY = "Mm. *She nods and wipes the counter.*"
 _INLINE_RECALL = "<recall>"
 _RECALLED = "(What comes back to you"
+_STOP = frozenset(
+    "a an the and or but of to in on at for with by from about as is are was were be been do does did done what which who "
+    "whom whose when where why how i me my you your we our us it its he she they them his her this that these those "
+    "there here have has had not no yes can could would should will shall may might must tell told say said".split())
 
 WORLD_STEPS = (
     ("offscreen_goal", "If that goal still matters more"),
@@ -37,7 +50,7 @@ WORLD_STEPS = (
 )
 
 
-def _kind(messages: Sequence[ChatMessage]) -> tuple[str, str]:
+def task_kind(messages: Sequence[ChatMessage]) -> tuple[str, str]:
     """(what the request is, the text of its task)."""
     last = str(messages[-1].get("content", ""))
     if is_memory_task(messages[-1]) or "speakers" not in messages[0]:
@@ -55,83 +68,89 @@ def _kind(messages: Sequence[ChatMessage]) -> tuple[str, str]:
     return "chat", last
 
 
-def _material(task: str, heading: str) -> str:
-    """The part of a task after its material's heading ("Conversation:" ...)."""
-    at = task.rfind(f"{heading}:\n")
-    return task[at + len(heading) + 2:] if at >= 0 else task
+def recall_query(question: str) -> str:
+    """What the oracle searches for: the question's own content words (which, in a
+    good scenario, are not the fact's)."""
+    words = [w for w in re.findall(r"[\w']+", question.casefold()) if w not in _STOP and len(w) > 2]
+    return " ".join(words[:6])
 
 
-_THIRD_PERSON = ((r"\bI'm\b", "he's"), (r"\bI've\b", "he's"), (r"\bI'll\b", "he'll"), (r"\bI\b", "he"),
-                 (r"\bmy\b", "his"), (r"\bMy\b", "His"), (r"\bme\b", "him"))
+class Oracle:
+    """The memory work and answers of one oracle over one scenario."""
 
+    def __init__(self, kind: Kind, scenario: Scenario) -> None:
+        self.kind = kind
+        self.scenario = scenario
 
-def fact_lines(text: str) -> list[str]:
-    """Every line of `text` that holds a fact, once, as it stands (stamps kept),
-    told in the third person ("Kai said: his cat is called Biscuit"), as a
-    summary is written."""
-    out: list[str] = []
-    for raw in text.splitlines():
-        line = raw.strip().lstrip("-•").strip()
-        if not any(word in line.casefold() for word in EVIDENCE):
-            continue
-        stamp, rest = split_stamp(line)
-        rest = re.sub(r"^(\w[\w ]{0,30}): ", r"\1 said: ", rest, count=1)
-        for first, third in _THIRD_PERSON:
-            rest = re.sub(first, third, rest)
-        line = f"{stamp} {rest}".strip()
-        if line not in out:
-            out.append(line)
-    return out
+    def telling(self, line: str) -> bool:
+        """The line tells a fact of the scenario, or a word someone must not know."""
+        for s in statements(line, None):
+            if any(holds(s, f) for f in self.scenario.facts.values()):
+                return True
+            if any(names(s.text, w) for q in self.scenario.questions.values() for w in q.refuse):
+                return True
+        return False
 
+    def keep(self, lines: Sequence[str], budget_chars: int) -> list[str]:
+        if self.kind == "reader":
+            return [reported(line) for line in dict.fromkeys(lines) if self.telling(line)]
+        host = self.scenario.host.capitalize()
+        return [reported(line) for line in extract(lines, user=self.scenario.user, character=host, budget_chars=budget_chars)]
 
-def answer_memory(kind: str, task: str) -> str:
-    """Memory work: the facts of the material, copied."""
-    if kind == "memo":
-        lines = fact_lines(_material(task, "Messages"))
-        if not lines:
-            return "【Highlight 1】: They talked about ordinary things, the weather and the trains."
-        return "\n".join(f"【Highlight {i}】: {line}" for i, line in enumerate(lines, 1))
-    if kind == "summary":  # a rewrite keeps the facts of the summary it folds in; a new part adds its own
-        folded = task.find("Previous summary:\n")
-        previous = task[folded: task.rfind("Conversation:\n")] if folded >= 0 else ""
-        lines = [*fact_lines(previous), *fact_lines(_material(task, "Conversation"))]
-        return " ".join(["They talked about ordinary things, and she listened.", *dict.fromkeys(lines)])
-    if kind == "diary":
-        return "\n".join(["Kept from the diary:", *fact_lines(_material(task, "Diary"))])
-    step = kind.removeprefix("world.")
-    fixed = {"goal": "Ask how the week went.", "descriptor": "Friend.", "offscreen_goal": "KEEP"}
-    if step in fixed:
-        return fixed[step]
-    lines = fact_lines(task)
-    if step == "offscreen":
-        return " ".join(lines) if lines else "NOTHING"
-    return " ".join(["They remember the evening together.", *lines])
+    def memory(self, kind: str, task: str, max_tokens: int | None) -> str:
+        budget = 4 * (max_tokens or 400)
+        if kind == "memo":
+            lines = self.keep(material_lines(task, "Messages"), budget)[:3]
+            if not lines:
+                return "【Highlight 1】: They talked about ordinary things, the weather and the trains."
+            return "\n".join(f"【Highlight {i}】: {line}" for i, line in enumerate(lines, 1))
+        if kind == "summary":  # a rewrite keeps what it folds in; a new part adds its own
+            folded = task.find("Previous summary:\n")
+            previous = task[folded: task.rfind("Conversation:\n")] if folded >= 0 else ""
+            old = [line for line in previous.splitlines()[1:] if line.strip()]
+            lines = [*self.keep(old, budget // 2), *self.keep(material_lines(task, "Conversation"), budget)]
+            return " ".join(["They talked about ordinary things, and she listened.", *dict.fromkeys(lines)])
+        if kind == "diary":
+            return "\n".join(["Kept from the diary:", *self.keep(material_lines(task, "Diary"), budget)])
+        step = kind.removeprefix("world.")
+        fixed = {"goal": "Ask how the week went.", "descriptor": "Friend.", "offscreen_goal": "KEEP"}
+        if step in fixed:
+            return fixed[step]
+        lines = self.keep(task.splitlines(), budget)
+        if step == "offscreen":
+            return " ".join(lines) if lines else "NOTHING"
+        return " ".join(["They remember the evening together.", *lines])
 
-
-def answer_chat(messages: Sequence[ChatMessage], recall_offered: bool) -> str:
-    """A chat turn: the ideal reader's answer to a question of the script, or a
-    line that says nothing anyone asks back."""
-    question = next((str(m.get("content", "")) for m in reversed(messages) if m["role"] == "user"), "")
-    probe = next((p for p in PROBES if p.question in question), None)
-    text = "\n".join(str(m.get("content", "")) for m in messages)
-    if probe is None:
-        return FILLER_REPLY
-    answer = read(probe, text)
-    searched = str(messages[-1].get("content", "")).startswith(_RECALLED)
-    if recall_offered and not searched and probe.recall and answer.startswith(("I don't", "I can't")):
-        return f"Let me think. {_INLINE_RECALL}{probe.recall}</recall>"
-    return answer
+    def chat(self, messages: Sequence[ChatMessage], recall_offered: bool) -> str:
+        """The ideal reader's answer to a question of the scenario, or a line that
+        names nothing anyone asks back."""
+        asked = next((str(m.get("content", "")) for m in reversed(messages) if m["role"] == "user"), "")
+        question = next((q for q in self.scenario.questions.values() if q.ask in asked), None)
+        if question is None:
+            return FILLER_REPLY
+        text = "\n".join(str(m.get("content", "")) for m in messages)
+        reading = Reader(text, self.scenario).read(question)
+        searched = str(messages[-1].get("content", "")).startswith(_RECALLED)
+        if recall_offered and not searched and reading.right is False and not question.refuse:
+            return f"Let me think. {_INLINE_RECALL}{recall_query(question.ask)}</recall>"
+        return reading.said
 
 
 class OracleBackend:
-    """A Backend (llm/base.py) that needs no model."""
+    """A Backend (llm/base.py) that needs no model; `study` gives it the
+    scenario about to be played."""
 
-    name = "oracle"
-    model = "oracle"
     supports_tools = False
 
-    def __init__(self) -> None:
+    def __init__(self, kind: Kind = "reader") -> None:
+        self.kind: Kind = kind
+        self.name = f"oracle ({kind})"
+        self.model = f"{kind} oracle"
         self.requests = 0
+        self.oracle: Oracle | None = None
+
+    def study(self, scenario: Scenario) -> None:
+        self.oracle = Oracle(self.kind, scenario)
 
     async def stream(
         self,
@@ -143,12 +162,13 @@ class OracleBackend:
         cache_key: str | None = None,
     ) -> AsyncIterator[Event]:
         self.requests += 1
-        kind, task = _kind(messages)
+        assert self.oracle is not None, "study(scenario) first"
+        kind, task = task_kind(messages)
         if kind == "chat":
             offered = _INLINE_RECALL in str(messages[0].get("content", ""))
-            text = answer_chat(messages, offered)
+            text = self.oracle.chat(messages, offered)
         else:
-            text = answer_memory(kind, task)
+            text = self.oracle.memory(kind, task, max_tokens)
         yield TextDelta(text)
         yield Done("stop")
 
@@ -156,10 +176,7 @@ class OracleBackend:
         return estimate_tokens(messages)
 
     async def check(self) -> str:
-        return "the memory check's oracle (no model)"
+        return f"the memory check's {self.kind} oracle (no model)"
 
     async def aclose(self) -> None:
         return None
-
-
-__all__ = ["OracleBackend", "TOLD", "answer_chat", "answer_memory", "fact_lines"]

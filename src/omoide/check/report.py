@@ -1,74 +1,115 @@
-"""The check's results on the terminal: one row per arm (rich, never markup
-from the model), the notes that say what the figures cover, and the answers
-themselves on request."""
+"""The check's results on the terminal: a row per category and a column per arm
+(rich, never markup from the model), the costs per arm, the notes that say what
+the figures cover, and the answers themselves on request."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
 from omoide.check.judge import JUDGE_PROMPT
-from omoide.check.results import ArmResult
+from omoide.check.results import ArmResult, Horizon, cell
 from omoide.check.run import CheckReport
-from omoide.check.script import CATEGORIES, Category
+from omoide.check.scenario import CATEGORIES
 from omoide.safe_text import oneline, safe
 
-
-def percent(value: float | None) -> str:
-    return "–" if value is None else f"{round(value * 100)}"
+SHORT = {"point_in_time": "point in time", "new_chat": "new chat", "abstention": "abstain", "preference": "prefer"}
 
 
-def cell(result: ArmResult, category: Category) -> str:
-    answered = percent(result.accuracy(category))
-    if category == "abstention":
-        return answered
-    return f"{answered}/{percent(result.accuracy(category, kept=True))}"
+def _categories(report: CheckReport) -> list[str]:
+    return [c for c in CATEGORIES if any(a.category == c for r in report.arms for a in r.answers)]
 
 
-HEADINGS = {"single": "single", "updated": "updated", "time": "time", "abstention": "abstain", "boundary": "boundary"}
-
-
-def accuracy_table(report: CheckReport) -> Table:
-    measured = "oracle (the design alone)" if report.oracle else f"{report.backend} · {report.model or 'default'}"
-    out = Table(title=safe(f"Memory check: {measured}", "bold"), title_justify="left",  # the model's name is the server's text
-                caption="answered % / kept % (what an ideal reader of the same prompt finds)", caption_justify="left")
-    out.add_column("arm", style="bold")
-    for category in CATEGORIES:
-        out.add_column(HEADINGS[category], justify="right")
-    out.add_column("all", justify="right")
-    for result in report.arms:
-        row = [result.arm, *(cell(result, c) for c in CATEGORIES),
-               f"{percent(result.accuracy())}/{percent(result.accuracy(kept=True))}"]
-        out.add_row(*(Text(value) for value in row), style="red" if result.error else "")
+def _table(report: CheckReport, title: str, caption: str, show: Callable[[list[ArmResult], str | None], str]) -> Table:
+    out = Table(title=safe(title, "bold"), title_justify="left", caption=caption, caption_justify="left")
+    out.add_column("category", style="bold")
+    out.add_column("n", justify="right", style="dim")
+    arms = report.arm_names()
+    for arm in arms:
+        out.add_column(arm.replace("+", "\n+"), justify="right")
+    first = report.oracles[0] if report.oracles else ""
+    for category in [*_categories(report), None]:
+        asked = cell(report.results(arms[0], first), category).questions if arms else 0
+        row = [SHORT.get(category or "", category or "all"), str(asked)]
+        row += [show(report.results(arm, first) if not report.oracles else [r for r in report.arms if r.arm == arm],
+                     category) for arm in arms]
+        out.add_row(*(Text(v) for v in row), style="bold" if category is None else "")
     return out
+
+
+def kept_table(report: CheckReport) -> Table:
+    if report.oracles:
+        kinds = report.oracles
+
+        def both(results: list[ArmResult], category: str | None) -> str:
+            ran = [k for k in kinds if any(r.oracle == k for r in results)]  # the writer skips the baselines
+            return "/".join(cell([r for r in results if r.oracle == k], category, kept=True).show() for k in ran)
+
+        return _table(report, "Memory check: what the design keeps (" + " / ".join(f"{k} oracle" for k in kinds) + ")",
+                      "kept %: an ideal reader of the prompt, less the character's own replies, answers right; "
+                      "mean over the scenarios ±their spread (std.); n: questions per arm", both)
+    return _table(report, f"Memory check: {report.backend} · {report.model or 'default'}: kept",
+                  "kept %: an ideal reader of the same prompt, less the model's own replies, answers right",
+                  lambda results, category: cell(results, category, kept=True).show())
+
+
+def answered_table(report: CheckReport) -> Table:
+    return _table(report, f"Memory check: {report.backend} · {report.model or 'default'}: answered",
+                  "answered %: the answer gives the value and names no other value of the story, "
+                  "no stale value as current, nothing it must not know",
+                  lambda results, category: cell(results, category).show())
+
+
+def _horizon(results: list[ArmResult]) -> str:
+    spans: list[Horizon] = [h for r in results for h in r.horizons]
+    if not spans:
+        return "–"
+    lost = [h.messages for h in spans if not h.censored]
+    return str(min(lost)) if lost else f"≥{max(h.messages for h in spans)}"
 
 
 def cost_table(report: CheckReport) -> Table:
     out = Table(title="How long it holds, and what it costs", title_justify="left")
     out.add_column("arm", style="bold")
+    if report.oracles:
+        out.add_column("oracle")
     out.add_column("horizon", justify="right")
+    out.add_column("stale %", justify="right")
     out.add_column("tokens/turn", justify="right")
     out.add_column("reply s", justify="right")
     out.add_column("memory s", justify="right")
     if report.judged:
         out.add_column("judge %", justify="right")
-    for result in report.arms:
-        tokens = result.tokens_per_turn()
-        reply, memory = result.reply_seconds(), result.memory_seconds()
-        row = [result.arm, result.horizon(), "–" if tokens is None else f"{tokens:,.0f}",
-               "–" if reply is None else f"{reply:.2f}", "–" if memory is None else f"{memory:.2f}"]
-        if report.judged:
-            row.append(percent(result.accuracy(judge=True)))
-        out.add_row(*(Text(value) for value in row), style="red" if result.error else "")
+    for kind in report.oracles or ("",):
+        for arm in report.arm_names():
+            results = report.results(arm, kind)
+            if not results:
+                continue
+            tokens = [t.prompt_tokens for r in results for t in r.turns]
+            replies = sorted(t.reply_seconds for r in results for t in r.turns)
+            memory = [t.memory_seconds for r in results for t in r.turns]
+            stale = [a.stale_named for r in results for a in r.answers if a.category == "update"]
+            row = [arm, *([kind] if report.oracles else []), _horizon(results),
+                   f"{round(100 * sum(stale) / len(stale))}" if stale else "–",
+                   f"{sum(tokens) / len(tokens):,.0f}" if tokens else "–",
+                   f"{replies[len(replies) // 2]:.2f}" if replies else "–",
+                   f"{sum(memory) / len(memory):.2f}" if memory else "–"]
+            if report.judged:
+                row.append(cell(results, None, judge=True).show())
+            out.add_row(*(Text(v) for v in row), style="red" if any(r.error for r in results) else "")
     return out
 
 
 def notes(report: CheckReport) -> Group:
+    scenarios = ", ".join(f"{s['name']} ({s['messages']} messages, {s['questions']} questions)" for s in report.scenarios)
     lines = [
-        f"{len(report.arms)} arm(s); {report.padding} turns of ordinary talk each evening; context_size {report.context_size}.",
+        f"{len(report.scenarios)} scenario(s): {scenarios}; context_size {report.context_size}.",
         "horizon: messages a fact stayed in every prompt after it was said: the shortest stay of a fact that "
         "left; ≥N: none left, the oldest was still there N messages on.",
+        "stale %: knowledge-update answers that named the old value as current.",
         "reply s: median seconds to a whole reply; memory s: mean seconds of memory work after a turn.",
     ]
     sources = sorted({s for r in report.arms for s in r.token_source().split(", ")})
@@ -76,17 +117,17 @@ def notes(report: CheckReport) -> Group:
                  + (" (characters / 4: no tokenizer)" if "estimate" in sources else "") + ".")
     for result in report.arms:
         if result.overflow_at is not None:
-            lines.append(f"{result.arm}: from message {result.overflow_at} the prompt no longer fit the context; "
-                         "its oldest messages were left out.")
+            lines.append(f"{result.arm} on {result.scenario}: from message {result.overflow_at} the prompt no longer "
+                         "fit the context; its oldest messages were left out.")
         if result.error:
-            lines.append(f"{result.arm} stopped: {oneline(result.error)}")
+            lines.append(f"{result.arm} on {result.scenario} stopped: {oneline(result.error)}")
     if report.load_before is not None:
         after = report.load_after or report.load_before
-        lines.append(f"load average {report.load_before[0]:.2f} before, {after[0]:.2f} after, on {report.cpus} CPU(s): "
-                     "times taken beside other work are not figures to publish.")
-    out: list[Text] = [Text(line, style="dim") for line in lines]
+        lines.append(f"{report.seconds:.0f} s; load average {report.load_before[0]:.2f} before, {after[0]:.2f} after, "
+                     f"on {report.cpus} CPU(s): times taken beside other work are not figures to publish.")
+    out: list[Text] = [safe(line, "dim") for line in lines]  # scenario names and sources are the file's text
     if report.judged:
-        out.append(Text("\nThe judge was asked, for every answer:", style="bold"))
+        out.append(safe(f"\nThe judge ({report.judged}) was asked, for every answer:", "bold"))
         out.append(Text(JUDGE_PROMPT))
     return Group(*out)
 
@@ -95,10 +136,12 @@ def answers(report: CheckReport) -> Group:
     """Every answer, as the model gave it (inert: it is model output)."""
     rows: list[Text] = []
     for result in report.arms:
-        rows.append(Text(f"\n{result.arm}", style="bold"))
+        rows.append(safe(f"\n{result.arm} · {result.scenario}" + (f" · {result.oracle} oracle" if result.oracle else ""),
+                         "bold"))
         for answer in result.answers:
             mark = "✓" if answer.correct else "✗"
-            line = Text(f"  {mark} {answer.probe:<11} ", style="green" if answer.correct else "red")
+            line = Text(f"  {mark} ", style="green" if answer.correct else "red")
+            line.append(safe(f"{oneline(answer.question, 24):<14} "))
             line.append(safe(oneline(answer.answer, 160)))
             if answer.judge_said:
                 line.append(Text("  judge: ", style="dim"))
@@ -108,7 +151,9 @@ def answers(report: CheckReport) -> Group:
 
 
 def show(console: Console, report: CheckReport, *, with_answers: bool = False) -> None:
-    console.print(accuracy_table(report))
+    if not report.oracles:
+        console.print(answered_table(report))
+    console.print(kept_table(report))
     console.print(cost_table(report))
     console.print(notes(report))
     if with_answers:

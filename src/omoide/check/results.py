@@ -1,19 +1,22 @@
-"""What one arm of the check found, and the figures made from it."""
+"""What one arm of the check found on one scenario, and the figures made from it:
+per category, and over the seeds of a scenario family (mean, spread, how many
+questions)."""
 
 from __future__ import annotations
 
 import statistics
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from omoide.check.script import CATEGORIES, Category
+from omoide.check.scenario import CATEGORIES
 
 
 @dataclass(frozen=True, slots=True)
 class Turn:
     speaker: str
     phase: str
-    """'plant', 'pad', 'probe', 'scene'."""
+    """'plant', 'talk', 'pad', 'swipe', 'edit', 'question'."""
     prompt_tokens: int
     token_source: str
     """'server' (the backend's usage), 'tokenizer' or 'estimate' (characters / 4)."""
@@ -26,16 +29,18 @@ class Turn:
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    probe: str
-    category: Category
     question: str
+    category: str
+    asked: str
     speaker: str
     answer: str
     correct: bool
-    """The answer holds the expected words (script.Probe, reader.score)."""
+    """Strict containment (reader.score): the value, and nothing it must not name."""
     kept: bool | None
-    """An ideal reader of the same prompt answers right: the design kept it in
-    reach (None for abstention, where there is nothing to keep)."""
+    """An ideal reader of the same prompt, less the model's own replies, answers
+    right: the design kept it in reach (None for abstention)."""
+    stale_named: bool = False
+    """The answer named a value that was true once, as current."""
     judge: bool | None = None
     judge_said: str = ""
 
@@ -48,14 +53,16 @@ class Horizon:
     censored: bool
     """Still held at the end of the run: the horizon is at least `messages`."""
 
-    def show(self) -> str:
-        return f"≥{self.messages}" if self.censored else str(self.messages)
-
 
 @dataclass(slots=True)
 class ArmResult:
     arm: str
     about: str
+    scenario: str = ""
+    family: str = ""
+    seed: int = 0
+    oracle: str = ""
+    """'reader', 'writer', or '' for a model."""
     answers: list[Answer] = field(default_factory=list)
     turns: list[Turn] = field(default_factory=list)
     horizons: list[Horizon] = field(default_factory=list)
@@ -63,11 +70,15 @@ class ArmResult:
     """The first message count at which a prompt no longer fit the context."""
     error: str = ""
 
-    def accuracy(self, category: Category | None = None, *, kept: bool = False, judge: bool = False) -> float | None:
+    def accuracy(self, category: str | None = None, *, kept: bool = False, judge: bool = False) -> float | None:
         chosen = [a for a in self.answers if category is None or a.category == category]
         values = [a.kept if kept else a.judge if judge else a.correct for a in chosen]
         marks = [v for v in values if v is not None]
         return sum(marks) / len(marks) if marks else None
+
+    def stale_rate(self) -> float | None:
+        chosen = [a for a in self.answers if a.category == "update"]
+        return sum(a.stale_named for a in chosen) / len(chosen) if chosen else None
 
     def tokens_per_turn(self) -> float | None:
         figures = [t.prompt_tokens for t in self.turns]
@@ -84,6 +95,9 @@ class ArmResult:
         figures = [t.memory_seconds for t in self.turns]
         return statistics.fmean(figures) if figures else None
 
+    def messages(self) -> int:
+        return 2 * len(self.turns)
+
     def horizon(self) -> str:
         """How long a fact stays in every prompt: the shortest stay of a fact that
         left, or, when none left, at least the longest stay seen."""
@@ -96,10 +110,12 @@ class ArmResult:
 
     def as_json(self) -> dict[str, Any]:
         data = asdict(self)
+        used = [c for c in CATEGORIES if any(a.category == c for a in self.answers)]
         data["figures"] = {
-            "accuracy": {c: self.accuracy(c) for c in CATEGORIES} | {"all": self.accuracy()},
-            "kept": {c: self.accuracy(c, kept=True) for c in CATEGORIES} | {"all": self.accuracy(kept=True)},
-            "judge": {c: self.accuracy(c, judge=True) for c in CATEGORIES} | {"all": self.accuracy(judge=True)},
+            "accuracy": {c: self.accuracy(c) for c in used} | {"all": self.accuracy()},
+            "kept": {c: self.accuracy(c, kept=True) for c in used} | {"all": self.accuracy(kept=True)},
+            "judge": {c: self.accuracy(c, judge=True) for c in used} | {"all": self.accuracy(judge=True)},
+            "stale_named": self.stale_rate(),
             "prompt_tokens_per_turn": self.tokens_per_turn(),
             "prompt_token_source": self.token_source(),
             "reply_seconds_median": self.reply_seconds(),
@@ -107,3 +123,28 @@ class ArmResult:
             "horizon_min": self.horizon(),
         }
         return data
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """One category of one arm over the scenarios of a run: the mean of each
+    scenario's figure, its spread over them (standard deviation), the questions."""
+
+    mean: float | None
+    spread: float
+    questions: int
+    runs: int
+
+    def show(self) -> str:
+        if self.mean is None:
+            return "–"
+        text = f"{round(self.mean * 100)}"
+        return f"{text}±{round(self.spread * 100)}" if self.runs > 1 and round(self.spread * 100) else text
+
+
+def cell(results: Sequence[ArmResult], category: str | None, *, kept: bool = False, judge: bool = False) -> Cell:
+    figures = [f for r in results if (f := r.accuracy(category, kept=kept, judge=judge)) is not None]
+    asked = sum(1 for r in results for a in r.answers if category is None or a.category == category)
+    if not figures:
+        return Cell(None, 0.0, asked, 0)
+    return Cell(statistics.fmean(figures), statistics.pstdev(figures) if len(figures) > 1 else 0.0, asked, len(figures))

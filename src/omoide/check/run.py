@@ -1,5 +1,6 @@
-"""One run of the check over the arms asked for: the figures, and what they
-were measured on (the backend, the machine's load while it ran)."""
+"""One run of the check: the scenarios asked for, every arm, on each backend
+asked for (a model, or the reader and writer oracles); the figures, and what
+they were measured on (the backend, the machine's load while it ran)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from typing import Any
 from omoide.check.arms import ARMS, Arm
 from omoide.check.judge import JUDGE_PROMPT, judge_all
 from omoide.check.results import ArmResult
-from omoide.check.runner import Advance, ArmRun, default_padding, planned_turns
+from omoide.check.runner import Advance, ArmRun
+from omoide.check.scenario import Scenario, shipped
 from omoide.config.settings import Settings
 from omoide.llm.base import Backend
 
@@ -28,48 +30,118 @@ def load_average() -> tuple[float, float, float] | None:
 class CheckReport:
     backend: str
     model: str
-    oracle: bool
-    padding: int
+    oracles: tuple[str, ...]
+    """The oracles run ('reader', 'writer'); empty for a model."""
+    scenarios: list[dict[str, Any]]
     context_size: int
     started: str
     cpus: int
     load_before: tuple[float, float, float] | None
     load_after: tuple[float, float, float] | None = None
+    seconds: float = 0.0
     arms: list[ArmResult] = field(default_factory=list)
-    judged: bool = False
+    judged: str = ""
+    """The judge's backend and model, when one judged."""
+
+    @property
+    def oracle(self) -> bool:
+        return bool(self.oracles)
+
+    def results(self, arm: str, oracle: str = "") -> list[ArmResult]:
+        return [r for r in self.arms if r.arm == arm and r.oracle == oracle]
+
+    def arm_names(self) -> list[str]:
+        return list(dict.fromkeys(r.arm for r in self.arms))
 
     def as_json(self) -> dict[str, Any]:
         return {
-            "backend": self.backend, "model": self.model, "oracle": self.oracle, "padding": self.padding,
-            "context_size": self.context_size, "started": self.started, "cpus": self.cpus,
-            "load_average_before": self.load_before, "load_average_after": self.load_after,
-            "judge_prompt": JUDGE_PROMPT if self.judged else None,
+            "backend": self.backend, "model": self.model, "oracles": list(self.oracles), "scenarios": self.scenarios,
+            "context_size": self.context_size, "started": self.started, "seconds": round(self.seconds, 1),
+            "cpus": self.cpus, "load_average_before": self.load_before, "load_average_after": self.load_after,
+            "judge": self.judged or None, "judge_prompt": JUDGE_PROMPT if self.judged else None,
             "arms": [a.as_json() for a in self.arms],
         }
 
 
-def total_turns(arms: Sequence[Arm], padding: int) -> int:
-    return len(arms) * planned_turns(padding)
+def total_turns(arms: Sequence[Arm], scenarios: Sequence[Scenario], backends: int = 1) -> int:
+    return backends * len(arms) * sum(s.turns() for s in scenarios)
+
+
+def describe(scenario: Scenario) -> dict[str, Any]:
+    return {"name": scenario.name, "family": scenario.family, "seed": scenario.seed, "source": scenario.source,
+            "messages": scenario.messages(), "questions": len(scenario.questions), "about": scenario.about}
 
 
 async def run_check(
-    settings: Settings, backend: Backend, *, arms: Sequence[Arm] = ARMS, padding: int | None = None,
-    summarizer: Backend | None = None, judge: Backend | None = None, oracle: bool = False,
-    advance: Advance = lambda n: None, on_arm: Callable[[Arm], None] = lambda arm: None,
+    settings: Settings, backends: Sequence[Backend], *, arms: Sequence[Arm] = ARMS,
+    scenarios: Sequence[Scenario] | None = None, summarizer: Backend | None = None, judge: Backend | None = None,
+    advance: Advance = lambda n: None, on_arm: Callable[[str], None] = lambda what: None, workers: int = 1,
 ) -> CheckReport:
-    """Every arm in turn (one at a time: their timings must not share the machine)."""
-    padding = padding if padding is not None else default_padding(settings)
+    """Every scenario and arm, on each backend: one at a time on a model (its
+    timings must not share the machine); on the oracles, which time nothing
+    worth publishing, in `workers` processes at once. The writer oracle skips
+    the baselines: they do no memory work, so its figures would be the reader's."""
+    import time
+
+    chosen = list(scenarios) if scenarios is not None else shipped()
+    oracles = tuple(str(getattr(b, "kind")) for b in backends if hasattr(b, "study") and hasattr(b, "kind"))
+    first = backends[0]
     report = CheckReport(
-        backend=getattr(backend, "name", "?"), model=getattr(backend, "model", "") or "", oracle=oracle, padding=padding,
-        context_size=settings.backend.context_size, started=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        cpus=os.cpu_count() or 1, load_before=load_average(),
+        backend=getattr(first, "name", "?"), model=getattr(first, "model", "") or "", oracles=oracles,
+        scenarios=[describe(s) for s in chosen], context_size=settings.backend.context_size,
+        started=datetime.now(timezone.utc).isoformat(timespec="seconds"), cpus=os.cpu_count() or 1,
+        load_before=load_average(),
     )
-    for arm in arms:
-        on_arm(arm)
-        run = ArmRun(arm, settings, backend, summarizer=summarizer, padding=padding, advance=advance)
-        report.arms.append(await run.run())
+    began = time.perf_counter()
+    jobs = [(str(getattr(backend, "kind", "")) if hasattr(backend, "study") else "", backend, scenario, arm)
+            for backend in backends for scenario in chosen for arm in arms]
+    jobs = [job for job in jobs if not (job[0] == "writer" and job[3].baseline)]  # no memory work: nothing to write
+    if workers > 1 and all(kind for kind, *_ in jobs):
+        report.arms = await _in_parallel(settings, [(kind, scenario, arm) for kind, _, scenario, arm in jobs], workers,
+                                         advance, on_arm)
+    for kind, backend, scenario, arm in jobs if not report.arms else ():
+        on_arm(f"{kind + ' oracle: ' if kind else ''}{scenario.name}: {arm.name}")
+        run = ArmRun(arm, scenario, settings, backend, summarizer=None if kind else summarizer, advance=advance)
+        result = await run.run()
+        result.oracle = kind
+        report.arms.append(result)
+    report.seconds = time.perf_counter() - began
     report.load_after = load_average()
     if judge is not None:
-        await judge_all(judge, report.arms)
-        report.judged = True
+        await judge_all(judge, [r for r in report.arms if not r.oracle], {s.name: s for s in chosen})
+        report.judged = f"{getattr(judge, 'name', '?')} · {getattr(judge, 'model', '') or 'default'}"
     return report
+
+
+def _oracle_job(settings: Settings, kind: str, scenario: Scenario, arm_name: str) -> ArmResult:
+    """One oracle arm in a worker process of its own."""
+    import asyncio
+
+    from omoide.check.arms import arm
+    from omoide.check.oracle import OracleBackend
+
+    result = asyncio.run(ArmRun(arm(arm_name), scenario, settings, OracleBackend(kind)).run())  # type: ignore[arg-type]
+    result.oracle = kind
+    return result
+
+
+async def _in_parallel(settings: Settings, jobs: list[tuple[str, Scenario, Arm]], workers: int, advance: Advance,
+                       on_arm: Callable[[str], None]) -> list[ArmResult]:
+    """The oracle arms in worker processes, the longest stories first; the
+    results in the order of `jobs` (progress moves as each arm ends)."""
+    import asyncio
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    loop = asyncio.get_running_loop()
+    order = sorted(range(len(jobs)), key=lambda n: -jobs[n][1].turns())
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {n: loop.run_in_executor(pool, _oracle_job, settings, jobs[n][0], jobs[n][1], jobs[n][2].name)
+                   for n in order}
+        pending = {future: n for n, future in futures.items()}
+        on_arm(f"oracles: {len(jobs)} arm runs in {workers} processes")
+        while pending:
+            done, _ = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            for future in done:
+                advance(jobs[pending.pop(future)][1].turns())
+        return [futures[n].result() for n in range(len(jobs))]

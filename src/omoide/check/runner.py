@@ -1,11 +1,16 @@
-"""Running the check: each arm plays the script (script.py) through real chat
-sessions on a real SQLite file in a data directory of its own, which is
-deleted afterwards; your own data directory is never opened.
+"""Running the check: each arm plays a scenario (scenario.py) through real chat
+sessions on a real SQLite file in a data directory of its own, which is deleted
+afterwards; your own data directory is never opened.
 
-Every turn goes the way a user's does (`ChatSession.send`), memory work
-included (it is waited for, and timed apart from the reply). The evenings are
-simulated days on the session's clock. Questions are asked on a side branch
-and undone, as /undo does, so the next question is asked in the same story.
+Every turn goes the way a user's does (`ChatSession.send`, `regenerate`,
+`edit_last`, `/invite`, `/branch`), memory work included (it is waited for, and
+timed apart from the reply). Days are simulated on the session's clock.
+Questions are asked on a side branch and undone, as /undo does, so the next
+question is asked in the same story.
+
+"Kept" is read from the prompt less every reply the model wrote in the story:
+a character's own earlier guesses are not evidence (a fact the story has the
+character say is stored as said, and counts).
 """
 
 from __future__ import annotations
@@ -19,48 +24,33 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from omoide.characters.library import find_character
-from omoide.chat.events import ReplyFailed, ReplyFinished
+from omoide.chat.events import ReplyFailed, ReplyFinished, TurnEvent
 from omoide.chat.session import ChatSession
 from omoide.check.arms import COMMON, Arm
-from omoide.check.reader import read, score
+from omoide.check.reader import Reader, holds, score
 from omoide.check.results import Answer, ArmResult, Horizon, Turn
-from omoide.check.script import (
-    ASK_DAY, DAYS, FACTS, GUEST, HOST, PROBES, TELL_CUE, TOLD, Probe, facts_on, padding_line, probe,
-)
+from omoide.check.scenario import Event, Question, Scenario
 from omoide.config.settings import Settings
+from omoide.characters.model import Character
 from omoide.domain.chat import Role
 from omoide.errors import OmoideError
 from omoide.llm.base import Backend
 from omoide.store import Store
 
-START = datetime(2026, 3, 2, 19, 0).astimezone()
-"""The first evening (a Monday), in local time: the prompt's stamps are local."""
 TURN_MINUTES = 3
 Advance = Callable[[int], None]
 
 
-def default_padding(settings: Settings) -> int:
-    """Turns of ordinary talk per evening: enough that each evening's facts
-    leave the verbatim window (of either style) before the next evening."""
-    window = max(settings.memory.recent_messages, settings.memory.memo_recent_messages)
-    return max(4, (window + 5) // 2)
-
-
-def planned_turns(padding: int) -> int:
-    """Turns one arm takes (for the progress bar)."""
-    asked_by_day = sum(1 for p in PROBES if p.stage == "day")
-    return len(FACTS) + DAYS * padding + asked_by_day + 1 + 3 + padding
-
-
 class Clock:
-    def __init__(self) -> None:
-        self.now = START
+    def __init__(self, start: datetime) -> None:
+        self.start = start
+        self.now = start
 
     def __call__(self) -> datetime:
         return self.now
 
-    def evening(self, day: int) -> None:
-        self.now = START + timedelta(days=day - 1)
+    def day(self, day: int) -> None:
+        self.now = max(self.now, self.start + timedelta(days=day - 1))
 
     def tick(self) -> None:
         self.now += timedelta(minutes=TURN_MINUTES)
@@ -86,108 +76,185 @@ def isolated_home() -> Iterator[Path]:
 
 
 class ArmRun:
-    def __init__(self, arm: Arm, settings: Settings, backend: Backend, *, summarizer: Backend | None = None,
-                 padding: int, advance: Advance = lambda n: None) -> None:
+    def __init__(self, arm: Arm, scenario: Scenario, settings: Settings, backend: Backend, *,
+                 summarizer: Backend | None = None, advance: Advance = lambda n: None) -> None:
         self.arm = arm
-        self.settings = settings.updated(**COMMON, **arm.overrides)
+        self.scenario = scenario
+        self.settings = settings.updated(**(COMMON | {"user_name": scenario.user}), **arm.overrides)
         self.backend = backend
         self.summarizer = summarizer
-        self.padding = padding
         self.advance = advance
-        self.clock = Clock()
-        self.result = ArmResult(arm.name, arm.about)
+        self.clock = Clock(datetime.fromisoformat(scenario.start).astimezone())
+        self.result = ArmResult(arm.name, arm.about, scenario=scenario.name, family=scenario.family,
+                                seed=scenario.seed)
         self.planted: dict[str, int] = {}
         self.held: dict[str, int] = {}
         self.alive: dict[str, bool] = {}
+        self.written: set[str] = set()
+        """Every reply the model wrote in the story: never evidence."""
         self.store: Store | None = None
+        self.sessions: dict[str, ChatSession] = {}
+        self.current = "host"
+        self.padded = 0
+        self.characters: dict[str, Character] = {}
 
     async def run(self) -> ArmResult:
+        study = getattr(self.backend, "study", None)
+        if study is not None:
+            study(self.scenario)
         with isolated_home() as home:
             self.store = await Store.open(home / "omoide.db")
             self.store.clock = self.clock
             try:
-                await self._play()
+                self.sessions["host"] = await self._open(self.scenario.host)
+                for event in self.scenario.events:
+                    await self._play(event)
             except OmoideError as exc:
                 self.result.error = f"{exc.message} {exc.hint}".strip()
             finally:
+                for session in self.sessions.values():
+                    await session.aclose()
                 await self.store.close()
         self.result.horizons = [Horizon(key, self.held.get(key, 0), self.alive.get(key, False)) for key in self.planted]
         return self.result
 
-    async def _open(self, name: str) -> ChatSession:
+    def character(self, cid: str) -> Character:
+        if cid not in self.characters:
+            self.characters[cid] = find_character(cid)
+        return self.characters[cid]
+
+    def display(self, cid: str) -> str:
+        return self.character(cid).display_name if cid else ""
+
+    async def _open(self, cid: str) -> ChatSession:
         assert self.store is not None
-        session = await ChatSession.open(self.store, find_character(name), self.settings, self.backend,
+        session = await ChatSession.open(self.store, self.character(cid), self.settings, self.backend,
                                          new=True, summarizer=self.summarizer)
         session.clock = self.clock
         if self.arm.hidden:
             await session.user.set_amnesia(list(self.arm.hidden))
         return session
 
-    async def _play(self) -> None:
-        self.clock.evening(1)
-        cafe = await self._open(HOST)
-        try:
-            for day in range(1, DAYS + 1):
-                await self._evening(cafe, day)
-                for fact in facts_on(day):
-                    await self._turn(cafe, fact.line, "plant")
-                    head = await cafe.head()
-                    self.planted[fact.key] = head.depth - 1 if head else 0  # Kai's message, before the reply
-                    self.held[fact.key], self.alive[fact.key] = 0, True
-                for n in range(self.padding):
-                    await self._turn(cafe, padding_line(day * self.padding + n), "pad")
-            await self._evening(cafe, ASK_DAY)
-            for asked in (p for p in PROBES if p.stage == "day"):
-                await self._ask(cafe, asked)
-            await self._boundary(cafe)
-        finally:
-            await cafe.aclose()
+    @property
+    def session(self) -> ChatSession:
+        return self.sessions[self.current]
 
-    async def _boundary(self, cafe: ChatSession) -> None:
-        """Wren in a chat of her own, then invited into Suzune's: asked before
-        Suzune tells her (she must not know), and after (she knows, and from whom)."""
-        own = await self._open(GUEST)
-        try:
-            await self._turn(own, "Good evening, Wren.", "scene", track=False)
-            await self._ask(own, probe("own_chat"))
-        finally:
-            await own.aclose()
-        await cafe.scene.invite(GUEST)
-        await self._ask(cafe, probe("invited"))
-        await self._tell(cafe)
-        for n in range(self.padding):
-            who = "Wren" if n % 2 == 0 else "Suzune"
-            await self._turn(cafe, f"{who}, {padding_line(n)[0].lower()}{padding_line(n)[1:]}", "scene", speaker=who)
-        await self._ask(cafe, probe("told"))
+    async def _play(self, e: Event) -> None:
+        session = self.session
+        match e.kind:
+            case "day":
+                await self._day(e.value)
+            case "user":
+                if e.reply:
+                    await self._stored(e.value, e.reply, e.speaker or self.scenario.host)
+                else:
+                    await self._turn(session.send(e.value, speaker=self.display(e.speaker) or None), "plant" if e.fact else "talk")
+                if e.fact:
+                    head = await session.head()
+                    said_at = (head.depth if head else 0) - (0 if e.reply else 1)  # the reply, or your line before it
+                    self.planted[e.fact], self.held[e.fact], self.alive[e.fact] = said_at, 0, True
+            case "pad":
+                for _ in range(e.value):
+                    line = self.scenario.padding[self.padded % len(self.scenario.padding)]
+                    self.padded += 1
+                    await self._turn(session.send(line), "pad")
+            case "invite":
+                await session.scene.invite(self.display(e.value))
+            case "leave":
+                await session.scene.leave(self.display(e.value))
+            case "branch_save":
+                await session.tree.save_branch(e.value, force=True)
+            case "branch_restore":
+                await session.tree.restore_branch(e.value)
+            case "swipe":
+                await self._swipe(e.value)
+            case "edit":
+                await self._turn(session.edit_last(e.value), "edit")
+            case "remember":
+                await session.user.remember(e.value, importance=e.importance)
+            case "pin":
+                await self._pin(e.value)
+            case "chat":
+                await self._chat(e.value)
+            case "end":
+                await self._end(session)
+            case "ask":
+                await self._ask(self.scenario.questions[e.value])
 
-    async def _tell(self, cafe: ChatSession) -> None:
-        """In the story, Suzune tells Wren: your cue and her line, stored as said."""
-        store = cafe.store
-        self.clock.tick()
-        head = (await cafe.refresh()).head_id
-        cue = await store.messages.add(cafe.chat.id, head, Role.USER, TELL_CUE, expected_head=head)
-        self.clock.tick()
-        told = await store.messages.add(cafe.chat.id, cue.id, Role.ASSISTANT, TOLD, speaker=HOST, expected_head=cue.id)
-        cafe.accept_head(told.id)
-        await cafe.refresh()
+    async def _pin(self, text: str) -> None:
+        pins = getattr(self.session, "pins", None)
+        if pins is not None:
+            await pins.add(text)
+        else:  # no pins in this build: the diary's highest importance is the nearest thing
+            await self.session.user.remember(text, importance=5)
 
-    async def _evening(self, session: ChatSession, day: int) -> None:
-        """A new evening: with the world, the last one's conversation ends (it was
-        left idle) and its world pass runs before anything is said."""
-        self.clock.evening(day)
+    async def _day(self, day: int) -> None:
+        """A new day: with the world, the last one's conversation ends (it was left
+        idle) and its world pass runs before anything is said."""
+        self.clock.day(day)
+        if self.arm.world:
+            for session in self.sessions.values():
+                chat = await session.refresh()
+                conversation = await session.world.idle_end(chat, session.scene.participants)
+                if conversation is not None:
+                    await session.world.run(conversation.id)
+
+    async def _end(self, session: ChatSession) -> None:
         if not self.arm.world:
             return
-        chat = await session.refresh()
-        conversation = await session.world.idle_end(chat, session.scene.participants)
-        if conversation is not None:
-            await session.world.run(conversation.id)
+        conversation = await session.end_conversation(background=False)
+        await session.world.run(conversation.id)
 
-    async def _turn(self, session: ChatSession, text: str, phase: str, *, speaker: str | None = None,
-                    track: bool = True) -> str:
+    async def _chat(self, which: str) -> None:
+        """'new': a new chat with the host (the old conversation ends first);
+        'host': back to the host's first chat; a character id: a chat of that
+        character's own."""
+        if which == "host":
+            self.current = "host"
+            return
+        if which == "new":
+            await self._end(self.session)
+            self.sessions[f"new{len(self.sessions)}"] = session = await self._open(self.scenario.host)
+            self.current = next(k for k, v in self.sessions.items() if v is session)
+            return
+        if which not in self.sessions:
+            self.sessions[which] = await self._open(which)
+        self.current = which
+
+    async def _stored(self, cue: str, line: str, speaker: str) -> None:
+        """Your cue and a character's line, stored as said (the story decides it)."""
+        session = self.session
+        store = session.store
         self.clock.tick()
+        head = (await session.refresh()).head_id
+        said = await store.messages.add(session.chat.id, head, Role.USER, cue, expected_head=head)
+        self.clock.tick()
+        told = await store.messages.add(session.chat.id, said.id, Role.ASSISTANT, line,
+                                        speaker=speaker if session.scene.is_scene else None, expected_head=said.id)
+        session.accept_head(told.id)
+        await session.refresh()
+
+    async def _swipe(self, line: str) -> None:
+        """A reply that is swiped away: stored as the character's, then replaced by
+        another (the swipe a user keeps). It must reach no memory."""
+        session = self.session
+        head = await session.head()
+        if head is None or head.parent_id is None:
+            return
+        self.clock.tick()
+        gone = await session.store.messages.add(session.chat.id, head.parent_id, Role.ASSISTANT, line,
+                                                speaker=head.speaker, expected_head=head.id)
+        session.accept_head(gone.id)
+        await session.refresh()
+        await self._turn(session.regenerate(), "swipe")
+
+    async def _turn(self, events: object, phase: str, *, question: bool = False) -> str:
+        self.clock.tick()
+        session = self.session
         started = time.perf_counter()
         reply, usage = "", None
-        async for event in session.send(text, speaker=speaker):
+        async for event in events:  # type: ignore[attr-defined]
+            assert isinstance(event, TurnEvent)
             if isinstance(event, ReplyFinished):
                 reply, usage = event.message.content, event.usage
             elif isinstance(event, ReplyFailed):
@@ -196,6 +263,8 @@ class ArmRun:
         await session.wait_for_memory_work()
         waited = time.perf_counter() - replied
         self.advance(1)
+        if not question:
+            self.written.add(reply.strip())
         prompt = session.last_prompt
         if prompt is None:
             return reply
@@ -209,31 +278,47 @@ class ArmRun:
             self.result.overflow_at = depth
         who = prompt.speaker.split(":")[0] if prompt.speaker else session.character.display_name
         self.result.turns.append(Turn(who, phase, tokens, source, replied - started, waited, bool(prompt.dropped)))
-        if track and session.character.id == HOST and who == session.character.display_name:
+        if self.current == "host" and who == session.character.display_name and not question:
             self._track(prompt.rendered() + "\n".join(prompt.recalled), depth)
         return reply
 
+    def evidence(self, text: str) -> str:
+        """What a reader may take as evidence: the prompt less the model's own replies."""
+        for written in self.written:
+            if written:
+                text = text.replace(written, "")
+        return text
+
     def _track(self, text: str, depth: int) -> None:
         """The memory horizon: how long after it was said each fact stayed in every prompt."""
+        alive = [key for key, on in self.alive.items() if on]
+        if not alive:
+            return
         folded = text.casefold()
-        evidence = {f.key: f.evidence for f in FACTS}
-        for key, said_at in self.planted.items():
-            if not self.alive[key]:
-                continue
-            if evidence[key] in folded:
-                self.held[key] = max(self.held[key], depth - said_at)
+        reader: Reader | None = None
+        for key in alive:
+            fact = self.scenario.facts[key]
+            held = all(any(w in folded for w in group) for group in fact.evidence)
+            if held:
+                reader = reader or Reader(self.evidence(text), self.scenario)
+                held = any(holds(s, fact) for s in reader.all)
+            if held:
+                self.held[key] = max(self.held[key], depth - self.planted[key])
             else:
                 self.alive[key] = False
 
-    async def _ask(self, session: ChatSession, asked: Probe) -> None:
-        speaker = None
-        if session.scene.is_scene:
-            speaker = "Wren" if asked.speaker == GUEST else "Suzune"
-        answer = await self._turn(session, asked.question, "probe", speaker=speaker)
+    async def _ask(self, q: Question) -> None:
+        session = self.session
+        speaker = self.display(q.speaker) if session.scene.is_scene and q.speaker else None
+        if session.scene.is_scene and speaker is None:
+            speaker = self.display(self.scenario.host)
+        answer = await self._turn(session.send(q.ask, speaker=speaker), "question", question=True)
         prompt = session.last_prompt
         kept: bool | None = None
-        if prompt is not None and not asked.abstain:  # what the recall tool brought back counts as in reach
-            kept = score(asked, read(asked, prompt.rendered() + "\n" + "\n".join(prompt.recalled)))
-        self.result.answers.append(Answer(asked.key, asked.category, asked.question, asked.speaker, answer,
-                                          score(asked, answer), kept))
+        if prompt is not None:
+            kept = Reader(self.evidence(prompt.rendered() + "\n" + "\n".join(prompt.recalled)), self.scenario).read(q).right
+        right = score(q, answer, self.scenario)
+        stale = bool(q.stale) and any(w in answer.casefold() for w in q.stale) and not right
+        self.result.answers.append(Answer(q.id, q.category, q.ask, q.speaker or self.scenario.host, answer, right, kept,
+                                          stale_named=stale))
         await session.tree.undo()  # the question and its answer stay on a side branch

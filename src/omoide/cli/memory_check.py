@@ -1,11 +1,14 @@
 """`omoide memory check`: how much a character remembers on your backend, per
-memory style and against baselines (omoide.check; docs/memory-check.md)."""
+memory style and against baselines, over scenario files (omoide.check;
+docs/memory-check.md)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -17,27 +20,35 @@ from omoide.errors import CommandError, OmoideError
 if TYPE_CHECKING:
     from omoide.check.arms import Arm
     from omoide.check.run import CheckReport
+    from omoide.check.scenario import Scenario
+    from omoide.config.settings import Settings
 
 app = typer.Typer(name="memory", help="Measure what the characters remember: `omoide memory check`.", no_args_is_help=True)
+ORACLES = ("reader", "writer")
 
 
 @app.command("check")
 def check(
+    scenario: Annotated[list[Path] | None, typer.Option(
+        "--scenario", help="A scenario file to run (repeatable; default: the shipped ones). "
+                           "docs/memory-check.md has the format.")] = None,
     arms: Annotated[str | None, typer.Option("--arms", help="Which arms, comma-separated (default: all): window, full, "
                                              "search, summary, memos, both, summary+world, memos+world, both+world.")] = None,
-    padding: Annotated[int | None, typer.Option("--padding", min=1, max=200,
-                                                help="Turns of ordinary talk each evening (default: enough to leave the window).")] = None,
-    oracle: Annotated[bool, typer.Option("--oracle", help="Run on the oracle instead of your model: what the design itself keeps.")] = False,
-    judge: Annotated[bool, typer.Option("--judge", help="Also ask your model to judge each answer (its prompt is printed).")] = False,
+    oracle: Annotated[bool, typer.Option("--oracle", help="Run on the oracles instead of your model: what the design "
+                                         "itself keeps, with a writer that knows the answers and one that does not.")] = False,
+    oracles: Annotated[str | None, typer.Option("--oracles", help="With --oracle: which of them (reader, writer).")] = None,
+    judge_url: Annotated[str | None, typer.Option("--judge-url", help="An OpenAI-compatible server that judges each "
+                                                  "answer too (not the model under test; its prompt is printed).")] = None,
+    judge_model: Annotated[str | None, typer.Option("--judge-model", help="The judge's model on that server.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON on standard output.")] = False,
     show_answers: Annotated[bool, typer.Option("--answers", help="Also print every answer.")] = False,
 ) -> None:
-    """Plant facts in a scripted conversation over simulated days, pad them out
-    of the window, ask them back: per category (single, updated, time,
-    abstention, knowledge boundary) and per memory style, against window-only,
-    full-context and search-only baselines. Runs in a throw-away data
-    directory: your chats are never opened."""
+    """Play scenarios (a story over simulated days that plants facts, lets them
+    leave the window, and asks them back in other words) on every memory style
+    and against window-only, full-context and search-only baselines; score per
+    category. Runs in a throw-away data directory: your chats are never opened."""
     from omoide.check.arms import ARMS, arm as named_arm
+    from omoide.check.scenario import load, shipped
 
     try:
         chosen = [named_arm(name.strip()) for name in arms.split(",") if name.strip()] if arms else list(ARMS)
@@ -45,48 +56,78 @@ def check(
         fail(CommandError(f"There is no arm called {exc}.", f"Arms: {', '.join(a.name for a in ARMS)}."))
     if not chosen:
         fail(CommandError("No arm was named.", f"Arms: {', '.join(a.name for a in ARMS)}."))
+    kinds = tuple(k.strip() for k in (oracles or ",".join(ORACLES)).split(",") if k.strip())
+    if oracles and not oracle:
+        fail(CommandError("--oracles chooses among the oracles of --oracle.", "Add --oracle."))
+    if unknown := [k for k in kinds if k not in ORACLES]:
+        fail(CommandError(f"There is no oracle called '{unknown[0]}'.", "Oracles: reader, writer."))
+    if judge_url and oracle:
+        fail(CommandError("The oracles need no judge: their answers are the ideal reader's.", "Drop --judge-url or --oracle."))
     try:
-        report = asyncio.run(_run(chosen, padding=padding, oracle=oracle, judge=judge))
+        stories = [load(path) for path in scenario] if scenario else shipped()
+        report = asyncio.run(_run(chosen, stories, kinds if oracle else (), judge_url, judge_model))
     except OmoideError as exc:
         fail(exc)
     except KeyboardInterrupt:
         stderr().print(Text("Interrupted: no figures (a check cut short measures nothing whole).", style="dim"))
         raise typer.Exit(130) from None
     if as_json:
-        sys.stdout.write(json.dumps(report.as_json(), ensure_ascii=False, indent=1) + "\n")
+        from omoide.safe_text import json_text
+
+        sys.stdout.write(json_text(report.as_json()) + "\n")
         return
     from omoide.check.report import show
 
     show(stdout(), report, with_answers=show_answers)
 
 
-async def _run(arms: list[Arm], *, padding: int | None, oracle: bool, judge: bool) -> CheckReport:
+def _judge(settings: Settings, url: str, model: str | None) -> tuple[Settings, str]:
+    judged = settings.updated(backend="openai", base_url=url, **({"model": model} if model else {}))
+    same = ((judged.backend.base_url or "").rstrip("/") == (settings.backend.base_url or "").rstrip("/")
+            and judged.backend.model == settings.backend.model)
+    if same:
+        raise CommandError("The judge is the model under test.", "Give --judge-url (and --judge-model) of another model.")
+    return judged, url
+
+
+async def _run(arms: list[Arm], scenarios: list[Scenario], oracles: tuple[str, ...], judge_url: str | None,
+               judge_model: str | None) -> CheckReport:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from omoide.chat.runtime import make_summarizer
     from omoide.check.oracle import OracleBackend
     from omoide.check.run import run_check, total_turns
-    from omoide.check.runner import default_padding
     from omoide.config.settings import load_settings
     from omoide.llm.base import Backend
     from omoide.llm.factory import make_backend
 
     settings = load_settings()
-    model: Backend | None = None if oracle and not judge else make_backend(settings)
-    backend: Backend = OracleBackend() if oracle or model is None else model
-    summarizer = None if oracle else make_summarizer(settings, backend)
-    turns = total_turns(arms, padding if padding is not None else default_padding(settings))
+    opened: list[Backend] = []
+    if oracles:
+        backends: list[Backend] = [OracleBackend(kind) for kind in oracles]  # type: ignore[arg-type]
+        summarizer = None
+    else:
+        model = make_backend(settings)
+        backends = [model]
+        summarizer = make_summarizer(settings, model)
+        opened += [model, summarizer]
+    judge = None
+    if judge_url:
+        judge = make_backend(_judge(settings, judge_url, judge_model)[0])
+        opened.append(judge)
+    turns = total_turns(arms, scenarios, len(backends)) - sum(
+        s.turns() for s in scenarios for a in arms if a.baseline and "writer" in oracles)
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         console=stderr(), transient=True)
     try:
         with progress:
             task = progress.add_task("memory check", total=turns)
             return await run_check(
-                settings, backend, arms=arms, padding=padding, summarizer=summarizer,
-                judge=model if judge else None, oracle=oracle,
+                settings, backends, arms=arms, scenarios=scenarios, summarizer=summarizer, judge=judge,
+                workers=max(1, min(os.cpu_count() or 1, 4)) if oracles else 1,
                 advance=lambda n: progress.advance(task, n),
-                on_arm=lambda arm: progress.update(task, description=f"memory check: {arm.name}"),
+                on_arm=lambda what: progress.update(task, description=Text(f"memory check: {what}")),  # type: ignore[arg-type]
             )
     finally:
-        for opened in {id(b): b for b in (model, summarizer) if b is not None}.values():
-            await opened.aclose()
+        for backend in {id(b): b for b in opened}.values():
+            await backend.aclose()

@@ -1,0 +1,108 @@
+"""The extractive writer: memory work that no model can spoil.
+
+From a stretch of dated chat lines (`[03/04 19:03] Kai: ...`) it keeps, word for
+word and with their stamps, the sentences most likely to be asked back: the
+user's own (and other people's) sentences that carry names, numbers, dates,
+places, preferences, promises and corrections, within a budget of characters,
+in the order they were said. It knows nothing of what will be asked: the memory
+check's writer oracle runs it to measure what a design keeps when the writer
+cannot know the answer key, and memory work falls back on it when a model's
+summary, memo or diary compression fails or is rejected.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+_LINE = re.compile(r"^\s*(?:[-•]\s*)?(\[[^\]]{5,40}\])?\s*(?:([^:\[\]\n]{1,40}):\s+)?(.*)$")
+_SENTENCE = re.compile(r"(?<=[.!?…])\s+")
+_PROPER = re.compile(r"\b[A-Z][a-zà-ÿ]+")
+_NUMBER = re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twenty|hundred|thousand)\b", re.I)
+_TIME_WORDS = re.compile(
+    r"\b(?:today|tonight|yesterday|tomorrow|last (?:week|weekend|month|year|night|\w+day)|next (?:week|weekend|month|year|\w+day)"
+    r"|ago|since|monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|may|june|july"
+    r"|august|september|october|november|december|birthday|anniversary)\b", re.I)
+_FACT_WORDS = re.compile(
+    r"\b(?:my|mine|i'm|i am|i've|i live|i moved|i work|i promise|promised|called|named|name is|favourite|favorite"
+    r"|love|hate|can't stand|allergic|prefer|secret|actually|not anymore|no longer|moved|married|born|sister|brother"
+    r"|mother|father|friend|job|works? as|applied|bought|adopted|lost|found|remember)\b", re.I)
+_QUESTION = re.compile(r"\?\s*$")
+_STOP_NAMES = frozenset({"I", "I'm", "I've", "I'll", "I'd", "Oh", "Ah", "Mm", "Well", "Yes", "No", "OK", "Okay"})
+
+
+@dataclass(frozen=True, slots=True)
+class Sentence:
+    stamp: str
+    speaker: str
+    text: str
+    order: int
+    score: float
+
+
+def _score(text: str, speaker: str, user: str, character: str) -> float:
+    if _QUESTION.search(text) or len(text) < 12:
+        return 0.0
+    proper = [m.group() for m in _PROPER.finditer(text) if m.start() > 0 and m.group() not in _STOP_NAMES
+              and m.group() not in (character, user)]  # not the sentence's first word
+    value = 2.0 * min(len(proper), 3) + 1.5 * bool(_NUMBER.search(text)) + 1.0 * bool(_TIME_WORDS.search(text))
+    value += 1.5 * min(len(_FACT_WORDS.findall(text)), 3)
+    if speaker and speaker.casefold() == character.casefold():
+        value *= 0.5  # the character's own words: kept when they carry as much as the user's
+    return value / (1.0 + max(0, len(text) - 220) / 220)
+
+
+def sentences(lines: Iterable[str], *, user: str, character: str) -> list[Sentence]:
+    out: list[Sentence] = []
+    for line in lines:
+        found = _LINE.match(line)
+        if not found or not found.group(3).strip():
+            continue
+        stamp, speaker, text = found.group(1) or "", (found.group(2) or "").strip(), found.group(3).strip()
+        for piece in _SENTENCE.split(text):
+            piece = piece.strip()
+            if piece:
+                out.append(Sentence(stamp, speaker, piece, len(out), _score(piece, speaker, user, character)))
+    return out
+
+
+def extract(lines: Sequence[str], *, user: str, character: str, budget_chars: int, least: float = 2.0) -> list[str]:
+    """The best sentences of `lines` within `budget_chars`, in the order said, as
+    `[stamp] Speaker: sentence` (the stamp once per line of the result)."""
+    found = [s for s in sentences(lines, user=user, character=character) if s.score >= least]
+    chosen: list[Sentence] = []
+    used = 0
+    for s in sorted(found, key=lambda s: (-s.score, -s.order)):  # the newer of two equals: later facts correct earlier
+        size = len(s.stamp) + len(s.speaker) + len(s.text) + 4
+        if used + size > budget_chars:
+            continue
+        chosen.append(s)
+        used += size
+    chosen.sort(key=lambda s: s.order)
+    return [" ".join(part for part in (s.stamp, f"{s.speaker}:" if s.speaker else "", s.text) if part) for s in chosen]
+
+
+def material_lines(task: str, heading: str) -> list[str]:
+    """The dated lines of a memory task after its material's heading ("Conversation:")."""
+    at = task.rfind(f"{heading}:\n")
+    body = task[at + len(heading) + 2:] if at >= 0 else task
+    return [line for line in body.splitlines() if line.strip()]
+
+
+_THIRD_PERSON = ((r"\bI'm\b", "he's"), (r"\bI've\b", "he's"), (r"\bI'll\b", "he'll"), (r"\bI\b", "he"),
+                 (r"\bmy\b", "his"), (r"\bMy\b", "His"), (r"\bme\b", "him"), (r"\bmine\b", "his"))
+
+
+def reported(line: str) -> str:
+    """`[03/02 19:03] Kai: my cat is Biscuit.` as a memory says it:
+    `[03/02 19:03] Kai said: his cat is Biscuit.` (a summary that opens with a
+    speaker's name reads as a chat reply, and is refused as one)."""
+    found = _LINE.match(line)
+    if not found:
+        return line
+    stamp, speaker, text = found.group(1) or "", (found.group(2) or "").strip(), found.group(3).strip()
+    for first, third in _THIRD_PERSON:
+        text = re.sub(first, third, text)
+    said = f"{speaker}: {text}" if speaker.endswith(" said") else f"{speaker} said: {text}" if speaker else text
+    return f"{stamp} {said}".strip()
