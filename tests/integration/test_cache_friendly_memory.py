@@ -49,14 +49,16 @@ async def test_a_summary_request_continues_the_chats_prompt(store: Store) -> Non
     index = next(i for i, call in enumerate(calls) if is_summary(call))
     request, chat = calls[index]["messages"], calls[index - 1]["messages"]
     assert not is_summary(calls[index - 1])
-    # The chat's prompt, less its volatile tail, then the reply just stored, then the task.
+    # The chat's prompt as far as the last message summarized (nothing newer may reach the
+    # summary), then the task.
     assert chat[-1]["role"] == "system" and "Current date and time" in chat[-1]["content"]
-    assert request[: len(chat) - 1] == chat[:-1]
-    assert request[len(chat) - 1]["role"] == "assistant" and request[len(chat) - 1]["content"].endswith("Fresh bread today.")
     assert request[-1]["role"] == "user" and request[-1]["content"].startswith(MEMORY_TASK)
     assert "Kai: Message 0: how is the oven today?" in request[-1]["content"]  # the material is quoted as before
+    shown = request[:-1]
+    assert shown == chat[: len(shown)] and shown[-1]["content"].endswith("Fresh bread today.")
+    assert "Message 1" not in render(shown) and "Message 1" in render(chat)  # said after the span: not shown
     # What a prefix cache holds after the chat's reply is still the start of the memory request.
-    assert render(request).startswith(render(chat[:-1]))
+    assert render(chat[:-1]).startswith(render(shown))
     # The next turn's prompt starts as the request did, up to where the new summary begins.
     following = calls[index + 1]["messages"]
     card_end = following[0]["content"].index("\n\n## Recent Conversation Summary")

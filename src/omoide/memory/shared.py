@@ -45,6 +45,8 @@ class ChatPrefix:
     """The message it ends with (the reply just stored): work on another path must not continue it."""
     parent_id: int | None = None
     """The message before it (the user's, which a swipe of the reply keeps)."""
+    head_depth: int | None = None
+    """The depth of `head_id` in the tree: how far back a message of its path stands."""
 
     def upto(self, anchor_id: int) -> ChatPrefix | None:
         """The prompt as far as `anchor_id`, where memory anchored there is made: all
@@ -56,8 +58,27 @@ class ChatPrefix:
         if anchor_id == self.parent_id and len(self.messages) > 1:
             reply = self.messages[-1]
             return ChatPrefix(self.messages[:-1], max(self.tokens - len(reply.get("content", "")) // CHARS_PER_TOKEN - 8, 0),
-                              self.parent_id)
+                              self.parent_id, None, None if self.head_depth is None else self.head_depth - 1)
         return None
+
+    def through(self, message: Message) -> ChatPrefix | None:
+        """The prompt as far as `message`, where a summary of the messages up to it
+        is made: nothing said after it may reach that summary (memory work covers
+        exactly its span). Found by the message's own text at the end of a turn of
+        the prompt; None when the layout holds no such turn (the request then
+        stands alone)."""
+        if message.id == self.head_id:
+            return self
+        text = message.content.strip()
+        if not text or self.head_depth is None or message.depth > self.head_depth:
+            return None
+        at = len(self.messages) - 1 - (self.head_depth - message.depth)  # a turn of the prompt per message
+        if at < 1 or not str(self.messages[at].get("content", "")).rstrip().endswith(text):
+            return None  # another layout (a scene's runs, summary parts in the window): stand alone
+        kept = self.messages[: at + 1]
+        share = sum(len(str(m.get("content", ""))) for m in kept)
+        whole = max(1, sum(len(str(m.get("content", ""))) for m in self.messages))
+        return ChatPrefix(kept, self.tokens * share // whole, message.id, message.parent_id, message.depth)
 
 
 def chat_prefix(prompt: AssembledPrompt, reply: Message, tz: tzinfo | None = None) -> ChatPrefix:
@@ -70,7 +91,7 @@ def chat_prefix(prompt: AssembledPrompt, reply: Message, tz: tzinfo | None = Non
     shown = window_messages([reply], tz)
     tail = next((layer.tokens for layer in prompt.layers if layer.name == "tail"), 0)
     tokens = max(prompt.total_tokens - tail, 0) + sum(len(m.get("content", "")) for m in shown) // CHARS_PER_TOKEN + 8
-    return ChatPrefix([*messages, *shown], tokens, reply.id, reply.parent_id)
+    return ChatPrefix([*messages, *shown], tokens, reply.id, reply.parent_id, reply.depth)
 
 
 def continue_chat(prefix: ChatPrefix, request: list[ChatMessage]) -> list[ChatMessage]:

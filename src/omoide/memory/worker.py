@@ -249,7 +249,8 @@ class MemoryWorker:
             for plan in plans:
                 name = self._names().get(plan.reader or "", self.character.display_name)
                 request = diary_compression_request(name, plan.squeeze, compressed_lines(self.settings.diary_prompt_lines))
-                texts.append(validate_diary(await self._complete(request)))
+                # Alone: the chat's prompt would show it messages newer than the entries it compresses.
+                texts.append(validate_diary(await self._complete(request, laid_out=True)))
         except (OmoideError, InvalidSummary) as exc:
             self.failures += 1
             self._emit(MemoryWorkFailed("diary", _reason(exc)))
@@ -292,7 +293,8 @@ class MemoryWorker:
         self, chunk: list[Message], build: Callable[[list[Message]], list[ChatMessage]],
     ) -> tuple[list[Message], list[ChatMessage]]:
         """The part of `chunk` to summarize and the messages to send for it: all
-        of `chunk`, continuing the chat's prompt when it fits; or, when it would
+        of `chunk`, continuing the chat's prompt as far as the part's last message
+        (never further: what was said after it must not reach its summary) when it fits; or, when it would
         not fit (sent alone, it would evict the chat's cache on a one-slot server,
         and a rejected summary is retried at every turn), the oldest part of
         `chunk` whose request fits. The rest stays uncovered, so the next turn's
@@ -300,7 +302,10 @@ class MemoryWorker:
         part = chunk
         while self.prefix is not None:
             request = build(part)
-            sent = await continued(self.backend, self.prefix, request, max_tokens=SUMMARY_MAX_TOKENS,
+            through = self.prefix.through(part[-1])  # nothing newer than the part may reach its summary
+            if through is None:
+                break
+            sent = await continued(self.backend, through, request, max_tokens=SUMMARY_MAX_TOKENS,
                                    context_size=self.context_size)
             if sent is not request:
                 return part, sent
