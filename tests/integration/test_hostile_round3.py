@@ -98,6 +98,9 @@ def test_lorebooks_chats_and_personas_refuse_a_device_too(tmp_path: Path) -> Non
     assert chat.returncode == 1 and "it is a device, not a file" in no_traceback(chat)
     personas = omoide("personas", "import", str(zero), home=home)
     assert personas.returncode == 1 and "it is a device, not a file" in no_traceback(personas)
+    config = omoide("personas", "list", home=home, env={"OMOIDE_CONFIG": str(zero)})
+    assert config.returncode == 1
+    assert f"Cannot read the config file {zero}: it is a device, not a file." in no_traceback(config)
 
 
 # -- 4 and 7: what omoide writes is private -------------------------------------------------------
