@@ -228,9 +228,10 @@ async def _write(response: httpx.Response, part: Path, offset: int, digest: hash
     head: bytes | None = None if offset else b""
     try:
         flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if offset else os.O_TRUNC)
-        fd = os.open(part, flags, locations.PRIVATE_FILE)
-        os.chmod(part, locations.PRIVATE_FILE)  # a .part from an earlier version may be readable by others
+        fd = os.open(part, flags | getattr(os, "O_BINARY", 0), locations.PRIVATE_FILE)
         with os.fdopen(fd, "ab" if offset else "wb") as out:
+            if hasattr(os, "fchmod"):
+                os.fchmod(fd, locations.PRIVATE_FILE)  # whatever the umask, and a .part an earlier version left open
             async for chunk in response.aiter_bytes():  # as it arrives: a drop loses nothing received
                 if head is not None:
                     head += chunk
@@ -267,7 +268,7 @@ def _too_big(target: PullTarget, cap: int, size: int | None, disk: Path | None) 
         return DownloadFailed(f"The server sent more of {target.filename} than the {size:,} bytes it announced; the file was deleted.",
                               "Try again; if it happens again, the server is broken.")
     if disk is not None and cap < MAX_UNANNOUNCED:
-        free = shutil.disk_usage(disk).free + cap  # what was free before this download began
+        free = shutil.disk_usage(disk).free  # as before this download began: its .part is deleted
         return DownloadFailed(
             f"The server did not say how big {target.filename} is, and {disk} has {human_size(free)} free, of which "
             f"omoide keeps {human_size(KEEP_FREE)} free: it sent more than the {human_size(cap)} that leaves; "
