@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from pathlib import Path
 
 import platformdirs
@@ -83,17 +85,45 @@ def private_dir(path: Path) -> Path:
         try:
             folder.mkdir(mode=PRIVATE_DIR)
         except FileExistsError:
-            pass
+            continue
+        os.chmod(folder, PRIVATE_DIR)  # whatever the umask: it can take the owner's bits away too
     return path
+
+
+def tighten(folder: Path) -> bool:
+    """Make one of omoide's own folders private again when an earlier version
+    or a loose umask left it open to others (only one this user owns).
+    Returns whether it changed."""
+    if os.name != "posix":
+        return False
+    try:
+        found = folder.stat()
+        if not stat.S_ISDIR(found.st_mode) or found.st_uid != os.getuid() or not found.st_mode & 0o077:
+            return False
+        os.chmod(folder, PRIVATE_DIR)
+    except OSError:
+        return False  # `omoide doctor` reports what is still loose
+    return True
+
+
+def tighten_own_folders() -> None:
+    """The data, config and log folders, private again if they are not."""
+    for folder in (data_dir(), config_dir(), log_dir()):
+        tighten(folder)
 
 
 def private_file(path: Path) -> Path:
     """Create `path` empty and readable by the user only, unless it exists."""
     private_dir(path.parent)
     try:
-        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, PRIVATE_FILE))
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, PRIVATE_FILE)
     except FileExistsError:
-        pass
+        return path
+    try:
+        if hasattr(os, "fchmod"):
+            os.fchmod(fd, PRIVATE_FILE)  # whatever the umask
+    finally:
+        os.close(fd)
     return path
 
 
@@ -110,12 +140,70 @@ def write_private(path: Path, data: str | bytes, *, make_parents: bool = True) -
     try:
         fd = os.open(temp, os.O_CREAT | os.O_EXCL | os.O_WRONLY | getattr(os, "O_BINARY", 0), PRIVATE_FILE)
         with os.fdopen(fd, "wb") as out:
+            if hasattr(os, "fchmod"):
+                os.fchmod(fd, PRIVATE_FILE)  # whatever the umask
             out.write(payload)
         os.replace(temp, path)
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
     return path
+
+
+class NotAFile(OSError):
+    """A device, FIFO or socket where a file was expected: never opened for
+    reading (/dev/zero never ends, a FIFO blocks until someone writes)."""
+
+
+class FileTooLarge(OSError):
+    """A file over the size its reader accepts; `limit` is that size in bytes."""
+
+    def __init__(self, path: Path, limit: int, size: int | None = None) -> None:
+        known = f"{_size(size)}, " if size is not None else ""
+        super().__init__(errno.EFBIG, f"it is {known}over the {_size(limit)} limit", str(path))
+        self.limit = limit
+
+
+def _size(count: int) -> str:
+    return f"{count / 1_048_576:.0f} MiB" if count >= 1_048_576 else f"{count / 1024:.0f} KiB"
+
+
+def _kind(mode: int) -> str:
+    kinds = {stat.S_ISDIR: "a folder", stat.S_ISCHR: "a device", stat.S_ISBLK: "a device",
+             stat.S_ISFIFO: "a FIFO (named pipe)", stat.S_ISSOCK: "a socket"}
+    return next((name for test, name in kinds.items() if test(mode)), "not a regular file")
+
+
+def read_regular(path: Path, limit: int) -> bytes:
+    """A user-given file's bytes: only a regular file (a symlink is followed
+    to one), and at most `limit` bytes, whatever size it reports. Raises
+    NotAFile, FileTooLarge or the OSError of the open or read."""
+    def refuse(mode: int) -> NotAFile:
+        return NotAFile(errno.EINVAL, f"it is {_kind(mode)}, not a file", str(path))
+
+    mode = os.stat(path).st_mode
+    if not stat.S_ISREG(mode):
+        raise refuse(mode)  # checked before opening: opening a FIFO or a tape can block or act
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        opened = os.fstat(fd)  # it may have been swapped since the stat
+        if not stat.S_ISREG(opened.st_mode):
+            raise refuse(opened.st_mode)
+        if opened.st_size > limit:
+            raise FileTooLarge(path, limit, opened.st_size)
+        chunks: list[bytes] = []
+        left = limit + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+    finally:
+        os.close(fd)
+    if left <= 0:
+        raise FileTooLarge(path, limit)
+    return b"".join(chunks)
 
 
 def loose_permissions() -> list[tuple[Path, int]]:

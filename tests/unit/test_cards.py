@@ -312,7 +312,7 @@ def test_a_path_that_is_not_a_file_is_refused(kind: str, tmp_path: Path) -> None
     path = tmp_path / "nothing.json"
     if kind == "directory":
         path.mkdir()
-    with pytest.raises(CharacterError, match="cannot be read"):
+    with pytest.raises(CharacterError, match="cannot be read|it is a folder, not a file"):
         import_card(path, tmp_path / "library")
 
 

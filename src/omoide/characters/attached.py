@@ -8,11 +8,10 @@ characters can have them too: `lorebooks/*` applies everywhere,
 from __future__ import annotations
 
 import logging
-import shutil
 from pathlib import Path
 
 from omoide import locations
-from omoide.characters.lorebook import load_lorebook_file
+from omoide.characters.lorebook import MAX_LOREBOOK_BYTES, load_lorebook_file
 from omoide.characters.model import Character, Lorebook
 from omoide.errors import CharacterError
 
@@ -50,7 +49,9 @@ def attach_lorebook(path: Path, character: Character | None) -> Path:
     target_dir = locations.lorebooks_dir() / character.id if character else locations.lorebooks_dir()
     locations.private_dir(target_dir)
     target = target_dir / Path(path).name
-    tmp = target.with_name(f".{target.name}.tmp")
-    shutil.copyfile(path, tmp)
-    tmp.replace(target)
+    try:
+        locations.write_private(target, locations.read_regular(Path(path), MAX_LOREBOOK_BYTES))
+    except OSError as exc:
+        raise CharacterError(f"Cannot copy the lorebook {path} to {target}: {exc.strerror or exc}.",
+                             "Check the free disk space and the folder's permissions.") from exc
     return target

@@ -51,11 +51,11 @@ def _bad(path: Path | str, problem: str, hint: str = "Check that it is a charact
 def read_card_file(path: Path) -> tuple[dict[str, Any], bytes | None]:
     """The card's JSON object, and the file's bytes when it is a PNG."""
     try:
-        size = path.stat().st_size
-        if size > MAX_CARD_BYTES:
-            raise _bad(path, f"it is {size / 1_048_576:.0f} MiB, over the {MAX_CARD_BYTES // 1_048_576} MiB limit",
-                       "Cards are a few hundred KiB at most; is this the right file?")
-        data = path.read_bytes()
+        data = locations.read_regular(path, MAX_CARD_BYTES)
+    except locations.NotAFile as exc:
+        raise _bad(path, str(exc.strerror), "Only regular .png and .json files are cards.") from exc
+    except locations.FileTooLarge as exc:
+        raise _bad(path, str(exc.strerror), "Cards are a few hundred KiB at most; is this the right file?") from exc
     except OSError as exc:
         raise _bad(path, f"the file cannot be read ({exc.strerror or exc})", "Check the path and its permissions.") from exc
     looks_like_png = data.startswith(b"\x89P") or data[12:16] == b"IHDR"  # a damaged signature is still a PNG

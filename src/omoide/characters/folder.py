@@ -33,9 +33,13 @@ ENTRY_FLAGS = {"selective": False, "case_sensitive": False, "use_regex": False, 
 ENTRY_NUMBERS = ("insertion_order", "priority")
 
 
+MAX_FILE_BYTES = 20 * 1024 * 1024
+"""The most read of a character's TOML file or kept card (a card's own limit)."""
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(locations.read_regular(path, MAX_FILE_BYTES).decode("utf-8"))
     except FileNotFoundError as exc:
         raise CharacterError(f"{path} does not exist.", "A character folder needs a character.toml with at least a name.") from exc
     except UnicodeDecodeError as exc:
@@ -125,7 +129,7 @@ def read_kept_card(folder: Path) -> dict[str, Any] | None:
     if not card.is_file():
         return None
     try:
-        raw_card = json.loads(card.read_text(encoding="utf-8"))
+        raw_card = json.loads(locations.read_regular(card, MAX_FILE_BYTES).decode("utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise CharacterError(f"{card} is not a readable card: {exc}.", "Delete it to keep only character.toml.") from exc
     return raw_card if isinstance(raw_card, dict) else None
@@ -186,13 +190,14 @@ def save_character_folder(character: Character, folder: Path, *, extra_files: di
             for item in folder.iterdir():
                 if item.name not in written:
                     (shutil.copytree if item.is_dir() else shutil.copy2)(item, staging / item.name)
-        (staging / CHARACTER_FILE).write_text(character_toml(character), encoding="utf-8")
+        write = locations.write_private
+        write(staging / CHARACTER_FILE, character_toml(character), make_parents=False)
         if character.character_book is not None:
-            (staging / LOREBOOK_FILE).write_text(lorebook_toml(character.character_book), encoding="utf-8")
+            write(staging / LOREBOOK_FILE, lorebook_toml(character.character_book), make_parents=False)
         if character.raw_card is not None:
-            (staging / CARD_FILE).write_text(json.dumps(character.raw_card, ensure_ascii=False, indent=2), encoding="utf-8")
+            write(staging / CARD_FILE, json.dumps(character.raw_card, ensure_ascii=False, indent=2), make_parents=False)
         for name, content in (extra_files or {}).items():
-            (staging / name).write_bytes(content)
+            write(staging / name, content, make_parents=False)
         if folder.exists():
             backup = staging.with_name(staging.name + "-old")
             os.replace(folder, backup)

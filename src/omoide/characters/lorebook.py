@@ -26,6 +26,7 @@ import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from omoide import locations
 from omoide.characters.books import lorebook_from_card, lorebook_from_world_info
 from omoide.characters.lore_engine import DEFAULT_BUDGET, Source, scan_books
 from omoide.characters.lore_match import FiredEntry, LoreScanResult, SkippedEntry
@@ -64,9 +65,9 @@ def load_lorebook_file(path: Path) -> Lorebook:
 
         return load_lorebook(path)
     try:
-        if path.stat().st_size > MAX_LOREBOOK_BYTES:
-            raise CharacterError(f"Cannot read the lorebook {path}: it is over {MAX_LOREBOOK_BYTES // 1_048_576} MiB.", "Is this the right file?")
-        data = json.loads(path.read_bytes().decode("utf-8-sig"))
+        data = json.loads(locations.read_regular(path, MAX_LOREBOOK_BYTES).decode("utf-8-sig"))
+    except (locations.NotAFile, locations.FileTooLarge) as exc:
+        raise CharacterError(f"Cannot read the lorebook {path}: {exc.strerror}.", "Is this the right file?") from exc
     except OSError as exc:
         raise CharacterError(f"Cannot read the lorebook {path}: {exc.strerror or exc}.", "Check the path.") from exc
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:

@@ -33,6 +33,7 @@ PERSONA_FILE = "persona.toml"
 AVATAR_FILE = "avatar.png"
 MAX_SETTINGS_BYTES = 50 * 1024 * 1024
 MAX_AVATAR_BYTES = 20 * 1024 * 1024
+MAX_PERSONA_BYTES = 20 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +62,7 @@ def load_personas(root: Path | None = None) -> list[Persona]:
     found: list[Persona] = []
     for folder in sorted(p for p in root.iterdir() if p.is_dir()):
         try:
-            data = tomllib.loads((folder / PERSONA_FILE).read_text(encoding="utf-8"))
+            data = tomllib.loads(locations.read_regular(folder / PERSONA_FILE, MAX_PERSONA_BYTES).decode("utf-8"))
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
             log.warning("skipping persona %s: %s", folder, exc)
             continue
@@ -77,9 +78,9 @@ def load_personas(root: Path | None = None) -> list[Persona]:
 
 def _read_settings(path: Path) -> dict[str, Any]:
     try:
-        if path.stat().st_size > MAX_SETTINGS_BYTES:
-            raise CharacterError(f"Cannot read {path}: it is over {MAX_SETTINGS_BYTES // 1_048_576} MiB.", "Is this SillyTavern's settings.json?")
-        data = json.loads(path.read_bytes().decode("utf-8-sig"))
+        data = json.loads(locations.read_regular(path, MAX_SETTINGS_BYTES).decode("utf-8-sig"))
+    except (locations.NotAFile, locations.FileTooLarge) as exc:
+        raise CharacterError(f"Cannot read {path}: {exc.strerror}.", "Is this SillyTavern's settings.json?") from exc
     except OSError as exc:
         raise CharacterError(f"Cannot read {path}: {exc.strerror or exc}.", "Check the path.") from exc
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
@@ -104,10 +105,10 @@ def _avatar(folder: Path | None, key: str) -> tuple[bytes | None, str]:
     if Path(key).name != key or not path.is_file():
         return None, f"its avatar {key} is not in {folder}"
     try:
-        if path.stat().st_size > MAX_AVATAR_BYTES:
-            return None, f"its avatar {key} is over {MAX_AVATAR_BYTES // 1_048_576} MiB"
-        data = path.read_bytes()
+        data = locations.read_regular(path, MAX_AVATAR_BYTES)
         read_chunks(data)
+    except (locations.NotAFile, locations.FileTooLarge) as exc:
+        return None, f"its avatar {key}: {exc.strerror}"
     except OSError as exc:
         return None, f"its avatar {key} cannot be read ({exc.strerror or exc})"
     except PNGError as exc:
@@ -165,9 +166,9 @@ def _save(root: Path, name: str, description: str, title: str, png: bytes | None
     lines = [tomlwrite.assignment("name", name), tomlwrite.assignment("description", description)]
     lines += [tomlwrite.assignment("title", title)] if title else []
     lines.append(tomlwrite.assignment("sillytavern_avatar", source))
-    (staging / PERSONA_FILE).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    locations.write_private(staging / PERSONA_FILE, "\n".join(lines) + "\n", make_parents=False)
     if png is not None:
-        (staging / AVATAR_FILE).write_bytes(png)
+        locations.write_private(staging / AVATAR_FILE, png, make_parents=False)
     os.replace(staging, root / slug)
     folder = root / slug
     return Persona(name, description, title, folder / AVATAR_FILE if png is not None else None, folder)

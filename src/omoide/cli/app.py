@@ -35,6 +35,10 @@ def _root(
         raise typer.Exit()
     if ctx.invoked_subcommand is None:
         stdout().print(ctx.get_help())
+        return
+    from omoide import locations
+
+    locations.tighten_own_folders()
 
 
 def only_chat() -> bool:

@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from omoide import locations
-from omoide.characters.cards import export_card_json, export_card_png, import_card
+from omoide.characters.cards import MAX_CARD_BYTES, export_card_json, export_card_png, import_card
 from omoide.characters.library import find_character, scan_characters, source_kind
 from omoide.characters.model import LoreEntry, substitute
 from omoide.cli.common import fail, stdout, stderr
@@ -99,6 +99,8 @@ def _card_files(paths: list[Path]) -> tuple[list[Path], list[tuple[Path, str]]]:
         for item in inside:
             if item.is_dir():
                 refused.append((item, "a folder (only the cards directly inside are imported)"))
+            elif not item.is_file():  # a FIFO would block the import, a device never end it
+                refused.append((item, "not a regular file (a device, FIFO, socket or broken link): skipped"))
             elif item.suffix.lower() in CARD_SUFFIXES:
                 files.append(item)
             else:
@@ -149,7 +151,7 @@ def export(
             data = export_card_json(character)
         else:
             image = character.source / "card.png" if character.source else None
-            data = export_card_png(character, image.read_bytes() if image and image.is_file() else None)
+            data = export_card_png(character, locations.read_regular(image, MAX_CARD_BYTES) if image and image.is_file() else None)
     except OmoideError as exc:
         fail(exc)
     except OSError as exc:

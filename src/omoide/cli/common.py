@@ -7,6 +7,7 @@ through `safe_text`, never as markup and never as escape sequences."""
 from __future__ import annotations
 
 import asyncio
+import signal
 from collections.abc import Awaitable, Callable
 from typing import NoReturn, TypeVar
 
@@ -45,7 +46,10 @@ def fail(exc: OmoideError) -> NoReturn:
 
 def run(work: Callable[[], Awaitable[T]]) -> T:
     """Run a command's async work: logging to the log file, the config file's
-    warnings on stderr, an OmoideError as its message (`fail`), Ctrl+C as 130."""
+    warnings on stderr, an OmoideError as its message (`fail`), Ctrl+C as 130,
+    and SIGTERM or SIGHUP as 128 + the signal, after the work's own clean-up
+    (a reply stored as interrupted, the embedded engine's socket folder removed
+    at exit), as Ctrl+C does; a second one ends the process at once."""
     from omoide.config.logs import setup_logging
     from omoide.config.settings import config_warnings
 
@@ -53,10 +57,45 @@ def run(work: Callable[[], Awaitable[T]]) -> T:
     err = stderr()
     for warning in config_warnings():
         err.print(safe(f"Warning: {warning}", "yellow"), soft_wrap=True)
+    received: list[int] = []
     try:
-        return asyncio.run(work())  # type: ignore[arg-type]
+        result = asyncio.run(_stopped_by_signals(work, received))
     except OmoideError as exc:
         fail(exc)
     except KeyboardInterrupt:
         err.print(Text("Interrupted. Whatever had arrived is kept.", style="dim"))
         raise typer.Exit(130) from None
+    except asyncio.CancelledError:
+        if not received:
+            raise
+    if received:
+        err.print(Text(f"Stopped by {signal.Signals(received[0]).name}. Whatever had arrived is kept.", style="dim"))
+        raise typer.Exit(128 + received[0])
+    return result
+
+
+async def _stopped_by_signals(work: Callable[[], Awaitable[T]], received: list[int]) -> T:
+    """`work`, cancelled by a SIGTERM or SIGHUP (noted in `received`)."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    handled: list[int] = []
+
+    def stop(signum: int) -> None:
+        received.append(signum)
+        loop.remove_signal_handler(signum)  # a second one: the default, at once
+        if task is not None:
+            task.cancel()
+
+    for signum in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)):
+        if signum is None or signal.getsignal(signum) is not signal.SIG_DFL:
+            continue  # someone else's (`omoide chat`'s start-up hands the terminal back first)
+        try:
+            loop.add_signal_handler(signum, stop, int(signum))
+            handled.append(int(signum))
+        except (NotImplementedError, RuntimeError, ValueError):  # no such handlers here (Windows, a worker thread)
+            pass
+    try:
+        return await work()
+    finally:
+        for signum in handled:
+            loop.remove_signal_handler(signum)

@@ -57,6 +57,22 @@ async def _servers(settings: Settings) -> None:
     console.print("    [dim]`omoide models use NAME` makes one of them the default.[/]")
 
 
+def _log_writable() -> bool:
+    """Write a line to the log, and say whether it (and every line before it) got there."""
+    import logging
+
+    from omoide.config.logs import log_failure
+
+    logging.getLogger(__name__).info("omoide doctor is checking")  # the file handler flushes every line
+    failure = log_failure()
+    if failure is None:
+        _ok("log", str(locations.log_file()))
+        return True
+    _bad("log", OmoideError(f"{locations.log_file()} cannot be written ({failure}); what goes wrong is not recorded.",
+                            "Free some space on its disk, or check its folder's permissions (`omoide paths`)."))
+    return False
+
+
 async def run_doctor() -> bool:
     healthy = True
     path = locations.config_file()
@@ -71,6 +87,8 @@ async def run_doctor() -> bool:
     # report names its new place, and nothing needs fixing for it to work.
     for warning in ignored_config_keys():
         _bad("config", warning)
+        healthy = False
+    if not _log_writable():
         healthy = False
     for loose, mode in locations.loose_permissions():
         kind = "folder" if loose.is_dir() else "file"

@@ -117,6 +117,7 @@ def pull(
         target = resolve(source)
     except OmoideError as exc:
         fail(exc)
+    deadline = _settings().models.pull_deadline
     err = stderr()
     columns = ("[progress.description]{task.description}", BarColumn(), DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn())
     with Progress(*columns, console=err, transient=False) as progress:
@@ -125,7 +126,7 @@ def pull(
         def update(done: int, total: int | None) -> None:
             progress.update(task, completed=done, total=total)
 
-        path = run(lambda: download(source, sha256=sha256, progress=update))
+        path = run(lambda: download(source, sha256=sha256, progress=update, deadline=deadline))
     if not err.is_terminal:
         err.print(f"downloaded {path.stat().st_size:,} bytes")
     use_name = path.name

@@ -62,5 +62,6 @@ def import_(
         err.print(Text.assemble(("✗ ", "red"), inert(refused)), soft_wrap=True)
     if not report.imported and not report.refused:
         out.print("There were no personas in it.")
-    elif report.imported:
-        out.print(safe(f"Imported {len(report.imported)} persona(s). Use one with /persona NAME, or `omoide say --persona NAME`."))
+    if not report.imported:
+        raise typer.Exit(1)  # as `characters import` does: a script can tell nothing came in
+    out.print(safe(f"Imported {len(report.imported)} persona(s). Use one with /persona NAME, or `omoide say --persona NAME`."))

@@ -15,8 +15,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from omoide import locations
+
 TRUE = frozenset({"true", "1", "yes", "on"})
 FALSE = frozenset({"false", "0", "no", "off"})
+MAX_CONFIG_BYTES = 16 * 1024 * 1024
+"""The most read of a config file (a real one is a few KiB)."""
 
 
 class SettingsError(ValueError):
@@ -184,7 +188,7 @@ def fields_of(cls: type) -> dict[str, Field]:
 def read_toml(path: Path) -> dict[str, object]:
     """The TOML file's table; a missing file has no values."""
     try:
-        data = path.read_bytes()
+        data = locations.read_regular(path, MAX_CONFIG_BYTES)
     except FileNotFoundError:
         return {}
     import tomllib

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from omoide import locations
+from omoide.config.fields import MAX_CONFIG_BYTES
 from omoide.config.settings import PLACES
 from omoide.errors import ConfigError
 
@@ -75,7 +76,11 @@ def _set_in_table(lines: list[str], table: str, name: str, value: Value | None) 
 def update_config(values: dict[str, Value | None], path: Path | None = None) -> Path:
     """Set (or, with None, remove) settings, named by id (`base_url`, `local_model`)."""
     path = path or locations.config_file()
-    old_text = path.read_text(encoding="utf-8") if path.exists() else ""
+    try:
+        old_text = locations.read_regular(path, MAX_CONFIG_BYTES).decode("utf-8") if path.exists() else ""
+    except (OSError, UnicodeDecodeError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else "it is not UTF-8 text"
+        raise ConfigError(f"Cannot change {path}: {why}.", "Fix the file or move it away first; nothing was changed.") from exc
     try:
         before = tomllib.loads(old_text)
     except tomllib.TOMLDecodeError as exc:

@@ -179,6 +179,10 @@ class ModelsSettings(Section):
     KoboldCpp, vLLM, SGLang and text-generation-webui; [] turns discovery off."""
     discover_timeout: Annotated[float, Range(gt=0)] = 0.5
     """Seconds a server may take to list its models before discovery moves on."""
+    pull_deadline: Annotated[float, Range(gt=0)] = 21600.0
+    """Seconds a whole model download (`omoide models pull`, the TUI's downloads) may
+    take before it stops, keeping what arrived to resume: a server that drips a few
+    bytes at a time cannot hold it forever. Default: 6 hours."""
 
 
 class MemorySettings(Section):

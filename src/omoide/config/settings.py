@@ -206,7 +206,10 @@ def load_settings(**overrides: object) -> Settings:
             f"The settings are not valid ({'; '.join(exc.problems)}).",
             f"Fix {path} or the OMOIDE_* environment variables.",
         ) from exc
-    except Exception as exc:  # tomllib.TOMLDecodeError, an unreadable file
+    except OSError as exc:  # unreadable, a device, too big
+        raise ConfigError(f"Cannot read the config file {path}: {exc.strerror or exc}.",
+                          "Check its permissions, or move it away to start from the defaults.") from exc
+    except Exception as exc:  # tomllib.TOMLDecodeError
         raise ConfigError(
             f"Cannot read the config file {path}: {exc}.",
             "Fix its TOML syntax, or move it away to start from the defaults.",

@@ -26,6 +26,7 @@ from pathlib import Path
 from collections.abc import Mapping
 from typing import Any
 
+from omoide import locations
 from omoide.domain.chat import Message, MessageStatus, Role
 from omoide.errors import OmoideError
 from omoide.exchange.jsontext import json_text
@@ -136,13 +137,11 @@ def _parse_date(value: Any) -> str | None:
 
 def read_chat(path: Path) -> ParsedChat:
     try:
-        size = path.stat().st_size
+        lines = locations.read_regular(path, MAX_CHAT_BYTES).decode("utf-8").splitlines()
+    except (locations.NotAFile, locations.FileTooLarge) as exc:
+        raise _fail(path, None, str(exc.strerror)) from exc
     except OSError as exc:
         raise _fail(path, None, f"the file cannot be read ({exc.strerror})") from exc
-    if size > MAX_CHAT_BYTES:
-        raise _fail(path, None, f"it is {size // 1_048_576} MiB, over the {MAX_CHAT_BYTES // 1_048_576} MiB limit")
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
     except UnicodeDecodeError as exc:
         raise _fail(path, None, "it is not UTF-8 text") from exc
     records: list[tuple[int, dict[str, Any]]] = []

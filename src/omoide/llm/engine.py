@@ -24,6 +24,7 @@ callback here never raises: it keeps the exception and stops.
 from __future__ import annotations
 
 import atexit
+import ctypes
 import logging
 import os
 import secrets
@@ -57,6 +58,10 @@ RAM_CACHE_MIB = 0
 """llama.cpp's host-RAM prompt cache (8 GiB by default): off, as each speaker
 keeps a slot of its own and memory work continues the chat's prompt."""
 REQUEST_TIMEOUT = 120.0
+CLOSE_WAIT = 30.0
+"""Seconds closing waits for a completion still running to stop (it stops
+within one batch once told): freeing the server under it, or letting the
+interpreter end while it is in llama.cpp, aborts the process."""
 
 log = logging.getLogger(__name__)
 Chunk = dict[str, Any]
@@ -112,6 +117,7 @@ class Engine:
         routed = route_engine_logs()
         params.verbosity = (3 if logging.getLogger("llama_cpp").isEnabledFor(logging.DEBUG) else 2) if routed else -1
         handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+        actions = _signal_actions(handlers)
         try:
             self.server = xllamacpp.Server(params)
         except RuntimeError as exc:
@@ -119,11 +125,14 @@ class Engine:
             raise LocalModelMissing(f"llama.cpp could not load {shape.path.name}: {exc}",
                                     "See the log (`omoide paths`) for llama.cpp's reason; the file may be damaged or too new.") from exc
         finally:
-            _restore(handlers)
+            _restore(handlers, actions)
         os.chmod(self.socket, 0o600)
         self.client = httpx.Client(transport=httpx.HTTPTransport(uds=str(self.socket)), base_url="http://omoide-engine",
                                    headers={"Authorization": f"Bearer {self.key}"}, timeout=REQUEST_TIMEOUT)
         self._props: dict[str, Any] | None = None
+        self._running = 0
+        self._closing = False
+        self._idle = threading.Condition()
 
     @property
     def url(self) -> str:
@@ -171,6 +180,8 @@ class Engine:
         failure: list[BaseException] = []
 
         def relay(chunk: Chunk) -> bool:
+            if self._closing:
+                return True  # the process is ending: stop at once
             try:
                 if isinstance(chunk, dict) and "error" in chunk:
                     raise EngineFailed(str(chunk["error"]))
@@ -179,21 +190,68 @@ class Engine:
                 failure.append(exc)
                 return True
 
-        self.server.handle_completions({**body, "stream": True}, relay)
+        with self._idle:
+            if self._closing:
+                raise EngineFailed("the engine is closing")
+            self._running += 1
+        try:
+            self.server.handle_completions({**body, "stream": True}, relay)
+        finally:
+            with self._idle:
+                self._running -= 1
+                self._idle.notify_all()
         if failure:
             raise failure[0]
 
     def close(self) -> None:
+        """Stop what still runs (a reply the process no longer waits for), then
+        free the model and remove the socket's folder."""
+        with self._idle:
+            self._closing = True
+            stopped = self._idle.wait_for(lambda: self._running == 0, timeout=CLOSE_WAIT)
         self.client.close()
-        del self.server  # stops llama.cpp's loop and frees the model
+        if stopped:
+            del self.server  # stops llama.cpp's loop and frees the model
+        else:
+            log.warning("a completion did not stop within %.0f s; leaving the engine to the process's end", CLOSE_WAIT)
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def _restore(handlers: dict[signal.Signals, Any]) -> None:
+def _libc() -> Any:
+    try:
+        return ctypes.CDLL(None, use_errno=True) if os.name == "posix" else None
+    except OSError:
+        return None
+
+
+_SIGACTION_BYTES = 512
+"""Room for a `struct sigaction`, kept opaque (152 bytes on Linux x86-64)."""
+
+
+def _signal_actions(handlers: dict[signal.Signals, Any]) -> dict[signal.Signals, Any]:
+    """The process's actions for these signals as the C library holds them,
+    to put back from any thread (signal.signal works only in the main one)."""
+    libc = _libc()
+    if libc is None or threading.current_thread() is threading.main_thread():
+        return {}
+    saved: dict[signal.Signals, Any] = {}
+    for sig in handlers:
+        action = ctypes.create_string_buffer(_SIGACTION_BYTES)
+        if libc.sigaction(int(sig), None, action) == 0:
+            saved[sig] = action
+    return saved
+
+
+def _restore(handlers: dict[signal.Signals, Any], actions: dict[signal.Signals, Any]) -> None:
     """Put Python's signal handlers back: llama.cpp's server installs its own
-    for SIGINT and SIGTERM, which would stop the engine instead of omoide."""
+    for SIGINT and SIGTERM, which would stop the engine instead of omoide (and
+    a SIGTERM would leave the socket's folder behind). From a worker thread,
+    the actions saved before are put back as they were."""
     if threading.current_thread() is not threading.main_thread():
-        return  # only the main thread may set them; llama.cpp started from a worker leaves them to the main thread
+        libc = _libc()
+        for sig, action in actions.items():
+            libc.sigaction(int(sig), action, None)
+        return
     for sig, handler in handlers.items():
         if handler is not None:
             signal.signal(sig, handler)
@@ -201,6 +259,8 @@ def _restore(handlers: dict[signal.Signals, Any]) -> None:
 
 _engines: dict[EngineShape, Engine] = {}
 _engines_lock = threading.Lock()
+_ended: list[bool] = []
+"""Set once the process closes its engines: none is started after that."""
 
 
 def shared(shape: EngineShape) -> Engine:
@@ -208,6 +268,8 @@ def shared(shape: EngineShape) -> Engine:
     with _engines_lock:
         engine = _engines.get(shape)
         if engine is None:
+            if _ended:
+                raise EngineFailed("the process is ending")
             if not shape.path.is_file():
                 raise LocalModelMissing(f"The model file {shape.path} does not exist.",
                                         "Fix model_path in the config, or remove it to use the shipped model.")
@@ -218,6 +280,7 @@ def shared(shape: EngineShape) -> Engine:
 @atexit.register
 def close_all() -> None:
     with _engines_lock:
+        _ended.append(True)
         for engine in _engines.values():
             engine.close()
         _engines.clear()

@@ -98,6 +98,8 @@ def fields_and_text(text: str) -> list[str]:
 MAX_PAD = 100
 """Widest a placeholder may be padded (`{name:>20}`), and the most digits a number
 may be written with: a template makes a prompt, not a 300 MB string."""
+MAX_TEMPLATE_BYTES = 1024 * 1024
+"""The most read of a template override (the shipped ones are under 2 KiB)."""
 _SPEC = re.compile(r"(?:.?[<>=^])?[-+ ]?z?#?0?(?P<width>\d*)[,_]?(?:\.(?P<precision>\d+))?[bcdeEfFgGnosxX%]?")
 """Python's format-spec mini-language, with no nested {field} in it."""
 
@@ -141,7 +143,7 @@ def get(name: str) -> Template:
     spec = spec_for(name)
     path = override_path(name)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = locations.read_regular(path, MAX_TEMPLATE_BYTES).decode("utf-8")
     except FileNotFoundError:
         return Template(spec, spec.default, "default")
     except OSError as exc:

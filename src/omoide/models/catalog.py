@@ -5,6 +5,7 @@ GGUF files already downloaded into the data directory."""
 from __future__ import annotations
 
 import importlib.util
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,9 +63,10 @@ def _assemble_gemma() -> Path:
     if target.is_file() and target.stat().st_size == expected:
         return target
     partial = target.with_name(target.name + ".part")
-    partial.parent.mkdir(parents=True, exist_ok=True)
+    locations.private_dir(partial.parent)
     try:
         gemma.assemble(partial, overwrite=True)
+        os.chmod(partial, locations.PRIVATE_FILE)
     except (OSError, ValueError) as exc:
         partial.unlink(missing_ok=True)
         raise LocalModelMissing(f"Could not assemble the Gemma model into {target}: {exc}.", "Check the free disk space, then try again.") from exc

@@ -18,6 +18,7 @@ be wrong (not GGUF, more than announced, a checksum that does not match).
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import hashlib
 import logging
@@ -31,6 +32,7 @@ from urllib.parse import unquote, urlsplit
 
 import httpx
 
+from omoide import locations
 from omoide.errors import DownloadFailed
 from omoide.models.catalog import RECOMMENDED, models_dir
 
@@ -126,13 +128,17 @@ async def pull(
     client: httpx.AsyncClient | None = None,
     dest_dir: Path | None = None,
     limit: int | None = None,
+    deadline: float | None = None,
 ) -> Path:
     """Download `source` into the models directory and return the file's path.
     `limit` caps a download whose size the server does not announce (default:
-    `unannounced_limit`)."""
+    `unannounced_limit`); `deadline` is the most seconds the whole download may
+    take (default: none), so a server that drips bytes cannot hold it forever."""
     target = resolve(source)
     folder = dest_dir or models_dir()
-    folder.mkdir(parents=True, exist_ok=True)
+    locations.private_dir(folder)
+    if dest_dir is None:
+        locations.tighten(folder)
     final = folder / target.filename
     if final.exists():
         return final
@@ -142,7 +148,17 @@ async def pull(
     own = client is None
     client = client or httpx.AsyncClient(timeout=httpx.Timeout(30.0, connect=10.0), follow_redirects=True)
     try:
-        return await _download(client, target, final, expected_sha, progress, limit)
+        async with asyncio.timeout(deadline):
+            return await _download(client, target, final, expected_sha, progress, limit)
+    except TimeoutError as exc:
+        part = final.with_name(final.name + ".part")
+        have = part.stat().st_size if part.exists() else 0
+        raise DownloadFailed(
+            f"The download of {target.filename} did not finish within {_duration(deadline or 0)}: "
+            f"the server sent only {human_size(have)} in that time.",
+            f"What arrived is kept in {part.name}: run the same command again to resume, "
+            "or raise [models] pull_deadline in the config (OMOIDE_PULL_DEADLINE) for a slow connection.",
+        ) from exc
     finally:
         if own:
             await client.aclose()
@@ -178,11 +194,19 @@ async def _download(
                 size = announced_size or total
                 expected_sha = expected_sha or announced_sha
                 _check_space(final.parent, size, offset)
+                by_disk = size is None and limit is None  # the cap is what the disk can spare
                 cap = size if size is not None else (limit if limit is not None else unannounced_limit(final.parent))
                 digest = hashlib.sha256()
                 if offset:
                     _hash_file(part, digest)
-                await _write(response, part, offset, digest, cap, size, progress, target)
+                await _write(response, part, offset, digest, cap, size, progress, target, by_disk)
+        except httpx.TooManyRedirects as exc:
+            raise DownloadFailed(f"{target.url} redirects in a loop (it never reaches a file), so nothing was downloaded.",
+                                 _NO_RETRY) from exc
+        except httpx.UnsupportedProtocol as exc:
+            scheme = exc.request.url.scheme if exc.request is not None else "another"
+            raise DownloadFailed(f"{target.url} redirects to a {scheme}:// address; omoide only follows http:// and https://, "
+                                 "so nothing was downloaded.", _NO_RETRY) from exc
         except httpx.HTTPError as exc:
             have = part.stat().st_size if part.exists() else 0
             raise DownloadFailed(
@@ -197,13 +221,17 @@ async def _download(
 
 
 async def _write(response: httpx.Response, part: Path, offset: int, digest: hashlib._Hash, cap: int, size: int | None,
-                 progress: Progress | None, target: PullTarget) -> None:
+                 progress: Progress | None, target: PullTarget, by_disk: bool) -> None:
     """Append the response's body to `part` (from `offset`), checking the magic
     number first and never writing past `cap` bytes."""
     done = offset
     head: bytes | None = None if offset else b""
     try:
-        with part.open("ab" if offset else "wb") as out:
+        flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if offset else os.O_TRUNC)
+        fd = os.open(part, flags | getattr(os, "O_BINARY", 0), locations.PRIVATE_FILE)
+        with os.fdopen(fd, "ab" if offset else "wb") as out:
+            if hasattr(os, "fchmod"):
+                os.fchmod(fd, locations.PRIVATE_FILE)  # whatever the umask, and a .part an earlier version left open
             async for chunk in response.aiter_bytes():  # as it arrives: a drop loses nothing received
                 if head is not None:
                     head += chunk
@@ -213,7 +241,7 @@ async def _write(response: httpx.Response, part: Path, offset: int, digest: hash
                 if done + len(chunk) > cap:
                     out.close()
                     part.unlink(missing_ok=True)  # on purpose: more than announced, or than may be written
-                    raise _too_big(target, cap, size)
+                    raise _too_big(target, cap, size, part.parent if by_disk else None)
                 out.write(chunk)
                 digest.update(chunk)
                 done += len(chunk)
@@ -227,19 +255,29 @@ async def _write(response: httpx.Response, part: Path, offset: int, digest: hash
             part.unlink(missing_ok=True)  # a file of unknown size: nothing to resume towards
             kept = "Nothing was kept."
         else:
-            kept = f"The {have / 1_048_576:.0f} MiB received are kept in {part.name} to resume."
+            kept = f"The {human_size(have)} received are kept in {part.name} to resume."
         raise DownloadFailed(f"The disk is full: the download of {target.filename} stopped. {kept}",
                              "Free some space, or set OMOIDE_HOME to a disk with more room, then run the same command again.") from exc
     if head is not None:
         _check_magic(head, part, target)
 
 
-def _too_big(target: PullTarget, cap: int, size: int | None) -> DownloadFailed:
+def _too_big(target: PullTarget, cap: int, size: int | None, disk: Path | None) -> DownloadFailed:
+    """`disk`: the folder whose free space set the cap, if it did."""
     if size is not None:
         return DownloadFailed(f"The server sent more of {target.filename} than the {size:,} bytes it announced; the file was deleted.",
                               "Try again; if it happens again, the server is broken.")
+    if disk is not None and cap < MAX_UNANNOUNCED:
+        free = shutil.disk_usage(disk).free  # as before this download began: its .part is deleted
+        return DownloadFailed(
+            f"The server did not say how big {target.filename} is, and {disk} has {human_size(free)} free, of which "
+            f"omoide keeps {human_size(KEEP_FREE)} free: it sent more than the {human_size(cap)} that leaves; "
+            "the download was stopped and deleted.",
+            "Free some space or set OMOIDE_HOME to a disk with more room, and check the address: "
+            "a model server should announce the file's size (Content-Length).",
+        )
     return DownloadFailed(
-        f"The server did not say how big {target.filename} is and sent more than {cap / 1_048_576:,.0f} MiB; "
+        f"The server did not say how big {target.filename} is and sent more than {human_size(cap)}; "
         "the download was stopped and deleted.",
         "Check the address: a model server should announce the file's size (Content-Length). "
         "Free space or set OMOIDE_HOME elsewhere if the model really is that large.",
@@ -275,9 +313,27 @@ def _check_space(folder: Path, size: int | None, offset: int) -> None:
     free = shutil.disk_usage(folder).free
     if size - offset > free:
         raise DownloadFailed(
-            f"The model needs {(size - offset) / 1_048_576:.0f} MiB more but {folder} has {free / 1_048_576:.0f} MiB free.",
+            f"The model needs {human_size(size - offset)} more but {folder} has {human_size(free)} free.",
             "Free some space, or set OMOIDE_HOME to a disk with more room.",
         )
+
+
+_NO_RETRY = "Trying again will not help: check the address, or download the file in a browser and put it in the models folder (`omoide paths`)."
+
+
+def human_size(count: int) -> str:
+    """Bytes as a person reads them: KiB under a MiB, MiB under a GiB, then GiB."""
+    if count < 1_048_576:
+        return f"{count / 1024:,.0f} KiB"
+    if count < 1024**3:
+        return f"{count / 1_048_576:,.1f} MiB" if count < 10 * 1_048_576 else f"{count / 1_048_576:,.0f} MiB"
+    return f"{count / 1024**3:,.1f} GiB"
+
+
+def _duration(seconds: float) -> str:
+    if seconds >= 3600:
+        return f"{seconds / 3600:g} hour(s)"
+    return f"{seconds / 60:g} minute(s)" if seconds >= 60 else f"{seconds:g} second(s)"
 
 
 def _hash_file(path: Path, digest: hashlib._Hash) -> None:

@@ -122,9 +122,11 @@ class Downloads:
     async def _run(self, model: Recommended) -> None:
         from omoide.models.pull import pull
 
+        deadline = cast(_Host, self._app).session.settings.models.pull_deadline
         for attempt in range(RETRIES + 1):
             try:
-                path = await pull(model.name, progress=lambda done, total: self._progress(model.name, done, total))
+                path = await pull(model.name, progress=lambda done, total: self._progress(model.name, done, total),
+                                  deadline=deadline)
                 break
             except OmoideError as exc:
                 if attempt < RETRIES and part_file(model).exists():  # cut off, and kept: resume it
