@@ -102,7 +102,9 @@ class TurnsApp(App[None]):
                 self.notify(f"{name} learned about you: {fact.content} {then}", timeout=8, title="Profile")
             case MemoryRecalled(query=query, lines=lines):
                 found = f"{len(lines)} moment(s) came back" if lines else "nothing came back"
-                self.notify(f"{self.session.character.display_name} tries to remember '{query}': {found}.", timeout=4)
+                # In a scene the one remembering is whoever is speaking, not the chat's character.
+                who = self.session.scene.speaker_name(self.reply_view.message) if self.reply_view else self.session.character.display_name
+                self.notify(f"{who} tries to remember '{query}': {found}.", timeout=4)
             case ReplyFinished(message=msg, usage=usage):
                 if self.reply_view is not None:
                     await self.reply_view.finish(msg)
