@@ -26,7 +26,7 @@ from datetime import datetime
 from omoide.characters.attached import lorebooks_for
 from omoide.characters.model import Character
 from omoide.chat.chat_memory import ChatMemory
-from omoide.chat.events import ChangedElsewhere, TurnEvent, UserMessageStored
+from omoide.chat.events import ChangedElsewhere, PathKept, TurnEvent, UserMessageStored
 from omoide.chat.navigator import Navigator
 from omoide.chat.scene import CONTINUE_MAX, ChatScene
 from omoide.chat.state import ChatState
@@ -313,10 +313,12 @@ class ChatSession:
         last_user = next((m for m in reversed(path) if m.role is Role.USER), None)
         if last_user is None:
             raise CommandError("You have not written anything to edit yet.", "Send a message first; /edit replaces your last one.")
+        kept = await self.tree.keep_head(path[-1].id)
         edited = await self.store.messages.add(self.chat.id, last_user.parent_id, Role.USER,
                                                await self._user_text(text, last_user.parent_id))
         self.state.own_head = edited.id
         await self.world.follow_head(self.chat.id)
+        yield PathKept(kept)
         yield UserMessageStored(edited)
         choice = await self.scene.choose(edited, text=text)
         async with aclosing(self.turns.reply(edited, edited.id, choice=choice)) as events:

@@ -18,7 +18,7 @@ from textual.worker import Worker, WorkerState
 
 from omoide.errors import OmoideError
 from omoide.chat.events import (
-    ChangedElsewhere, DiarySaved, MemoryRecalled, ProfileLearned, PromptNotice, ReplyDelta, ReplyFailed, ReplyFinished, ReplyStarted,
+    ChangedElsewhere, DiarySaved, MemoryRecalled, PathKept, ProfileLearned, PromptNotice, ReplyDelta, ReplyFailed, ReplyFinished, ReplyStarted,
     TurnEvent, UserMessageStored,
 )
 from omoide.memory.events import MemoryEvent, MemoryNotice, MemoryWorkDone, MemoryWorkFailed, MemoryWorkStarted
@@ -73,6 +73,9 @@ class TurnsApp(App[None]):
     async def apply_turn_event(self, event: TurnEvent) -> None:
         status = self.query_one(StatusBar)
         match event:
+            case PathKept(branch=branch):
+                self.notify(f"Your earlier message and what followed are kept: /branch restore {branch.name} brings them back.",
+                            timeout=8, title="Edited")
             case PromptNotice(note=note):  # lore the budget left out
                 self.notify(note, severity="warning", title="Lore", timeout=10)
             case ChangedElsewhere(note=note, forked=forked):
