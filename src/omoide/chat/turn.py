@@ -128,7 +128,7 @@ class TurnRunner:
             now=now,
             lorebooks=self._lore[speaker.id],
             lore=lore,
-            profile=prompt_section(await self.weights.profile.get()),
+            profile=prompt_section(await self.weights.profile.for_prompt(self.state.chat_id, head_id)),
             world=world["world"],
             world_notes=world["world_notes"],
             gossip=gossip,

@@ -5,15 +5,20 @@ and free facts. It goes into the stable part of every prompt.
 reads and edits the profile as one text (the format `omoide profile edit`
 opens in $EDITOR) and decides what happens to a fact a character learned
 (`profile_learning`: ask = a proposal for the user, auto = accepted, off = dropped).
+
+A fact a character learned is in force while the message it was learned at is
+on its chat's path: `/branch restore`, `/undo` or an edit to before it leaves
+it out of every prompt (it stays in the profile, marked, and comes back with
+the path), as the world pass retracts what a left path added.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from omoide.domain.chat import FactStatus, Profile, ProfileFact
-from omoide.errors import CommandError
+from omoide.errors import CommandError, NotFound
 from omoide.store import Store
 from omoide.store.profile import FIELDS
 
@@ -101,6 +106,38 @@ class ProfileBook:
 
     async def get(self) -> Profile:
         return await self.store.profile.get()
+
+    async def for_prompt(self, chat_id: int, head_id: int) -> Profile:
+        """The profile a prompt of chat `chat_id` at `head_id` is told: without
+        the facts learned on a path left behind (see `left_behind`)."""
+        profile = await self.get()
+        left = await self.left_behind(profile.facts, heads={chat_id: head_id})
+        return replace(profile, facts=[f for f in profile.facts if f.id not in left]) if left else profile
+
+    async def left_behind(self, facts: list[ProfileFact], *, heads: dict[int, int] | None = None) -> set[int]:
+        """The ids of `facts` learned at a message that is not on its chat's path:
+        the path to `heads[chat]` where given, else to the chat's head."""
+        heads = dict(heads or {})
+        left: set[int] = set()
+        for fact in facts:
+            if fact.chat_id is None or fact.message_id is None:
+                continue  # written by you: true in every story
+            if fact.chat_id not in heads:
+                try:
+                    head = (await self.store.chats.get(fact.chat_id)).head_id
+                except NotFound:
+                    continue  # its chat is gone; nothing to follow
+                if head is None:
+                    left.add(fact.id)
+                    continue
+                heads[fact.chat_id] = head
+            try:
+                on_path = await self.store.messages.is_ancestor(fact.message_id, heads[fact.chat_id])
+            except NotFound:
+                continue
+            if not on_path:
+                left.add(fact.id)
+        return left
 
     async def add(self, text: str) -> ProfileFact:
         fact = check_fact(text)
