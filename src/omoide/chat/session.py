@@ -28,6 +28,7 @@ from omoide.characters.model import Character
 from omoide.chat.chat_memory import ChatMemory
 from omoide.chat.events import ChangedElsewhere, PathKept, TurnEvent, UserMessageStored
 from omoide.chat.navigator import Navigator
+from omoide.chat.pins import ChatPins
 from omoide.chat.scene import CONTINUE_MAX, ChatScene
 from omoide.chat.state import ChatState
 from omoide.chat.tavern import Tavern, available_personas, group_names
@@ -35,7 +36,7 @@ from omoide.chat.tree import ChatTree
 from omoide.chat.turn import TurnRunner
 from omoide.chat.user import ChatUser
 from omoide.config.settings import Settings
-from omoide.domain.chat import Chat, MemoryState, Message, Role
+from omoide.domain.chat import Chat, DiaryEntry, MemoryState, Message, Role
 from omoide.domain.world import Conversation
 from omoide.errors import CommandError, HeadMoved, NotFound, StorageUnavailable
 from omoide.llm.base import Backend
@@ -88,6 +89,8 @@ class ChatSession:
         self.scene = ChatScene(self.state, character, SceneCast(store, character, settings.scene, directory, gossip_rate=settings.world.gossip_rate), self.world, settings.memory)
         self.tree = ChatTree(self.state, self.world)
         self.user = ChatUser(self.state, settings, character, self.memory_worker, self.weights)
+        self.pins = ChatPins(self.state, character.id, speaker_name=self.scene.speaker_name, diary=self._diary)
+        """/pin, /pins, /unpin: facts in every prompt of the character."""
         self.tavern = Tavern(store, chat.id)
         """SillyTavern's macros, lore rules and notes for this chat's prompts."""
         self.turns = TurnRunner(
@@ -238,6 +241,9 @@ class ChatSession:
 
     async def head(self) -> Message | None:
         return await self.state.head()
+
+    async def _diary(self) -> list[DiaryEntry]:
+        return (await self.memory()).diary
 
     async def written_since(self, shown: int | None, head: int) -> list[Message] | None:
         """The messages another window appended after `shown` up to `head`, or

@@ -129,6 +129,7 @@ class TurnRunner:
             lorebooks=self._lore[speaker.id],
             lore=lore,
             profile=prompt_section(await self.weights.profile.for_prompt(self.state.chat_id, head_id)),
+            pinned=[pin.content for pin in await self.store.pins.list(speaker.id)],
             world=world["world"],
             world_notes=world["world_notes"],
             gossip=gossip,
