@@ -10,6 +10,7 @@ from __future__ import annotations
 from omoide.characters.model import Character
 from omoide.chat.session import ChatSession
 from omoide.config.settings import Settings
+from omoide.domain.chat import Role
 from omoide.llm.base import is_memory_task
 from omoide.store import Store
 from omoide.world.profile import ProfileBook
@@ -87,3 +88,21 @@ async def test_another_chat_is_not_told_a_fact_from_a_path_its_own_chat_left(sto
     await session.tree.restore_branch("before")
     await say(other, "Still there?")
     assert "ZEPHYRINE" not in system_of(other)
+
+
+async def test_whether_a_fact_is_on_the_path_follows_every_move_of_the_head(store: Store) -> None:
+    """The book remembers its last answer per fact and carries it down the path:
+    it must still see a fact come back when the head returns below it, and leave
+    when the head moves to a sibling branch."""
+    chat = await store.chats.create("mika", greeting="Hi")
+    assert chat.head_id is not None
+    before = await store.messages.add(chat.id, chat.head_id, Role.USER, "Hello.")
+    learned = await store.messages.add(chat.id, before.id, Role.ASSISTANT, "A ferret!")
+    after = await store.messages.add(chat.id, learned.id, Role.USER, "Yes.")
+    other = await store.messages.add(chat.id, before.id, Role.ASSISTANT, "Good evening.")
+    fact = await store.profile.add_fact(FACT, source="mika", chat_id=chat.id, message_id=learned.id)
+    book = ProfileBook(store)
+    moves = [(after.id, set()), (before.id, {fact.id}), (after.id, set()), (other.id, {fact.id}),
+             (learned.id, set()), (other.id, {fact.id})]
+    for head, left in moves:
+        assert await book.left_behind([fact], heads={chat.id: head}) == left, head

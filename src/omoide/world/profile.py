@@ -103,6 +103,8 @@ class ProfileBook:
     def __init__(self, store: Store, learning: Literal["ask", "auto", "off"] = "ask") -> None:
         self.store = store
         self.learning = learning
+        self._seen: dict[int, tuple[int, bool]] = {}
+        """Message a fact was learned at -> (the head it was last checked against, on that head's path)."""
 
     async def get(self) -> Profile:
         return await self.store.profile.get()
@@ -132,12 +134,32 @@ class ProfileBook:
                     continue
                 heads[fact.chat_id] = head
             try:
-                on_path = await self.store.messages.is_ancestor(fact.message_id, heads[fact.chat_id])
+                on_path = await self._on_path(fact.message_id, heads[fact.chat_id])
             except NotFound:
                 continue
             if not on_path:
                 left.add(fact.id)
         return left
+
+    async def _on_path(self, message_id: int, head_id: int) -> bool:
+        """Whether `message_id` is on the path to `head_id`. Each turn moves the
+        head a message or two down from the last one checked: the answer then
+        carries over after a walk of those few steps, not of the whole path (which
+        a chat that forked at the fact's depth would need at every turn)."""
+        seen = self._seen.get(message_id)
+        if seen is not None and seen[0] == head_id:
+            return seen[1]
+        if seen is not None and await self.store.messages.is_ancestor(seen[0], head_id):
+            # The new path extends the old one: what was on it still is; what was
+            # not is still not, unless it lies deeper than the old head (a restore
+            # back to the branch the fact was learned on).
+            depths = await self.store.messages.depths([message_id, seen[0]])
+            if seen[1] or depths.get(message_id, 0) <= depths.get(seen[0], 0):
+                self._seen[message_id] = (head_id, seen[1])
+                return seen[1]
+        on_path = await self.store.messages.is_ancestor(message_id, head_id)
+        self._seen[message_id] = (head_id, on_path)
+        return on_path
 
     async def add(self, text: str) -> ProfileFact:
         fact = check_fact(text)
