@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from textual.widgets import DataTable
+
 from omoide.store import Store
 from omoide.tui.screens.text_modal import TextModal
 from tests.scripted import ScriptedBackend
@@ -21,6 +23,12 @@ async def test_pin_pins_lists_and_unpin_removes(store: Store) -> None:
         await type_and_send(pilot, "I hate storms.")
         await wait_for(pilot, lambda: texts(app)[-1] == ("Mika", "Noted.") and not app.turn_running)
         assert "- Kai's cat is called Biscuit." in system(backend)
+        await pilot.press("ctrl+p")  # /prompt shows it as a layer of its own, after the card, before the memory
+        await wait_for(pilot, lambda: bool(app.screen.query("#layers")))
+        table = app.screen.query_one("#layers", DataTable)
+        assert [str(table.get_row_at(i)[0]) for i in range(table.row_count)] == ["card", "pinned", "memory", "window", "tail"]
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not app.screen.query("#layers"))
 
         await type_and_send(pilot, "/pin")  # the last message
         await wait_for(pilot, lambda: any("Pinned #" in n and "Mika: Noted." in n for n in notices(app)))
