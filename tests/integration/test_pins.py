@@ -2,8 +2,8 @@
 any number of compressions; in no other character's prompt; hidden by
 `/amnesia pinned`; kept when the fit cuts the window. Real SQLite, a real
 session; one scripted backend is the chat model and the summarizer, and its
-memory work copies only what it is asked to summarise (never the pinned layer),
-so a fact that held only in the summary would be summarised away."""
+memory work keeps nothing of what it is given, so a fact that held only in the
+window or the summary is gone after the first compressions."""
 
 from __future__ import annotations
 
