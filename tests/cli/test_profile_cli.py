@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from omoide import locations
 from omoide.cli.app import app
-from omoide.domain.chat import FactStatus
+from omoide.domain.chat import FactStatus, Role
 from omoide.store import Store
 
 runner = CliRunner()
@@ -77,3 +77,23 @@ def test_proposals_are_listed_with_their_provenance_and_decided(monkeypatch: pyt
     again = run("profile", "accept", str(second))
     assert again.exit_code == 1 and "not waiting for a decision" in again.stderr
     assert run("profile", "accept", "99").exit_code == 1
+
+
+def test_a_fact_learned_on_a_path_its_chat_left_is_marked() -> None:
+    async def learn_then_leave() -> int:
+        async with await Store.open() as store:
+            chat = await store.chats.create("mika", greeting="Hi")
+            assert chat.head_id is not None
+            said = await store.messages.add(chat.id, chat.head_id, Role.USER, "I keep a ferret.")
+            fact = await store.profile.add_fact("Kai keeps a ferret.", status=FactStatus.ACTIVE, source="mika",
+                                                chat_id=chat.id, message_id=said.id)
+            await store.branches.save(chat.id, "greeting", chat.head_id)
+            await store.branches.restore(chat.id, "greeting", autosave_name="auto-1")
+            return fact.id
+
+    fact_id = asyncio.run(learn_then_leave())
+    shown = run("profile").stdout
+    assert "- Kai keeps a ferret." in shown
+    assert "Learned on a path its chat has left" in shown and f"#{fact_id}  Kai keeps a ferret.  (learned by mika" in shown
+    assert run("profile", "add", "plays the ocarina").exit_code == 0
+    assert "ocarina  (" not in run("profile").stdout  # a fact you wrote is true on every path

@@ -60,6 +60,29 @@ async def test_each_migration_applies_on_top_of_the_previous_ones(tmp_path: Path
         assert "chats" in tables and "messages" in tables
 
 
+async def test_the_pins_migration_upgrades_a_database_from_before_it(tmp_path: Path) -> None:
+    import aiosqlite
+
+    from omoide.domain.chat import PinSource
+
+    path = tmp_path / "before_pins.db"
+    conn = await aiosqlite.connect(path, isolation_level=None)
+    await conn.execute("PRAGMA application_id = 1869442921")
+    await migrate(conn, [m for m in MIGRATIONS if m.name != "0021_pins"])
+    await conn.execute("INSERT INTO chats (character, title, created_at, updated_at) VALUES ('mika', 'old', '2026-01-01T00:00:00+00:00', '2026-01-01T00:00:00+00:00')")
+    await conn.close()
+
+    s = await Store.open(path)
+    try:
+        assert [c.title for c in await s.chats.list()] == ["old"]
+        pin = await s.pins.add("mika", "Kai's cat is Biscuit.", PinSource.TYPED)
+        assert [p.content for p in await s.pins.list("mika")] == ["Kai's cat is Biscuit."] and await s.pins.list("wren") == []
+        await s.pins.remove("mika", pin.id)
+        assert await s.pins.list("mika") == [] and (await s.pins.get(pin.id)).content == "Kai's cat is Biscuit."
+    finally:
+        await s.close()
+
+
 async def test_greeting_is_the_first_message_and_the_head(store: Store) -> None:
     chat = await store.chats.create("suzune", greeting="Welcome in.")
     path = await store.messages.path(chat.head_id)

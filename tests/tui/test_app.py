@@ -158,6 +158,45 @@ async def test_branch_restore_rewinds_the_transcript_and_the_diary(store: Store)
         assert any("saved as 'auto-" in n for n in notices(app))
 
 
+def _restore_hint(app: OmoideApp) -> str:
+    """The branch a notice tells you to restore ("/branch restore NAME brings ...")."""
+    import re
+
+    found = [m.group(1) for n in notices(app) if (m := re.search(r"/branch restore (\S+) brings", n))]
+    assert found, notices(app)
+    return found[-1]
+
+
+async def test_undo_keeps_the_old_path_under_the_name_its_notice_gives(store: Store) -> None:
+    app = await make_app(store, ScriptedBackend([["The kettle is on."], ["Tea it is."]]))
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, "Coffee, please.")
+        await wait_for(pilot, lambda: texts(app)[-1] == ("Mika", "The kettle is on."))
+        await type_and_send(pilot, "/undo")
+        await wait_for(pilot, lambda: len(texts(app)) == 1)
+        name = _restore_hint(app)
+        await type_and_send(pilot, "Tea, please.")  # the story goes on elsewhere
+        await wait_for(pilot, lambda: texts(app)[-1] == ("Mika", "Tea it is."))
+        await type_and_send(pilot, f"/branch restore {name}")
+        await wait_for(pilot, lambda: texts(app)[-1] == ("Mika", "The kettle is on."))
+        assert texts(app)[-2] == ("Kai", "Coffee, please.")
+        assert name in [b.name for b in await app.session.tree.branches()]
+
+
+async def test_edit_keeps_the_old_path_under_the_name_its_notice_gives(store: Store) -> None:
+    app = await make_app(store, ScriptedBackend([["Black, then."], ["With milk, then."]]))
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, "Coffee, black.")
+        await wait_for(pilot, lambda: texts(app)[-1] == ("Mika", "Black, then."))
+        await type_and_send(pilot, "/edit Coffee with milk.")
+        await wait_for(pilot, lambda: texts(app)[-1] == ("Mika", "With milk, then.") and not app.turn_running)
+        assert ("Kai", "Coffee, black.") not in texts(app)
+        name = _restore_hint(app)
+        await type_and_send(pilot, f"/branch restore {name}")
+        await wait_for(pilot, lambda: texts(app)[-1] == ("Mika", "Black, then."))
+        assert texts(app)[-2] == ("Kai", "Coffee, black.")
+
+
 async def test_the_prompt_inspector_shows_the_layers(store: Store) -> None:
     app = await make_app(store, ScriptedBackend([["Hi."]]))
     async with app.run_test(size=SIZE) as pilot:

@@ -23,6 +23,25 @@ async def make_app(store: Store, backend: ScriptedBackend, **kw: object) -> Omoi
     return OmoideApp(await ChatSession.open(store, MIKA, settings, backend))
 
 
+async def test_branch_restore_takes_a_fact_learned_on_the_left_path_out_of_the_prompt(store: Store) -> None:
+    backend = ScriptedBackend([["Hm?"], ['Oh! <save_memory about_user="true">Kai works night shifts.</save_memory>Coffee?'],
+                               ["Good evening."]])
+    app = await make_app(store, backend, profile_learning="auto")
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, "Hi.")
+        await wait_for(pilot, lambda: not app.turn_running and len(backend.calls) == 1)
+        await type_and_send(pilot, "/branch save calm")
+        await type_and_send(pilot, "I work nights.")
+        await wait_for(pilot, lambda: any("It is in your profile now" in n for n in notices(app)))
+        await wait_for(pilot, lambda: not app.turn_running)
+        await type_and_send(pilot, "/branch restore calm")
+        await wait_for(pilot, lambda: any("Restored 'calm'" in n for n in notices(app)))
+        await type_and_send(pilot, "Evening!")
+        await wait_for(pilot, lambda: not app.turn_running and len(backend.calls) == 3)
+        assert [f.content for f in (await app.session.profile.get()).facts] == ["Kai works night shifts."]  # still kept
+        assert "night shifts" not in "".join(str(m["content"]) for m in backend.calls[2]["messages"])
+
+
 async def test_a_learned_fact_is_proposed_and_accepted_in_the_profile_screen(store: Store) -> None:
     backend = ScriptedBackend([['Oh! <save_memory about_user="true">Kai works night shifts.</save_memory>Coffee?'], ["Sure."]])
     app = await make_app(store, backend)

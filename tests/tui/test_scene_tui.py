@@ -77,3 +77,18 @@ async def test_continue_runs_character_turns_and_escape_stops_them(store: Store)
         path = await app.session.transcript()
         assert len([m for m in path if m.role is Role.ASSISTANT]) == 1 + 2 + 2  # greeting, 2, then 2 of the 5
         assert path[-1].status is MessageStatus.INTERRUPTED and path[-1].content.startswith("(held)")
+
+
+async def test_the_recall_notice_names_the_character_who_is_speaking(store: Store) -> None:
+    """Wren searches her memory in a scene with Suzune: the notice says Wren, not the chat's first character."""
+    settings = Settings(user_name="Kai", scene_seed=3, gossip_rate=0.0, recall_tool=True)
+    backend = ScriptedBackend([["Hm. <recall>lighthouse keys</recall>"], ["I remember now."]])
+    session = await ChatSession.open(store, find_character("suzune"), settings, backend, others=[find_character("wren")])
+    app = OmoideApp(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, "Wren, where did you leave the lighthouse keys?")
+        await wait_for(pilot, lambda: any("tries to remember" in n for n in notices(app)), timeout=60)
+        await wait_for(pilot, lambda: not app.turn_running, timeout=60)
+        assert texts(app)[-1][0] == "Wren"
+        recalled = [n for n in notices(app) if "tries to remember" in n]
+        assert recalled == ["Wren tries to remember 'lighthouse keys': nothing came back."]

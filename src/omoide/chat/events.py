@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from omoide.domain.chat import DiaryEntry, Message, ProfileFact
+from omoide.domain.chat import Branch, DiaryEntry, Message, ProfileFact
 from omoide.errors import BackendError
 from omoide.llm.base import Usage
 
@@ -73,6 +73,13 @@ class ChangedElsewhere:
 
 
 @dataclass(frozen=True, slots=True)
+class PathKept:
+    """An /edit left the path it replaced: saved as this automatic branch, so it can be reopened."""
+
+    branch: Branch
+
+
+@dataclass(frozen=True, slots=True)
 class PromptNotice:
     """Something about this turn's prompt the user should hear (lore the budget left out)."""
 
@@ -81,5 +88,5 @@ class PromptNotice:
 
 TurnEvent = (
     UserMessageStored | ReplyStarted | ReplyDelta | DiarySaved | ProfileLearned | MemoryRecalled | ReplyFinished | ReplyFailed
-    | ChangedElsewhere | PromptNotice
+    | ChangedElsewhere | PromptNotice | PathKept
 )

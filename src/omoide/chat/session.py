@@ -26,8 +26,9 @@ from datetime import datetime
 from omoide.characters.attached import lorebooks_for
 from omoide.characters.model import Character
 from omoide.chat.chat_memory import ChatMemory
-from omoide.chat.events import ChangedElsewhere, TurnEvent, UserMessageStored
+from omoide.chat.events import ChangedElsewhere, PathKept, TurnEvent, UserMessageStored
 from omoide.chat.navigator import Navigator
+from omoide.chat.pins import ChatPins
 from omoide.chat.scene import CONTINUE_MAX, ChatScene
 from omoide.chat.state import ChatState
 from omoide.chat.tavern import Tavern, available_personas, group_names
@@ -35,7 +36,7 @@ from omoide.chat.tree import ChatTree
 from omoide.chat.turn import TurnRunner
 from omoide.chat.user import ChatUser
 from omoide.config.settings import Settings
-from omoide.domain.chat import Chat, MemoryState, Message, Role
+from omoide.domain.chat import Chat, DiaryEntry, MemoryState, Message, Role
 from omoide.domain.world import Conversation
 from omoide.errors import CommandError, HeadMoved, NotFound, StorageUnavailable
 from omoide.llm.base import Backend
@@ -88,6 +89,8 @@ class ChatSession:
         self.scene = ChatScene(self.state, character, SceneCast(store, character, settings.scene, directory, gossip_rate=settings.world.gossip_rate), self.world, settings.memory)
         self.tree = ChatTree(self.state, self.world)
         self.user = ChatUser(self.state, settings, character, self.memory_worker, self.weights)
+        self.pins = ChatPins(self.state, character.id, speaker_name=self.scene.speaker_name, diary=self._diary)
+        """/pin, /pins, /unpin: facts in every prompt of the character."""
         self.tavern = Tavern(store, chat.id)
         """SillyTavern's macros, lore rules and notes for this chat's prompts."""
         self.turns = TurnRunner(
@@ -239,6 +242,9 @@ class ChatSession:
     async def head(self) -> Message | None:
         return await self.state.head()
 
+    async def _diary(self) -> list[DiaryEntry]:
+        return (await self.memory()).diary
+
     async def written_since(self, shown: int | None, head: int) -> list[Message] | None:
         """The messages another window appended after `shown` up to `head`, or
         None when `head` is not a descendant of `shown` (it went elsewhere)."""
@@ -313,10 +319,12 @@ class ChatSession:
         last_user = next((m for m in reversed(path) if m.role is Role.USER), None)
         if last_user is None:
             raise CommandError("You have not written anything to edit yet.", "Send a message first; /edit replaces your last one.")
+        kept = await self.tree.keep_head(path[-1].id)
         edited = await self.store.messages.add(self.chat.id, last_user.parent_id, Role.USER,
                                                await self._user_text(text, last_user.parent_id))
         self.state.own_head = edited.id
         await self.world.follow_head(self.chat.id)
+        yield PathKept(kept)
         yield UserMessageStored(edited)
         choice = await self.scene.choose(edited, text=text)
         async with aclosing(self.turns.reply(edited, edited.id, choice=choice)) as events:

@@ -1,6 +1,8 @@
 """Moving on a chat's message tree: swipes, /undo and branches. Every move
 changes only the head (nothing is copied or deleted), and the world keeper
-follows it, so a conversation left behind on another branch is retracted."""
+follows it, so a conversation left behind on another branch is retracted.
+A move that leaves a path no swipe reaches (/undo, /edit, a restore) first
+saves the head as an automatic branch, auto-<time>, so it can be reopened."""
 
 from __future__ import annotations
 
@@ -41,16 +43,33 @@ class ChatTree:
         await self._move(chosen.id)
         return chosen
 
-    async def undo(self) -> Message | None:
-        """Step the head back one exchange (to before your last message)."""
+    async def undo(self) -> tuple[Message, Branch]:
+        """Step the head back one exchange (to before your last message), saving
+        the path left as an automatic branch (returned) so /branch restore reopens it."""
         head = await self.state.head()
         if head is None or head.parent_id is None:
             raise CommandError("There is nothing to undo.", "/undo steps back one exchange; the chat is at its first message.")
         target = await self.store.messages.get(head.parent_id)
         if head.role is Role.ASSISTANT and target.role is Role.USER and target.parent_id is not None:
             target = await self.store.messages.get(target.parent_id)
+        kept = await self.keep_head(head.id)
         await self._move(target.id)
-        return target
+        return target, kept
+
+    async def keep_head(self, message_id: int) -> Branch:
+        """Save `message_id` (the head about to be left) as a new automatic branch."""
+        name = await self._auto_name()
+        return await self.store.branches.save(self.state.chat_id, name, message_id, auto=True)
+
+    async def _auto_name(self) -> str:
+        """auto-<time>, with -2, -3 ... when that second already has one (two quick undos)."""
+        base = f"auto-{datetime.now():%Y%m%d-%H%M%S}"
+        taken = {b.name for b in await self.branches()}
+        name, n = base, 1
+        while name in taken:
+            n += 1
+            name = f"{base}-{n}"
+        return name
 
     @staticmethod
     def validate_branch_name(name: str) -> str:
@@ -77,7 +96,7 @@ class ChatTree:
     async def restore_branch(self, name: str) -> tuple[Branch, Branch | None]:
         """Move the head to `name`, saving the current head first as auto-<time>."""
         name = self.validate_branch_name(name)
-        autosave = f"auto-{datetime.now():%Y%m%d-%H%M%S}"
+        autosave = await self._auto_name()
         target, saved = await self.store.branches.restore(self.state.chat_id, name, autosave_name=autosave)
         chat = await self.state.refresh()
         self.state.own_head = chat.head_id

@@ -55,9 +55,9 @@ def mount(chat_only: bool = False) -> None:
     app.add_typer(chat.app)
     if chat_only:
         return
-    from omoide.cli import characters, doctor, exchange, memory, memory_check, models, personas, profile, say, templates, world
+    from omoide.cli import characters, doctor, exchange, memory, memory_check, models, personas, pins, profile, say, templates, world
 
-    for group in (say, memory, exchange, world, characters, personas, profile, models, templates, memory_check, doctor):
+    for group in (say, memory, exchange, world, characters, personas, profile, pins, models, templates, memory_check, doctor):
         app.add_typer(group.app)
 
 

@@ -12,6 +12,7 @@ from rich.text import Text
 from omoide import locations
 from omoide.cli.common import fail, run
 from omoide.config.editor import open_in_editor
+from omoide.domain.chat import Profile
 from omoide.errors import OmoideError
 from omoide.world.profile import ProfileBook, provenance, render_text
 from omoide.safe_text import safe
@@ -39,9 +40,18 @@ def show(ctx: typer.Context) -> None:
     """Print your profile and the facts characters learned that wait for you."""
     if ctx.invoked_subcommand is not None:
         return
-    profile = _run(lambda book: book.get())
+    async def read(book: ProfileBook) -> tuple[Profile, set[int]]:
+        profile = await book.get()
+        return profile, await book.left_behind(profile.facts)
+
+    profile, left = _run(read)
     out = Console(highlight=False)
     out.print(safe(render_text(profile, header=False)))
+    if left:
+        out.print(Text("Learned on a path its chat has left: in no prompt until /branch restore brings that path back:", style="bold"))
+        for fact in profile.facts:
+            if fact.id in left:
+                out.print(safe(f"  #{fact.id}  {fact.content}  ({provenance(fact)})"))
     if profile.proposals:
         out.print(Text("Learned by characters, waiting for you (omoide profile accept|reject ID):", style="bold"))
         for fact in profile.proposals:

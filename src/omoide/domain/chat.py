@@ -310,3 +310,28 @@ class Profile:
     @property
     def empty(self) -> bool:
         return not (self.name or self.address or self.pronouns or self.facts)
+
+
+class PinSource(StrEnum):
+    """Where a pinned fact came from."""
+
+    TYPED = "typed"
+    MESSAGE = "message"
+    DIARY = "diary"
+
+
+@dataclass(frozen=True, slots=True)
+class Pin:
+    """A fact kept in every prompt of one character, whatever is compressed."""
+
+    id: int
+    character: str
+    content: str
+    source: PinSource
+    created_at: datetime
+    chat_id: int | None = None
+    """The chat it was pinned in."""
+    message_id: int | None = None
+    """The message pinned (source 'message')."""
+    diary_id: int | None = None
+    """The diary entry pinned (source 'diary')."""

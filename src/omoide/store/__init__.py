@@ -8,7 +8,8 @@ the same `Database`: `chats`, `messages` (the tree and its paths), `memory`
 `exchange` (what imported chat files carry beyond omoide's columns) and `world`
 (world memory: versioned values and their update log, across chats) and `scenes`
 (who is in a group scene, and the stage notes that change it) and `lore`
-(when lore entries with timed effects fired, anchored to the tree). Features
+(when lore entries with timed effects fired, anchored to the tree) and `pins`
+(facts pinned to a character's every prompt). Features
 that add tables add a repository here.
 """
 
@@ -28,6 +29,7 @@ from omoide.store.lore import LoreRepository
 from omoide.store.memory import MemoryRepository
 from omoide.store.memos import MemoHit, MemoRepository
 from omoide.store.mentions import MentionRepository
+from omoide.store.pins import PinRepository
 from omoide.store.messages import ImportNode, MessageRepository, SearchHit
 from omoide.store.profile import ProfileRepository
 from omoide.store.recall import RecallRepository
@@ -50,6 +52,7 @@ class Store:
         self.world = WorldRepository(db)
         self.scenes = SceneRepository(db, self.messages, self.world)
         self.lore = LoreRepository(db)
+        self.pins = PinRepository(db)
 
     @classmethod
     async def open(cls, path: Path | None = None, *, synchronous: str = "NORMAL") -> Store:

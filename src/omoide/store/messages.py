@@ -248,6 +248,8 @@ class MessageRepository:
         d = await self.get(descendant_id)
         if a.chat_id != d.chat_id or a.depth > d.depth:
             return False
+        if await self._only_message_at(descendant_id, a.depth) == ancestor_id:
+            return True  # the chat never forked at that depth: no walk up the path
         cte = walk_up("up", start=":d", until="up.depth > :depth")
         row = await self.db.one(f"WITH RECURSIVE {cte} SELECT id FROM up WHERE depth = :depth", {"d": descendant_id, "depth": a.depth})
         return row is not None and row[0] == ancestor_id

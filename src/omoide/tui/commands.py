@@ -82,9 +82,9 @@ async def edit_command(app: Host, command: ParsedCommand) -> None:
 async def undo_command(app: Host, command: ParsedCommand) -> None:
     if _busy(app):
         return
-    await app.session.tree.undo()
+    _, kept = await app.session.tree.undo()
     await app.show_chat()
-    app.notify("Stepped back one exchange. Nothing was deleted: /branch or Ctrl+←/→ can bring it back.", timeout=4)
+    app.notify(f"Stepped back one exchange. Nothing was deleted: /branch restore {kept.name} brings it back.", timeout=8)
 
 
 async def branch_command(app: Host, command: ParsedCommand) -> None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from omoide.errors import CommandError
 from omoide.tui.command_line import ParsedCommand
-from omoide.tui import commands as chat, memory_commands as memory, scene_commands as scene
+from omoide.tui import commands as chat, memory_commands as memory, pin_commands as pins, scene_commands as scene
 from omoide.tui.host import Handler, Host
 from omoide.tui.memos import memos_command
 
@@ -68,7 +68,10 @@ TABLE: tuple[SlashCommand, ...] = (
     SlashCommand("remember", "/remember [!] [--importance 1-5] TEXT", "Write a line in the character's diary (! = important).", chat.remember_command),
     SlashCommand("recall", "/recall TEXT", "Bring a past moment into the next prompt.", memory.recall_command),
     SlashCommand("profile", "/profile [add TEXT]", "Show and edit your profile; accept what characters learned.", memory.profile_command),
-    SlashCommand("amnesia", "/amnesia TIER...|off", "Hide memory tiers (diary, summary, memos, world, profile) from this chat.", memory.amnesia_command),
+    SlashCommand("amnesia", "/amnesia TIER...|off", "Hide memory tiers (diary, summary, memos, world, profile, pinned) from this chat.", memory.amnesia_command),
+    SlashCommand("pin", "/pin [TEXT|N|diary N]", "Keep a fact (or message N, or a diary line) in every prompt of the character.", pins.pin_command),
+    SlashCommand("pins", "/pins", "List what is pinned for the character.", pins.pins_command),
+    SlashCommand("unpin", "/unpin N", "Take pin #N out of the prompts.", pins.unpin_command),
     SlashCommand("memos", "/memos", "Open the memo book: jump to, edit, hide or write memos.", memos_command),
     SlashCommand("prompt", "/prompt", "Inspect the last prompt, layer by layer.", chat.prompt_command),
     SlashCommand("regen", "/regen", "Another reply to your last message (kept as a swipe).", chat.regen_command),

@@ -18,7 +18,7 @@ from textual.worker import Worker, WorkerState
 
 from omoide.errors import OmoideError
 from omoide.chat.events import (
-    ChangedElsewhere, DiarySaved, MemoryRecalled, ProfileLearned, PromptNotice, ReplyDelta, ReplyFailed, ReplyFinished, ReplyStarted,
+    ChangedElsewhere, DiarySaved, MemoryRecalled, PathKept, ProfileLearned, PromptNotice, ReplyDelta, ReplyFailed, ReplyFinished, ReplyStarted,
     TurnEvent, UserMessageStored,
 )
 from omoide.memory.events import MemoryEvent, MemoryNotice, MemoryWorkDone, MemoryWorkFailed, MemoryWorkStarted
@@ -73,6 +73,9 @@ class TurnsApp(App[None]):
     async def apply_turn_event(self, event: TurnEvent) -> None:
         status = self.query_one(StatusBar)
         match event:
+            case PathKept(branch=branch):
+                self.notify(f"Your earlier message and what followed are kept: /branch restore {branch.name} brings them back.",
+                            timeout=8, title="Edited")
             case PromptNotice(note=note):  # lore the budget left out
                 self.notify(note, severity="warning", title="Lore", timeout=10)
             case ChangedElsewhere(note=note, forked=forked):
@@ -102,7 +105,9 @@ class TurnsApp(App[None]):
                 self.notify(f"{name} learned about you: {fact.content} {then}", timeout=8, title="Profile")
             case MemoryRecalled(query=query, lines=lines):
                 found = f"{len(lines)} moment(s) came back" if lines else "nothing came back"
-                self.notify(f"{self.session.character.display_name} tries to remember '{query}': {found}.", timeout=4)
+                # In a scene the one remembering is whoever is speaking, not the chat's character.
+                who = self.session.scene.speaker_name(self.reply_view.message) if self.reply_view else self.session.character.display_name
+                self.notify(f"{who} tries to remember '{query}': {found}.", timeout=4)
             case ReplyFinished(message=msg, usage=usage):
                 if self.reply_view is not None:
                     await self.reply_view.finish(msg)

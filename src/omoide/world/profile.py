@@ -5,15 +5,20 @@ and free facts. It goes into the stable part of every prompt.
 reads and edits the profile as one text (the format `omoide profile edit`
 opens in $EDITOR) and decides what happens to a fact a character learned
 (`profile_learning`: ask = a proposal for the user, auto = accepted, off = dropped).
+
+A fact a character learned is in force while the message it was learned at is
+on its chat's path: `/branch restore`, `/undo` or an edit to before it leaves
+it out of every prompt (it stays in the profile, marked, and comes back with
+the path), as the world pass retracts what a left path added.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from omoide.domain.chat import FactStatus, Profile, ProfileFact
-from omoide.errors import CommandError
+from omoide.errors import CommandError, NotFound
 from omoide.store import Store
 from omoide.store.profile import FIELDS
 
@@ -98,9 +103,63 @@ class ProfileBook:
     def __init__(self, store: Store, learning: Literal["ask", "auto", "off"] = "ask") -> None:
         self.store = store
         self.learning = learning
+        self._seen: dict[int, tuple[int, bool]] = {}
+        """Message a fact was learned at -> (the head it was last checked against, on that head's path)."""
 
     async def get(self) -> Profile:
         return await self.store.profile.get()
+
+    async def for_prompt(self, chat_id: int, head_id: int) -> Profile:
+        """The profile a prompt of chat `chat_id` at `head_id` is told: without
+        the facts learned on a path left behind (see `left_behind`)."""
+        profile = await self.get()
+        left = await self.left_behind(profile.facts, heads={chat_id: head_id})
+        return replace(profile, facts=[f for f in profile.facts if f.id not in left]) if left else profile
+
+    async def left_behind(self, facts: list[ProfileFact], *, heads: dict[int, int] | None = None) -> set[int]:
+        """The ids of `facts` learned at a message that is not on its chat's path:
+        the path to `heads[chat]` where given, else to the chat's head."""
+        heads = dict(heads or {})
+        left: set[int] = set()
+        for fact in facts:
+            if fact.chat_id is None or fact.message_id is None:
+                continue  # written by you: true in every story
+            if fact.chat_id not in heads:
+                try:
+                    head = (await self.store.chats.get(fact.chat_id)).head_id
+                except NotFound:
+                    continue  # its chat is gone; nothing to follow
+                if head is None:
+                    left.add(fact.id)
+                    continue
+                heads[fact.chat_id] = head
+            try:
+                on_path = await self._on_path(fact.message_id, heads[fact.chat_id])
+            except NotFound:
+                continue
+            if not on_path:
+                left.add(fact.id)
+        return left
+
+    async def _on_path(self, message_id: int, head_id: int) -> bool:
+        """Whether `message_id` is on the path to `head_id`. Each turn moves the
+        head a message or two down from the last one checked: the answer then
+        carries over after a walk of those few steps, not of the whole path (which
+        a chat that forked at the fact's depth would need at every turn)."""
+        seen = self._seen.get(message_id)
+        if seen is not None and seen[0] == head_id:
+            return seen[1]
+        if seen is not None and await self.store.messages.is_ancestor(seen[0], head_id):
+            # The new path extends the old one: what was on it still is; what was
+            # not is still not, unless it lies deeper than the old head (a restore
+            # back to the branch the fact was learned on).
+            depths = await self.store.messages.depths([message_id, seen[0]])
+            if seen[1] or depths.get(message_id, 0) <= depths.get(seen[0], 0):
+                self._seen[message_id] = (head_id, seen[1])
+                return seen[1]
+        on_path = await self.store.messages.is_ancestor(message_id, head_id)
+        self._seen[message_id] = (head_id, on_path)
+        return on_path
 
     async def add(self, text: str) -> ProfileFact:
         fact = check_fact(text)

@@ -8,6 +8,8 @@ cache (llama.cpp, vLLM, OpenAI, Anthropic) reuses the prefix:
     system   card: rules, persona, character, scenario, examples, constant lore
              profile: what is true about the user in every story
              world: the character's world memory (changes when a conversation ends)
+             pinned: the facts pinned to the character (changes when a pin does;
+                     never dropped by the fit, never summarised)
              memory: the diary and the summary as of the last checkpoint (on a
                      play script, the summary as of its last rewrite)
              memos: the memo book's newest pages before the window (memo styles)

@@ -58,6 +58,7 @@ async def build_prompt(inputs: PromptInputs, count: CountPrompt) -> AssembledPro
         tz=inputs.tz,
         memo_layer=options.memo_layer,
         profile=inputs.profile,
+        pinned=inputs.pinned,
         recall_tool=options.recall_tool,
         diary_selection=options.diary_selection,
         strengths=inputs.strengths,

@@ -61,6 +61,16 @@ def profile_text(ctx: PromptContext) -> str:
     return "" if "profile" in ctx.hidden else _sub(ctx, ctx.profile)
 
 
+PINNED_HEADING = "## Pinned: always true in this story"
+
+
+def pinned_text(ctx: PromptContext) -> str:
+    """The facts pinned to the speaker, one a line ('' for none, or hidden by /amnesia pinned)."""
+    if not ctx.pinned or "pinned" in ctx.hidden:
+        return ""
+    return _sub(ctx, PINNED_HEADING + "\n" + "\n".join(f"- {fact}" for fact in ctx.pinned))
+
+
 def selected_diary(ctx: PromptContext, state: MemoryState) -> tuple[list[DiaryEntry], list[DiaryEntry]]:
     """The stable and the "written since" entries that enter the prompt, at most
     `diary_lines` diary lines for the two blocks together. Weighted selection
@@ -190,18 +200,19 @@ def assemble(
         card = card[:card_chars]
     profile = profile_text(ctx)
     world = "" if "world" in ctx.hidden else ctx.world.strip()
+    pinned = pinned_text(ctx)
     memory = memory_text(ctx, state, drop_diary=drop_diary, summary_chars=summary_chars)
     memos = "" if drop_diary else memos_text(ctx, state)
     plain = window_messages(state.window, ctx.tz, ctx.scene, ctx.user_name, timeline.recaps if timeline else ())[drop_oldest:]
     window, notes = place_notes(plain, ctx.placement.at_depth, _env(ctx, card=False))
     tail = tail_text(ctx, state)
     note_before, note_after = (expand(n, _env(ctx, card=True)).strip() for n in (ctx.placement.note_before_card, ctx.placement.note_after_card))
-    stable = "\n\n".join(part for part in (note_before, card, note_after, profile, world) if part)
+    stable = "\n\n".join(part for part in (note_before, card, note_after, profile, world, pinned) if part)
     system = "\n\n".join(part for part in (stable, memory, memos) if part)
     speakers = [ctx.user_name, ctx.character.display_name, *(ctx.scene.others if ctx.scene else ())]
     head: ChatMessage = {"role": "system", "content": system, "speakers": speakers}
     if memory or memos:
-        head["cache_split"] = len(stable)  # where card, profile and world end: a second cache breakpoint for Anthropic
+        head["cache_split"] = len(stable)  # where card, profile, world and pins end: a second cache breakpoint for Anthropic
     messages: list[ChatMessage] = [head, *window]
     if tail:
         messages.append({"role": "system", "content": tail})
@@ -211,6 +222,7 @@ def assemble(
         *([Layer("authors_note", note_after)] if note_after else []),
         *([Layer("profile", profile)] if profile else []),
         *([Layer("world", world)] if world else []),
+        *([Layer("pinned", pinned)] if pinned else []),
         Layer("memory", memory),
         *([Layer("memos", memos)] if ctx.memo_layer else []),
         Layer("window", render(plain), messages=len(plain)),

@@ -61,6 +61,8 @@ class PromptContext:
     """memory_style 'memos' or 'both': the prompt has a memo layer (shown even when empty)."""
     profile: str = ""
     """The user profile's section (profile.prompt_section), '' for none."""
+    pinned: Sequence[str] = ()
+    """Facts pinned to the speaker (/pin): in every prompt of it, never fitted or summarised away."""
     recall_tool: bool = False
     diary_selection: Literal["recent", "weighted"] = "recent"
     strengths: Mapping[int, float] = field(default_factory=dict)
@@ -68,7 +70,7 @@ class PromptContext:
     memo_strengths: Mapping[int, float] = field(default_factory=dict)
     """Memo id -> strength, for /prompt."""
     hidden: frozenset[str] = frozenset()
-    """Memory tiers /amnesia hides: 'diary', 'summary', 'memos', 'world', 'profile'."""
+    """Memory tiers /amnesia hides: 'diary', 'summary', 'memos', 'world', 'profile', 'pinned'."""
     recalled: Sequence[str] = ()
     """Past moments the user brought back with /recall, for this turn's tail."""
     world: str = ""
@@ -176,6 +178,8 @@ class PromptInputs:
     """What SillyTavern's lore rules and notes read beyond the books (gathered from the store)."""
     profile: str = ""
     """The user profile's prompt section."""
+    pinned: Sequence[str] = ()
+    """The facts pinned to the speaker (/pin), oldest first."""
     world: str = ""
     """The speaker's world memory block."""
     world_notes: Sequence[str] = ()

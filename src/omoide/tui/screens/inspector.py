@@ -18,6 +18,7 @@ DESCRIPTIONS = {
     "card": "rules, persona, character card, constant lore (stable)",
     "profile": "your profile, known to every character (stable)",
     "world": "what the character carries from past conversations (stable until one ends)",
+    "pinned": "facts pinned to the character with /pin, in its every prompt (stable until a pin changes)",
     "memory": "diary and summary before the window (stable)",
     "memos": "the memo book's newest pages before the window (changes when a memo is added or rolls off)",
     "authors_note": "the chat's Author's Note (SillyTavern), where its position puts it",
