@@ -173,7 +173,7 @@ class ArmRun:
             case "remember":
                 await session.user.remember(e.value, importance=e.importance)
             case "pin":
-                await self._pin(e.value)
+                await session.pins.pin_text(e.value)
             case "chat":
                 await self._chat(e.value)
             case "end":
@@ -181,12 +181,6 @@ class ArmRun:
             case "ask":
                 await self._ask(self.scenario.questions[e.value])
 
-    async def _pin(self, text: str) -> None:
-        pins = getattr(self.session, "pins", None)
-        if pins is not None:
-            await pins.add(text)
-        else:  # no pins in this build: the diary's highest importance is the nearest thing
-            await self.session.user.remember(text, importance=5)
 
     async def _day(self, day: int) -> None:
         """A new day: with the world, the last one's conversation ends (it was left
