@@ -13,7 +13,7 @@ from omoide.domain.chat import DiaryAuthor, MessageStatus, Role
 from omoide.memory.summary import DATE_SPAN
 from omoide.errors import CommandError, NotFound, ServerFailed
 from omoide.chat.events import DiarySaved, ReplyDelta, ReplyFailed, ReplyFinished
-from omoide.memory.events import MemoryWorkDone, MemoryWorkFailed
+from omoide.memory.events import MemoryNotice, MemoryWorkDone, MemoryWorkFailed
 from omoide.llm.base import ToolCall
 from omoide.chat.session import ChatSession
 from omoide.store import Store
@@ -175,7 +175,7 @@ async def test_compression_folds_old_messages_into_the_summary(store: Store) -> 
 
 async def test_failed_compression_changes_nothing_and_is_retried_next_turn(store: Store) -> None:
     events: list = []
-    summarizer = ScriptedBackend([ServerFailed("The summarizer answered 503.", ""), ["*giggles* Hi! I'm so happy you came back to see me today!"], [SUMMARY]])
+    summarizer = ScriptedBackend([ServerFailed("The summarizer answered 503.", ""), [SUMMARY]])
     session = await open_session(store, ScriptedBackend(default=lambda m: ["ok"]), summarizer, events, recent_messages=3, summary_threshold=4)
     await chat_turns(session, 2)
     await session.wait_for_memory_work()
@@ -183,13 +183,37 @@ async def test_failed_compression_changes_nothing_and_is_retried_next_turn(store
     assert "503" in session.memory_status
     memory = await session.memory()
     assert memory.summary is None and len(memory.window) == 5
-    await chat_turns(session, 1)  # the summarizer now answers like a chat partner: rejected
-    await session.wait_for_memory_work()
-    assert isinstance(events[-1], MemoryWorkFailed) and (await session.memory()).summary is None
     await chat_turns(session, 1)
     await session.wait_for_memory_work()
     assert DATE_SPAN.sub("", (await session.memory()).summary.content) == SUMMARY
     assert session.memory_status == ""
+
+
+async def test_a_summary_written_badly_is_replaced_by_the_storys_own_sentences(store: Store) -> None:
+    """A small model's summary that answers like a chat partner, repeats its
+    instructions or keeps none of the names it covers is refused, and the user's
+    own sentences with names, numbers and dates are kept instead: nothing falls
+    out of memory because the model wrote badly."""
+    events: list = []
+    bad = ["*giggles* Hi! I'm so happy you came back to see me today!",
+           "Sentence Structure Guide: in this paragraph, summarize the conversation so far, keeping every fact.",
+           "They talked for a while about many different things and it was a pleasant evening overall."]
+    summarizer = ScriptedBackend([[text] for text in bad])
+    session = await open_session(store, ScriptedBackend(default=lambda m: ["ok"]), summarizer, events, recent_messages=3, summary_threshold=4)
+    await run_turn(session, "My cat is called Biscuit and I live at 42 Harbour Lane.")
+    await run_turn(session, "On Sunday I met Dario at the Lisbon aquarium.")
+    await session.wait_for_memory_work()
+    memory = await session.memory()
+    assert memory.summary is not None, [e for e in events]
+    assert "Biscuit" in memory.summary.content and "42 Harbour Lane" in memory.summary.content
+    assert "giggles" not in memory.summary.content
+    assert any(isinstance(e, MemoryNotice) and "kept the sentences" in e.note for e in events)
+    for _ in range(4):  # the next compressions: instructions repeated, then no name kept
+        await run_turn(session, "We talked about Dario's new job at the observatory in Tromso, and the 7 cats.")
+        await session.wait_for_memory_work()
+    content = (await session.memory()).summary.content  # type: ignore[union-attr]
+    assert "Sentence Structure Guide" not in content and "pleasant evening overall" not in content
+    assert "Tromso" in content
 
 
 async def test_the_reply_never_waits_for_compression(store: Store) -> None:

@@ -202,6 +202,12 @@ class MemorySettings(Section):
     """Each compression appends a paragraph to the running summary (the earlier text
     stays byte for byte, so prompt caches keep it) until the summary is this long;
     the next compression then rewrites it into one. 0: rewrite every time."""
+    fallback_after: Annotated[int, Range(ge=1)] = 3
+    """Failed summaries in a row (the backend down, too slow) after which the
+    story's own sentences with names, numbers and dates are kept instead, so
+    nothing falls out of memory while the model cannot write. A summary the model
+    wrote badly (its instructions repeated, none of the names it covers) is
+    replaced by them at once."""
     summary_placement: Literal["auto", "head"] = "auto"
     """Where the parts a compression appended since the summary's last rewrite go:
     'head': with the rest of the summary, before the window; 'auto': in the window

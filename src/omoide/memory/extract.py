@@ -106,3 +106,54 @@ def reported(line: str) -> str:
         text = re.sub(first, third, text)
     said = f"{speaker}: {text}" if speaker.endswith(" said") else f"{speaker} said: {text}" if speaker else text
     return f"{stamp} {said}".strip()
+
+
+_WORDS = re.compile(r"[\w']+")
+
+
+def salient_words(lines: Sequence[str], *, user: str, character: str) -> set[str]:
+    """The names and numbers of what `lines` say (casefolded): what a summary
+    of them that kept anything must carry at least one of."""
+    out: set[str] = set()
+    skip = {user.casefold(), character.casefold()}
+    for s in sentences(lines, user=user, character=character):
+        out |= {m.group().casefold() for m in _PROPER.finditer(s.text)
+                if m.start() > 0 and m.group() not in _STOP_NAMES and m.group().casefold() not in skip}
+        out |= {m.group() for m in re.finditer(r"\d{2,}", s.text)}  # "message 3" is no fact; "42 Harbour Lane" is
+    return out
+
+
+def echoes(written: str, instructions: str, *, size: int = 4, share: float = 0.3) -> bool:
+    """`written` repeats its instructions: a good part of its runs of `size`
+    words stand in them (a small model's "Sentence Structure Guide: in this
+    paragraph, focus on ...")."""
+    words = _WORDS.findall(written.casefold())
+    if len(words) < size:
+        return False
+    told = _WORDS.findall(instructions.casefold())
+    known = {tuple(told[i: i + size]) for i in range(len(told) - size + 1)}
+    runs = [tuple(words[i: i + size]) for i in range(len(words) - size + 1)]
+    return sum(run in known for run in runs) >= share * len(runs)
+
+
+def spoiled(written: str, *, instructions: str, lines: Sequence[str], user: str, character: str) -> str | None:
+    """Why memory work that `written` is must be refused, or None: it repeats its
+    instructions, or it keeps none of the names and numbers of what it covers."""
+    if echoes(written, instructions):
+        return "the model repeated its instructions instead of summarizing"
+    wanted = salient_words(lines, user=user, character=character)
+    if len(wanted) >= 2:
+        folded = written.casefold()
+        if not any(re.search(rf"(?<![\w]){re.escape(w)}(?![\w])", folded) for w in wanted):
+            return "the model's summary kept none of the names and numbers it covers"
+    return None
+
+
+def fallback_summary(lines: Sequence[str], *, user: str, character: str, budget_chars: int) -> str:
+    """A summary no model wrote: the sentences that carry names, numbers, dates
+    and places, word for word, told as said ("Kai said: ..."), or a plain line
+    when nothing in them does."""
+    kept = extract(lines, user=user, character=character, budget_chars=budget_chars)
+    if not kept:
+        return f"{user} and {character} talked; nothing with a name, number or date was said."
+    return " ".join(reported(line) for line in kept)

@@ -160,12 +160,27 @@ class Compression:
         return append_segment(self.summary, answer) if self.append else answer
 
 
+def quoted(chunk: Sequence[Message], name: str, user: str, names: Mapping[str, str] | None = None) -> list[str]:
+    """The messages as a memory task quotes them: `[04/01 22:15] Kai: ...`."""
+    return [f"{stamp(m.created_at)} {speaker_label(m, name, user, names)}: {m.content.strip()}" for m in chunk]
+
+
+def instructions_of(request: Sequence[ChatMessage]) -> str:
+    """What a memory request tells the model to do, less the messages it quotes:
+    its own system message (when it stands alone) and its task up to the material."""
+    task = str(request[-1].get("content", "")) if request else ""
+    for heading in ("Conversation:\n", "Messages:\n", "Diary:\n", "Previous summary:\n", "The summary so far:\n"):
+        if heading in task:  # a rewrite may repeat the summary it folds in: that is no echo
+            task = task[: task.index(heading)]
+    told = [task]
+    if len(request) == 2 and request[0]["role"] == "system":
+        told.insert(0, str(request[0].get("content", "")))
+    return "\n".join(told)
+
+
 def _request(template: str, name: str, user: str, previous: str | None, chunk: list[Message], label: str,
              names: Mapping[str, str] | None) -> list[ChatMessage]:
-    lines = []
-    for message in chunk:
-        speaker = speaker_label(message, name, user, names)
-        lines.append(f"{stamp(message.created_at)} {speaker}: {message.content.strip()}")
+    lines = quoted(chunk, name, user, names)
     parts = []
     if previous:
         parts.append(f"{label}:\n{previous.strip()}\n")

@@ -19,18 +19,22 @@ from omoide.domain.chat import DiaryAuthor, DiaryEntry, Memo, MemoryState, Messa
 from omoide.domain.witness import Reader
 from omoide.errors import OmoideError
 from omoide.memory.events import MemoryEvent, MemoryNotice, MemoryWorkDone, MemoryWorkFailed, MemoryWorkStarted
+from omoide.memory.extract import fallback_summary, spoiled
 from omoide.llm.base import CHARS_PER_TOKEN_BOUND, Backend, ChatMessage, TextDelta
 from omoide.memory.diary import compressed_lines, diary_compression_request
 from omoide.memory.memo_work import MemoWork
 from omoide.memory.scene_memory import SceneMemory, plan_diary
 from omoide.memory.shared import ChatPrefix, cache_key_of, continued
 from omoide.memory.summary import (
-    SUMMARY_MAX_TOKENS, Compression, InvalidSummary, dated, split_for_compression, validate_diary, validate_summary,
+    SUMMARY_MAX_TOKENS, Compression, InvalidSummary, dated, instructions_of, quoted, split_for_compression, validate_diary,
+    validate_summary,
 )
 from omoide.store import Store
 
 log = logging.getLogger(__name__)
 
+FALLBACK_CHARS = 900
+"""How much of the story's own words a summary no model wrote may keep (about a paragraph's tokens)."""
 MIN_CHUNK = 4
 """The fewest messages a summary request is cut down to so that it continues the chat's prompt."""
 
@@ -195,16 +199,26 @@ class MemoryWorker:
         self._emit(MemoryWorkStarted("summary"))
         name = self.character.display_name
         compression = Compression.of(state.summary.content if state.summary else None, self.settings.summary_merge_chars)
+        lines = quoted(chunk, name, self.user_name, self.speaker_names)
         try:
             chunk, request = await self._chunk_that_continues(
                 chunk, lambda part: compression.request(name, self.user_name, part, self.speaker_names))
+            lines = quoted(chunk, name, self.user_name, self.speaker_names)
             written = await self._complete(request, compression.max_tokens(chunk), laid_out=True)
-            answer = dated(validate_summary(compression.kept(written), name=name, user=self.user_name), chunk)
-            text = compression.text(answer)
+            kept = validate_summary(compression.kept(written), name=name, user=self.user_name)
+            if why := spoiled(kept, instructions=instructions_of(request), lines=lines, user=self.user_name,
+                              character=name):
+                raise InvalidSummary(why)
+            text = compression.text(dated(kept, chunk))
         except (OmoideError, InvalidSummary) as exc:
             self.failures += 1
-            self._emit(MemoryWorkFailed("summary", _reason(exc)))
-            return
+            if isinstance(exc, OmoideError) and self.failures < self.settings.fallback_after:
+                self._emit(MemoryWorkFailed("summary", _reason(exc)))
+                return
+            # The model wrote badly, or failed again and again: keep the story's own words instead.
+            own = fallback_summary(lines, user=self.user_name, character=name, budget_chars=FALLBACK_CHARS)
+            text = compression.text(dated(own, chunk))
+            self._emit(MemoryNotice(f"summary: {_reason(exc)}; kept the sentences with names, numbers and dates instead"))
         _, diary_head = await self._diary_pointer(head_id)
         anchor = await self._anchor(head_id)
         summary = await self.store.memory.add_summary(
