@@ -28,10 +28,13 @@ class StatusBar(Static):
     amnesia: reactive[str] = reactive("")
     note: reactive[str] = reactive("")
     """Said after the model's name: that the embedded model is a small demo."""
+    mode: reactive[str] = reactive("")
+    """Said first, while it lasts: that the mouse is off."""
 
     def render(self) -> str:
-        return fit_status(self.amnesia, self.backend, self.note, self.tokens, self.activity, self.memory,
-                          width=self.content_region.width)
+        line = fit_status(self.amnesia, self.backend, self.note, self.tokens, self.activity, self.memory,
+                          width=self.content_region.width - (cell_len(self.mode) + len(SEPARATOR) if self.mode else 0))
+        return f"{inert(self.mode)}{SEPARATOR}{line}" if self.mode else line
 
 
 MEMORY_IDLE = "memory idle"
