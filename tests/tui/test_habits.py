@@ -97,13 +97,15 @@ async def open_palette_and_pick(pilot, query: str, wanted: str) -> None:  # type
     await wait_for(pilot, lambda: not isinstance(app.screen, CommandPalette))
 
 
-async def test_the_palette_runs_a_slash_command_by_fuzzy_name(store: Store) -> None:
+async def test_the_palette_runs_a_slash_command_and_a_key_action_by_fuzzy_name(store: Store) -> None:
     app = await make_app(store, ScriptedBackend())
     async with app.run_test(size=SIZE) as pilot:
         await open_palette_and_pick(pilot, "diar", "/diary")
         await wait_for(pilot, lambda: app.diary.has_class("visible"))
         await open_palette_and_pick(pilot, "renam", "/rename")  # needs words: put in the composer to finish
         assert app.query_one(Composer).value == "/rename "
+        await open_palette_and_pick(pilot, "mouse", "Mouse off/on")  # a key's action, by its name
+        await wait_for(pilot, lambda: not app.mouse_on)
 
 
 async def test_the_palette_switches_to_a_character(store: Store) -> None:
@@ -155,3 +157,45 @@ async def test_an_unknown_theme_says_which_there_are(store: Store) -> None:
         await type_and_send(pilot, "/theme neon-pink")
         await wait_for(pilot, lambda: any("There is no theme named 'neon-pink'. Themes: " in n and "nord" in n for n in notices(app)))
         assert not locations.config_file().exists()
+
+
+async def test_a_newline_key_writes_a_multi_line_message_and_the_box_grows(store: Store) -> None:
+    app = await make_app(store, ScriptedBackend([["Noted."]]))
+    async with app.run_test(size=SIZE) as pilot:
+        composer = app.query_one(Composer)
+        assert composer.size.height == 1
+        await pilot.press(*"Dear Mika,", "ctrl+j", *"the rain", "alt+enter", *"has stopped.")
+        assert composer.value == "Dear Mika,\nthe rain\nhas stopped."
+        await wait_for(pilot, lambda: composer.size.height == 3)
+        for _ in range(6):
+            await pilot.press("ctrl+j", "x")
+        await wait_for(pilot, lambda: composer.size.height == 6)  # a few lines, then it scrolls
+        assert composer.max_scroll_y > 0
+        composer.value = "Line one\nline two"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: len(texts(app)) == 3 and app.reply_view is None)
+        assert texts(app)[1] == ("Kai", "Line one\nline two")
+        assert composer.value == "" and composer.size.height == 1
+
+
+async def test_the_new_keys_move_with_the_keymap_and_help_says_where(store: Store) -> None:
+    from omoide.config.settings import Settings
+    from omoide.tui.screens.help import HelpScreen
+
+    settings = Settings(user_name="Kai", keymap={"chat.palette": "f5", "chat.mouse": "f6", "chat.newline": "ctrl+n"})
+    app = OmoideApp(await ChatSession.open(store, MIKA, settings, ScriptedBackend()))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f5")
+        await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette))
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, CommandPalette))
+        await pilot.press("f6")
+        await wait_for(pilot, lambda: "F6 turns it on" in str(app.query_one(StatusBar).render()))
+        await pilot.press("a", "ctrl+n", "b")
+        assert app.query_one(Composer).value == "a\nb"
+        assert "F5: palette" in str(app.query_one(Composer).placeholder)
+        app.query_one(Composer).value = "/help"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
+        keys = dict(app.key_help())
+        assert keys["F5"] == "Command palette" and keys["F6"].startswith("Mouse off/on") and keys["^n"] == "New line in your message"

@@ -24,7 +24,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.notifications import SeverityLevel
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Input, Static
+from textual.widgets import Static
 
 from omoide.tui import slash
 from omoide.tui.command_line import unescape
@@ -36,7 +36,6 @@ from omoide.safe_text import inert
 from omoide.chat.session import ChatSession
 from omoide.tui.commands import open_branch_picker
 from omoide.tui.download import Downloads
-from omoide.tui.history import ComposerHistory
 from omoide.tui.host import CommandTable, report
 from omoide.tui.memos import open_book
 from omoide.tui.messages import ComposerReady
@@ -71,8 +70,6 @@ class OmoideApp(TurnsApp):
         Binding("ctrl+end", "scroll_bottom", "Bottom", id="chat.bottom", show=False),
         Binding("f1", "palette", "Command palette", id="chat.palette", priority=True),
         Binding("f2", "toggle_mouse", "Mouse off/on (select text with the terminal)", id="chat.mouse", priority=True),
-        Binding("up", "history(-1)", "Your earlier message (empty composer)", id="chat.history_prev", show=False),
-        Binding("down", "history(1)", "Your later message", id="chat.history_next", show=False),
         Binding("ctrl+q", "quit", "Quit", id="app.quit"),
     ]
     NOT_IN_PALETTE = frozenset({"chat.palette", "chat.history_prev", "chat.history_next", "chat.send", "chat.newline"})
@@ -92,7 +89,6 @@ class OmoideApp(TurnsApp):
         """Backends the app opened (a model chosen or downloaded here), closed when it ends."""
         self.keymap: dict[str, str] = {}
         self.typeahead = TypeAhead()
-        self.history = ComposerHistory()
         self.mouse_on = True
         self.commands = CommandTable({command.name: command.run for command in slash.TABLE})
         session.on_memory_event = self.handle_memory_event
@@ -143,7 +139,7 @@ class OmoideApp(TurnsApp):
             self.notify(warning, severity="warning", timeout=10)
         self._apply_saved_theme()
         await self.show_chat()
-        self.query_one("#input", Input).focus()
+        self.query_one(Composer).focus()
         self.post_message(ComposerReady())  # after the keys already queued, which are held too
         self.set_interval(OTHER_WRITERS_INTERVAL, self.watch_other_writers)
         self.set_timer(FIRST_RUN_DELAY, self._first_run)
@@ -210,17 +206,15 @@ class OmoideApp(TurnsApp):
         await self.refresh_diary()
 
     def prefill(self, text: str) -> None:
-        self.query_one("#input", Input).value = text
+        self.query_one(Composer).value = text
 
     # -- input -----------------------------------------------------------------------
 
-    async def on_input_submitted(self, event: Input.Submitted) -> None:
-        if event.input.id != "input":
-            return
+    async def on_composer_submitted(self, event: Composer.Submitted) -> None:
         text = event.value
         if not text.strip():
             return
-        self.history.reset()  # the next Up reads the path again, this message on it
+        event.composer.earlier.reset()  # the next Up reads the path again, this message on it
         try:
             command = slash.parse(text)
         except OmoideError as exc:
@@ -234,7 +228,7 @@ class OmoideApp(TurnsApp):
             self._unsent = text
             self.run_turn(lambda: self.session.send(unescape(text)))
             return
-        event.input.value = ""
+        event.composer.value = ""
         await self.commands.dispatch(self, command)
 
 
@@ -288,22 +282,15 @@ class OmoideApp(TurnsApp):
         self.query_one(StatusBar).mode = "" if self.mouse_on else f"mouse off: select with the terminal · {key} turns it on"
         self.notify("Mouse on." if self.mouse_on else f"Mouse off: select and copy with the terminal. {key} turns it back on.", timeout=3)
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "history":
-            # Up and Down are the history's only in the chat's composer, empty or showing an earlier message.
-            composer = self.focused
-            return isinstance(composer, Composer) and self.screen is self.screen_stack[0] and self.history.can_start(composer.value)
-        return True
-
-    async def action_history(self, direction: int) -> None:
+    async def on_composer_history_wanted(self, message: Composer.HistoryWanted) -> None:
         composer = self.query_one(Composer)
-        if not self.history.walking(composer.value) and direction < 0:
+        history = composer.earlier
+        if not history.walking(composer.value) and message.direction < 0:
             path = await self.session.transcript(limit=HISTORY_DEPTH)
-            self.history.load([m.content for m in path if m.role == "user"])
-        text = self.history.step(direction, composer.value)
+            history.load([m.content for m in path if m.role == "user"])
+        text = history.step(message.direction, composer.value)
         if text is not None:
             composer.value = text
-            composer.cursor_position = len(text)
 
     def theme_names(self) -> list[str]:
         return sorted(name for name in self.available_themes if name != "textual-ansi")

@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import threading
+from collections.abc import Mapping
 from typing import Protocol
 
 LOCAL_TIMEOUT = 2.0
@@ -29,7 +30,7 @@ class CopyTarget(Protocol):
     def copy_to_clipboard(self, text: str) -> None: ...
 
 
-def local_command(environ: dict[str, str] | None = None) -> list[str] | None:
+def local_command(environ: Mapping[str, str] | None = None) -> list[str] | None:
     """The argv of this machine's clipboard tool, or None when there is none
     (no tool on PATH, or no display for the one there is)."""
     env = os.environ if environ is None else environ

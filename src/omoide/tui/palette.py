@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, cast
 
@@ -19,6 +19,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
 from textual.markup import escape
 
+from omoide.characters.model import Character
 from omoide.errors import OmoideError
 from omoide.safe_text import oneline
 from omoide.tui import slash
@@ -101,7 +102,7 @@ async def gather(app: PaletteHost) -> list[PaletteItem]:
         items.append(PaletteItem(what, f"Key: {keys}", act))
     listing = await asyncio.to_thread(scan_characters)
     for character in listing.characters:
-        async def talk(character=character) -> None:  # type: ignore[no-untyped-def]
+        async def talk(character: Character = character) -> None:
             await app.switch_character(character)
         items.append(PaletteItem(f"Character: {oneline(character.display_name, 60)}", "Chat with them", talk))
     for chat in await app.session.navigator.chats():
@@ -123,14 +124,14 @@ async def gather(app: PaletteHost) -> list[PaletteItem]:
 class ChatCommands(Provider):
     """Textual's palette provider over `gather`'s items."""
 
-    items: list[PaletteItem] = []
+    items: tuple[PaletteItem, ...] = ()
 
     async def startup(self) -> None:
         try:
-            self.items = await cast(PaletteHost, self.app).palette_items()
+            self.items = tuple(await cast(PaletteHost, self.app).palette_items())
         except OmoideError as exc:
             report(cast(Host, self.app), exc, "Palette")
-            self.items = []
+            self.items = ()
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
@@ -145,9 +146,9 @@ class ChatCommands(Provider):
             yield DiscoveryHit(Content(item.name), item.run, text=item.name, help=escape(item.help))
 
 
-def _highlighted(name: str, offsets: object) -> Content:
+def _highlighted(name: str, offsets: Sequence[int]) -> Content:
     content = Content(name)  # plain: a card's '[b]' is text
-    for offset in cast("tuple[int, ...]", offsets):
+    for offset in offsets:
         if 0 <= offset < len(name) and not name[offset].isspace():
             content = content.stylize("bold underline", offset, offset + 1)
     return content
