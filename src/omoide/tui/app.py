@@ -24,6 +24,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.notifications import SeverityLevel
 from textual.containers import Horizontal, Vertical
+from textual.content import Content
 from textual.widgets import Static
 
 from omoide.tui import slash
@@ -121,9 +122,10 @@ class OmoideApp(TurnsApp):
             yield Composer(placeholder=self._placeholder(), id="input")
         yield StatusBar(id="status", markup=False)
 
-    def _placeholder(self) -> str:
+    def _placeholder(self) -> Content:
+        """Plain text (a card's name is never markup), as `Content`: a TextArea reads a str placeholder as markup."""
         names = ", ".join(c.display_name for c in self.session.scene.present)
-        return inert(f"Message {names}…  (/help, {self.keys_of('chat.palette')}: palette)")
+        return Content(inert(f"Message {names}…  (/help, {self.keys_of('chat.palette')}: palette)"))
 
     def _title(self) -> str:
         names = ", ".join(c.display_name for c in self.session.scene.present)

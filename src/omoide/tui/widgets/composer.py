@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from textual import events
 from textual.binding import Binding
+from textual.content import Content
 from textual.message import Message
 from textual.widgets import TextArea
 
@@ -42,7 +43,7 @@ class Composer(TextArea):
             super().__init__()
             self.direction = direction
 
-    def __init__(self, *, placeholder: str = "", id: str | None = None) -> None:
+    def __init__(self, *, placeholder: str | Content = "", id: str | None = None) -> None:
         super().__init__(placeholder=placeholder, id=id, soft_wrap=True, compact=True, highlight_cursor_line=False,
                          tab_behavior="focus")
         self.earlier = ComposerHistory()
