@@ -1,5 +1,7 @@
 """`/copy` in a real terminal (tmux): the last reply reaches tmux's paste buffer
-through OSC 52, as it would reach the clipboard of a terminal over SSH.
+through OSC 52, as it would reach the clipboard of a terminal over SSH; F2 makes
+the app stop asking for mouse events (tmux's own flags say so) and F2 again
+asks for them again.
 
 The test runs its own tmux server (a socket of its own), so `set-clipboard on`
 changes no one else's tmux."""
@@ -38,7 +40,7 @@ def last_reply(home: Path) -> str | None:
     return row[0] if row else None
 
 
-async def test_copy_puts_the_reply_in_tmux_paste_buffer_through_osc52(omoide_home: Path) -> None:
+async def test_copy_reaches_tmux_paste_buffer_through_osc52_and_f2_releases_the_mouse(omoide_home: Path) -> None:
     socket = f"omoide-copy-{uuid.uuid4().hex[:8]}"
 
     def tmux(*args: str) -> str:
@@ -70,5 +72,14 @@ async def test_copy_puts_the_reply_in_tmux_paste_buffer_through_osc52(omoide_hom
             tmux("send-keys", "-t", "copy", "/copy", "Enter")
             await until(lambda: tmux("show-buffer") == stored, "the reply reaching the paste buffer")
             await until(lambda: "Copied the last reply" in tmux("capture-pane", "-p", "-t", "copy"), "the notice")
+
+            # F2: the terminal is told to stop sending mouse events, so its own selection works.
+            mouse = "#{mouse_any_flag} #{mouse_button_flag} #{mouse_sgr_flag}"
+            assert tmux("display", "-p", "-t", "copy", mouse).strip() == "1 0 1"
+            tmux("send-keys", "-t", "copy", "F2")
+            await until(lambda: tmux("display", "-p", "-t", "copy", mouse).strip() == "0 0 0", "the mouse being released")
+            await until(lambda: "mouse off: select with the terminal" in tmux("capture-pane", "-p", "-t", "copy"), "the status line")
+            tmux("send-keys", "-t", "copy", "F2")
+            await until(lambda: tmux("display", "-p", "-t", "copy", mouse).strip() == "1 0 1", "the mouse taken back")
         finally:
             tmux("kill-server")

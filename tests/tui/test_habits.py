@@ -199,3 +199,16 @@ async def test_the_new_keys_move_with_the_keymap_and_help_says_where(store: Stor
         await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
         keys = dict(app.key_help())
         assert keys["F5"] == "Command palette" and keys["F6"].startswith("Mouse off/on") and keys["^n"] == "New line in your message"
+
+
+async def test_a_pasted_text_keeps_its_lines(store: Store) -> None:
+    from textual import events
+
+    app = await make_app(store, ScriptedBackend([["Got it."]]))
+    async with app.run_test(size=SIZE) as pilot:
+        composer = app.query_one(Composer)
+        app.post_message(events.Paste("Shopping:\n- milk\n- matcha"))  # as the terminal driver sends it
+        await wait_for(pilot, lambda: composer.value == "Shopping:\n- milk\n- matcha")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: len(texts(app)) == 3 and app.reply_view is None)
+        assert texts(app)[1] == ("Kai", "Shopping:\n- milk\n- matcha")
