@@ -212,3 +212,16 @@ async def test_a_pasted_text_keeps_its_lines(store: Store) -> None:
         await pilot.press("enter")
         await wait_for(pilot, lambda: len(texts(app)) == 3 and app.reply_view is None)
         assert texts(app)[1] == ("Kai", "Shopping:\n- milk\n- matcha")
+
+
+async def test_the_palette_shows_a_hostile_chat_title_as_typed(store: Store) -> None:
+    app = await make_app(store, ScriptedBackend())
+    async with app.run_test(size=SIZE) as pilot:
+        await app.session.navigator.rename(app.session.chat.id, "[b]Evil[/] \x1b]52;c;cHduZWQ=\x07 night")
+        await pilot.press("f1")
+        await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette))
+        await pilot.press(*"evil")
+        palette = app.screen
+        await wait_for(pilot, lambda: any("Chat: [b]Evil[/] ␛]52;c;cHduZWQ=␇ night" in str(o.prompt)
+                                          for o in palette.query_one("CommandList").options))
+        assert "\x1b]52" not in app.export_screenshot()

@@ -132,6 +132,10 @@ class ChatCommands(Provider):
         except OmoideError as exc:
             report(cast(Host, self.app), exc, "Palette")
             self.items = ()
+        except Exception as exc:  # an unreadable list must not close the chat: the palette is empty
+            log.exception("gathering the palette's items failed")
+            cast(Host, self.app).notify(f"Something went wrong: {exc!r}", severity="error", title="Palette")
+            self.items = ()
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
