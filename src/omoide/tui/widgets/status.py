@@ -1,4 +1,4 @@
-"""The status bar: amnesia when on, backend, model (and that the embedded one is
+"""The status bar: that the mouse is off (F2) while it is, amnesia when on, backend, model (and that the embedded one is
 a demo), last prompt's size, memory work. On a narrow terminal it says less
 rather than being cut: the demo note and the prompt size get their short forms,
 an idle memory goes unsaid, then the model's name is shortened; who is writing
@@ -32,9 +32,12 @@ class StatusBar(Static):
     """Said first, while it lasts: that the mouse is off."""
 
     def render(self) -> str:
-        line = fit_status(self.amnesia, self.backend, self.note, self.tokens, self.activity, self.memory,
-                          width=self.content_region.width - (cell_len(self.mode) + len(SEPARATOR) if self.mode else 0))
-        return f"{inert(self.mode)}{SEPARATOR}{line}" if self.mode else line
+        width = self.content_region.width
+        if not self.mode:
+            return fit_status(self.amnesia, self.backend, self.note, self.tokens, self.activity, self.memory, width=width)
+        room = width - cell_len(self.mode) - len(SEPARATOR) if width > 0 else 0  # 0: not laid out yet, no limit
+        line = fit_status(self.amnesia, self.backend, self.note, self.tokens, self.activity, self.memory, width=max(room, 1) if width > 0 else 0)
+        return f"{inert(self.mode)}{SEPARATOR}{line}"
 
 
 MEMORY_IDLE = "memory idle"
