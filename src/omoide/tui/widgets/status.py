@@ -1,5 +1,6 @@
-"""The status bar: that the mouse is off (F2) while it is, amnesia when on, backend, model (and that the embedded one is
-a demo), last prompt's size, memory work. On a narrow terminal it says less
+"""The status bar: that the mouse is off (F2) while it is, amnesia when on,
+backend, model (and that the embedded one is a demo), last prompt's size,
+memory work. On a narrow terminal it says less
 rather than being cut: the demo note and the prompt size get their short forms,
 an idle memory goes unsaid, then the model's name is shortened; who is writing
 and the way to a real model (/models) stay."""
