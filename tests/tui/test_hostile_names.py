@@ -67,3 +67,15 @@ async def test_a_broken_template_override_is_a_notice_in_the_tui(store: Store, o
         sent = [m["content"] for call in summarizer.calls for m in call["messages"]]
         assert any("Summarize the following conversation" in str(c) for c in sent)
         assert all(len(str(c)) < 100_000 for c in sent)
+
+
+
+async def test_the_message_box_placeholder_shows_a_name_with_brackets_as_typed(store: Store) -> None:
+    """The box's placeholder names the character: '[b]' in a card's name is text, not bold."""
+    odd = Character(id="odd", name="Mi[b]ka[/b]", first_message="Hello.")
+    app = OmoideApp(await ChatSession.open(store, odd, Settings(user_name="Kai"), ScriptedBackend()))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await pilot.pause()
+        from omoide.tui.widgets.composer import Composer
+
+        assert app.query_one(Composer).render_line(0).text.startswith("Message Mi[b]ka[/b]…")

@@ -69,3 +69,19 @@ def test_the_prompt_inspector(snap_compare, tmp_path: Path, pinned_time: None) -
         assert snap_compare(app, press=["ctrl+p"], terminal_size=SIZE)
     finally:
         asyncio.run(store.close())
+
+
+def test_help_at_80x24_names_the_new_keys(snap_compare, tmp_path: Path, pinned_time: None) -> None:  # type: ignore[no-untyped-def]
+    """Scrolled to its keys: F1 (palette), F2 (mouse), Up/Down and the newline key, whole at 80 columns."""
+    app, store = app_with_a_short_chat(tmp_path)
+
+    async def to_the_keys(pilot) -> None:  # type: ignore[no-untyped-def]
+        await pilot.press("/", "h", "e", "l", "p", "enter")
+        await pilot.pause()
+        await pilot.press("end")
+        await pilot.pause()
+
+    try:
+        assert snap_compare(app, run_before=to_the_keys, terminal_size=(80, 24))
+    finally:
+        asyncio.run(store.close())

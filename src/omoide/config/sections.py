@@ -294,7 +294,10 @@ class UISettings(Section):
 
     NAME = "ui"
     keymap: dict[str, str] = {}
-    """Remap keys in the chat by binding id, e.g. {"chat.diary" = "f2", "chat.prompt" = "f3"}."""
+    """Remap keys in the chat by binding id, e.g. {"chat.diary" = "f5", "chat.prompt" = "f6"}; docs/keys.md lists the ids."""
+    theme: str = ""
+    """The look of the chat: one of Textual's themes by name (e.g. "nord", "gruvbox");
+    empty is Textual's default. /theme NAME sets it."""
     welcomed: bool = False
     """Whether the first-run screen (your name, the characters, a real model) has been
     shown; it is shown once, and sets this when it closes."""

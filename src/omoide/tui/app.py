@@ -16,6 +16,7 @@ typed into it once it is.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping
 
 from textual import events
@@ -23,21 +24,23 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.notifications import SeverityLevel
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Input, Static
+from textual.content import Content
+from textual.widgets import Static
 
 from omoide.tui import slash
 from omoide.tui.command_line import unescape
 from omoide.characters.model import Character
-from omoide.errors import OmoideError
+from omoide.errors import CommandError, OmoideError
 from omoide.llm.base import Backend
 from omoide.startup import release_gc
 from omoide.safe_text import inert
 from omoide.chat.session import ChatSession
 from omoide.tui.commands import open_branch_picker
 from omoide.tui.download import Downloads
-from omoide.tui.host import CommandTable
+from omoide.tui.host import CommandTable, report
 from omoide.tui.memos import open_book
 from omoide.tui.messages import ComposerReady
+from omoide.tui.palette import ChatCommands, PaletteItem, gather
 from omoide.tui.turns import TurnsApp
 from omoide.tui.typeahead import TypeAhead, replay
 from omoide.tui.widgets.composer import Composer
@@ -66,8 +69,11 @@ class OmoideApp(TurnsApp):
         Binding("pagedown", "scroll_page(1)", "Page down", id="chat.page_down", show=False),
         Binding("ctrl+home", "scroll_top", "Top", id="chat.top", show=False),
         Binding("ctrl+end", "scroll_bottom", "Bottom", id="chat.bottom", show=False),
+        Binding("f1", "palette", "Command palette", id="chat.palette", priority=True),
+        Binding("f2", "toggle_mouse", "Mouse off/on (select text with the terminal)", id="chat.mouse", priority=True),
         Binding("ctrl+q", "quit", "Quit", id="app.quit"),
     ]
+    NOT_IN_PALETTE = frozenset({"chat.palette", "chat.history_prev", "chat.history_next", "chat.send", "chat.newline"})
     ENABLE_COMMAND_PALETTE = False
 
     def __init__(self, session: ChatSession) -> None:
@@ -84,6 +90,7 @@ class OmoideApp(TurnsApp):
         """Backends the app opened (a model chosen or downloaded here), closed when it ends."""
         self.keymap: dict[str, str] = {}
         self.typeahead = TypeAhead()
+        self.mouse_on = True
         self.commands = CommandTable({command.name: command.run for command in slash.TABLE})
         session.on_memory_event = self.handle_memory_event
         keymap = session.settings.ui.keymap
@@ -115,9 +122,10 @@ class OmoideApp(TurnsApp):
             yield Composer(placeholder=self._placeholder(), id="input")
         yield StatusBar(id="status", markup=False)
 
-    def _placeholder(self) -> str:
+    def _placeholder(self) -> Content:
+        """Plain text (a card's name is never markup), as `Content`: a TextArea reads a str placeholder as markup."""
         names = ", ".join(c.display_name for c in self.session.scene.present)
-        return inert(f"Message {names}…  (/help for commands)")
+        return Content(inert(f"Message {names}…  (/help, {self.keys_of('chat.palette')}: palette)"))
 
     def _title(self) -> str:
         names = ", ".join(c.display_name for c in self.session.scene.present)
@@ -131,8 +139,9 @@ class OmoideApp(TurnsApp):
 
         for warning in config_warnings():
             self.notify(warning, severity="warning", timeout=10)
+        self._apply_saved_theme()
         await self.show_chat()
-        self.query_one("#input", Input).focus()
+        self.query_one(Composer).focus()
         self.post_message(ComposerReady())  # after the keys already queued, which are held too
         self.set_interval(OTHER_WRITERS_INTERVAL, self.watch_other_writers)
         self.set_timer(FIRST_RUN_DELAY, self._first_run)
@@ -199,16 +208,15 @@ class OmoideApp(TurnsApp):
         await self.refresh_diary()
 
     def prefill(self, text: str) -> None:
-        self.query_one("#input", Input).value = text
+        self.query_one(Composer).value = text
 
     # -- input -----------------------------------------------------------------------
 
-    async def on_input_submitted(self, event: Input.Submitted) -> None:
-        if event.input.id != "input":
-            return
+    async def on_composer_submitted(self, event: Composer.Submitted) -> None:
         text = event.value
         if not text.strip():
             return
+        event.composer.earlier.reset()  # the next Up reads the path again, this message on it
         try:
             command = slash.parse(text)
         except OmoideError as exc:
@@ -222,13 +230,20 @@ class OmoideApp(TurnsApp):
             self._unsent = text
             self.run_turn(lambda: self.session.send(unescape(text)))
             return
-        event.input.value = ""
+        event.composer.value = ""
         await self.commands.dispatch(self, command)
 
 
     def set_keymap(self, keymap: Mapping[str, str]) -> None:
         self.keymap = dict(keymap)
         super().set_keymap(self.keymap)
+
+    def keys_of(self, binding_id: str) -> str:
+        """How the keys of the binding `binding_id` are written, as the keymap has them now."""
+        binding = next(b for b in [*Composer.BINDINGS, *self.BINDINGS] if isinstance(b, Binding) and b.id == binding_id)
+        keys = self.keymap.get(binding_id, binding.key).split(",")
+        shown = (self.get_key_display(binding.with_key(key.strip())) for key in keys)
+        return " / ".join(FUNCTION_KEY.sub(lambda m: m.group(0).upper(), key) for key in shown)
 
     def command_help(self) -> list[tuple[str, str]]:
         return slash.help_rows()
@@ -240,12 +255,67 @@ class OmoideApp(TurnsApp):
         rows = []
         for binding in [*Composer.BINDINGS, *self.BINDINGS]:
             assert isinstance(binding, Binding) and binding.id
-            keys = self.keymap.get(binding.id, binding.key).split(",")
-            shown = " / ".join(self.get_key_display(binding.with_key(key.strip())) for key in keys)
-            rows.append((shown, binding.description))
+            rows.append((self.keys_of(binding.id), binding.description))
         return rows
 
     # -- actions ------------------------------------------------------------------------------
+
+    def action_palette(self) -> None:
+        from textual.command import CommandPalette
+
+        if not isinstance(self.screen, CommandPalette):
+            self.push_screen(CommandPalette(providers=[ChatCommands], placeholder="Find a command, key, character, chat, branch or theme…"))
+
+    async def palette_items(self) -> list[PaletteItem]:
+        return await gather(self)
+
+    def actions_for_palette(self) -> list[tuple[str, str, str]]:
+        return [(b.description, self.keys_of(b.id), b.action) for b in self.BINDINGS
+                if isinstance(b, Binding) and b.id and b.id not in self.NOT_IN_PALETTE]
+
+    def action_toggle_mouse(self) -> None:
+        """Mouse capture off (the terminal's own selection works) or back on."""
+        self.mouse_on = not self.mouse_on
+        driver = self._driver
+        switch = getattr(driver, "_enable_mouse_support" if self.mouse_on else "_disable_mouse_support", None)
+        if switch is not None:  # a terminal driver (the headless one has no mouse to switch)
+            switch()
+        key = self.keys_of("chat.mouse")
+        self.query_one(StatusBar).mode = "" if self.mouse_on else f"mouse off: select with the terminal · {key} turns it on"
+        self.notify("Mouse on." if self.mouse_on else f"Mouse off: select and copy with the terminal. {key} turns it back on.", timeout=3)
+
+    async def on_composer_history_wanted(self, message: Composer.HistoryWanted) -> None:
+        composer = self.query_one(Composer)
+        history = composer.earlier
+        if not history.walking(composer.value) and message.direction < 0:
+            path = await self.session.transcript(limit=HISTORY_DEPTH)
+            history.load([m.content for m in path if m.role == "user"])
+        text = history.step(message.direction, composer.value)
+        if text is not None:
+            composer.value = text
+
+    def theme_names(self) -> list[str]:
+        return sorted(name for name in self.available_themes if name != "textual-ansi")
+
+    def choose_theme(self, name: str) -> None:
+        from omoide.config.file import update_config
+
+        found = next((t for t in self.theme_names() if t.lower() == name.lower()), None)
+        if found is None:
+            raise CommandError(f"There is no theme named '{name}'.", f"Themes: {', '.join(self.theme_names())}.")
+        self.theme = found
+        path = update_config({"theme": found})
+        self.notify(f"Theme {found}, remembered in {path}.", timeout=4)
+
+    def _apply_saved_theme(self) -> None:
+        name = self.session.settings.ui.theme
+        if not name:
+            return
+        if name in self.available_themes:
+            self.theme = name
+        else:
+            report(self, CommandError(f"[ui] theme: there is no theme named '{name}'.",
+                                      "/theme lists them; /theme NAME sets one."), "Theme")
 
     async def action_toggle_diary(self) -> None:
         self.diary.toggle_class("visible")
@@ -344,6 +414,10 @@ class OmoideApp(TurnsApp):
                 log.warning("closing %s failed", backend.name, exc_info=True)
 
 
+FUNCTION_KEY = re.compile(r"\bf\d{1,2}\b")
+"""'f2' as Textual writes it, shown 'F2' as keyboards print it."""
+HISTORY_DEPTH = 400
+"""Messages of the path read for Up's history (about half of them yours)."""
 OTHER_WRITERS_INTERVAL = 1.0
 """Seconds between checks for another window writing in the same chat."""
 FIRST_RUN_DELAY = 0.5

@@ -86,6 +86,15 @@ class Host(Protocol):
     def use_backend(self, backend: Backend) -> None:
         """Answer with `backend` from the next turn on."""
 
+    def copy_to_clipboard(self, text: str) -> None:
+        """Send `text` to the terminal's clipboard (OSC 52)."""
+
+    def theme_names(self) -> list[str]:
+        """The themes there are, by name."""
+
+    def choose_theme(self, name: str) -> None:
+        """Use the theme `name` and remember it; CommandError when there is none by that name."""
+
     @property
     def downloads(self) -> Downloads:
         """The background model download."""

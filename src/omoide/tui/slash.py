@@ -17,7 +17,9 @@ from dataclasses import dataclass
 
 from omoide.errors import CommandError
 from omoide.tui.command_line import ParsedCommand
-from omoide.tui import commands as chat, memory_commands as memory, pin_commands as pins, scene_commands as scene
+from omoide.tui import (
+    commands as chat, memory_commands as memory, pin_commands as pins, scene_commands as scene, view_commands as view,
+)
 from omoide.tui.host import Handler, Host
 from omoide.tui.memos import memos_command
 
@@ -94,6 +96,8 @@ TABLE: tuple[SlashCommand, ...] = (
     SlashCommand("end", "/end", "End the conversation: the character remembers it (in the background).", _end),
     SlashCommand("world", "/world [NAME]", "What the character carries about you and others; edit any of it.", _world),
     SlashCommand("log", "/log [NAME]", "What each conversation changed in the character's memory.", _log),
+    SlashCommand("copy", "/copy [code]", "Copy the last reply (code: its last code block) to the clipboard.", view.copy_command),
+    SlashCommand("theme", "/theme [NAME]", "List the themes, or use one (remembered).", view.theme_command),
     SlashCommand("quit", "/quit", "Leave omoide.", chat.quit_command),
 )
 COMMANDS: dict[str, SlashCommand] = {command.name: command for command in TABLE}

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Callable
 from textual import work
 from textual.app import App
 from textual.css.query import NoMatches
-from textual.widgets import Input
+from omoide.tui.widgets.composer import Composer
 from textual.worker import Worker, WorkerState
 
 from omoide.errors import OmoideError
@@ -83,7 +83,7 @@ class TurnsApp(App[None]):
                 # Not forked: your message is added below theirs (the transcript re-reads the path).
                 self._show_after_reply = forked
             case UserMessageStored(message=msg):
-                composer = self.query_one("#input", Input)
+                composer = self.query_one(Composer)
                 if self._unsent is not None and composer.value.startswith(self._unsent):
                     composer.value = composer.value[len(self._unsent):]  # keep what was typed after Enter
                 self._unsent = None

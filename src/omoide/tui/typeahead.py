@@ -17,7 +17,7 @@ from typing import Any
 
 from textual import events
 from textual.app import App
-from textual.widgets import Input
+from omoide.tui.widgets.composer import Composer
 
 
 class TypeAhead:
@@ -46,12 +46,12 @@ class TypeAhead:
         return held
 
 
-async def replay(app: App[Any], composer: Input, held: list[events.Key | events.Paste]) -> None:
+async def replay(app: App[Any], composer: Composer, held: list[events.Key | events.Paste]) -> None:
     """Type `held` into `composer` as if it had had the focus all along: text is
     inserted, and any other key runs the action it is bound to (Enter sends)."""
     for event in held:
         if isinstance(event, events.Paste):
-            composer.insert_text_at_cursor(event.text.splitlines()[0] if event.text else "")
+            composer.insert_text_at_cursor(event.text)
         elif event.is_printable and event.character:
             composer.insert_text_at_cursor(event.character)
         else:

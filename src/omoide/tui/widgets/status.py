@@ -1,5 +1,6 @@
-"""The status bar: amnesia when on, backend, model (and that the embedded one is
-a demo), last prompt's size, memory work. On a narrow terminal it says less
+"""The status bar: that the mouse is off (F2) while it is, amnesia when on,
+backend, model (and that the embedded one is a demo), last prompt's size,
+memory work. On a narrow terminal it says less
 rather than being cut: the demo note and the prompt size get their short forms,
 an idle memory goes unsaid, then the model's name is shortened; who is writing
 and the way to a real model (/models) stay."""
@@ -28,10 +29,16 @@ class StatusBar(Static):
     amnesia: reactive[str] = reactive("")
     note: reactive[str] = reactive("")
     """Said after the model's name: that the embedded model is a small demo."""
+    mode: reactive[str] = reactive("")
+    """Said first, while it lasts: that the mouse is off."""
 
     def render(self) -> str:
-        return fit_status(self.amnesia, self.backend, self.note, self.tokens, self.activity, self.memory,
-                          width=self.content_region.width)
+        width = self.content_region.width
+        if not self.mode:
+            return fit_status(self.amnesia, self.backend, self.note, self.tokens, self.activity, self.memory, width=width)
+        room = width - cell_len(self.mode) - len(SEPARATOR) if width > 0 else 0  # 0: not laid out yet, no limit
+        line = fit_status(self.amnesia, self.backend, self.note, self.tokens, self.activity, self.memory, width=max(room, 1) if width > 0 else 0)
+        return f"{inert(self.mode)}{SEPARATOR}{line}"
 
 
 MEMORY_IDLE = "memory idle"
