@@ -16,6 +16,20 @@ class UserMessageStored:
 
 
 @dataclass(frozen=True, slots=True)
+class MessageRewritten:
+    """A reply you edited, stored as a new sibling of the old one (now the head)."""
+
+    message: Message
+
+
+@dataclass(frozen=True, slots=True)
+class PathKept:
+    """The messages after the one acted on left the path; the old head is saved as this branch."""
+
+    branch: str
+
+
+@dataclass(frozen=True, slots=True)
 class ReplyStarted:
     message: Message
     """The reply's row, stored at once with status 'streaming' and empty content."""
@@ -81,5 +95,5 @@ class PromptNotice:
 
 TurnEvent = (
     UserMessageStored | ReplyStarted | ReplyDelta | DiarySaved | ProfileLearned | MemoryRecalled | ReplyFinished | ReplyFailed
-    | ChangedElsewhere | PromptNotice
+    | ChangedElsewhere | PromptNotice | MessageRewritten | PathKept
 )

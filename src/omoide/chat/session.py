@@ -26,7 +26,7 @@ from datetime import datetime
 from omoide.characters.attached import lorebooks_for
 from omoide.characters.model import Character
 from omoide.chat.chat_memory import ChatMemory
-from omoide.chat.events import ChangedElsewhere, TurnEvent, UserMessageStored
+from omoide.chat.events import ChangedElsewhere, MessageRewritten, PathKept, TurnEvent, UserMessageStored
 from omoide.chat.navigator import Navigator
 from omoide.chat.scene import CONTINUE_MAX, ChatScene
 from omoide.chat.state import ChatState
@@ -45,6 +45,7 @@ from omoide.memory.prompt.model import AssembledPrompt
 from omoide.memory.worker import MemoryWorker
 from omoide.scene.cast import SceneCast
 from omoide.scene.opening import create_chat, scene_chat
+from omoide.scene.speakers import Choice
 from omoide.store import Store
 from omoide.world.gate import ReplyGate
 from omoide.world.keeper import Directory, WorldKeeper
@@ -320,6 +321,47 @@ class ChatSession:
         yield UserMessageStored(edited)
         choice = await self.scene.choose(edited, text=text)
         async with aclosing(self.turns.reply(edited, edited.id, choice=choice)) as events:
+            async for event in events:
+                yield event
+
+    async def edit_message(self, message_id: int, text: str) -> AsyncGenerator[TurnEvent, None]:
+        """Any message of the path rewritten (`tree.rewrite`: a new sibling, the head
+        of a new path). Yours is answered, as /edit answers it; a reply is just stored."""
+        message = await self.tree.on_path(message_id)
+        if message.role is Role.USER:
+            text = await self._user_text(text, message.parent_id)
+        edited, kept = await self.tree.rewrite(message_id, text)
+        if kept is not None:
+            yield PathKept(kept.name)
+        if edited.role is not Role.USER:
+            yield MessageRewritten(edited)
+            return
+        yield UserMessageStored(edited)
+        choice = await self.scene.choose(edited, text=text)
+        async with aclosing(self.turns.reply(edited, edited.id, choice=choice)) as events:
+            async for event in events:
+                yield event
+
+    async def regenerate_from(self, message_id: int) -> AsyncGenerator[TurnEvent, None]:
+        """A new reply at any message of the path: for a reply, another swipe beside it
+        (by the same speaker); for your message, a new reply to it. Either way the new
+        reply is the head of a new path; the messages after it are kept on `auto-<time>`."""
+        message = await self.tree.on_path(message_id)
+        if message.stage or (message.parent_id is None and message.role is not Role.USER):
+            raise CommandError("Only a reply or your own message can be regenerated from.", "Pick one of the replies instead.")
+        kept = await self.tree.keep_rest(message)
+        if kept is not None:
+            yield PathKept(kept.name)
+        head = await self.head()
+        assert head is not None  # on_path found it
+        choice: Choice | None
+        if message.role is Role.USER:
+            parent, choice = message, await self.scene.choose(message, text=message.content)
+        else:
+            assert message.parent_id is not None
+            parent = await self.store.messages.get(message.parent_id)
+            choice = self.scene.again(message) if self.scene.is_scene else None
+        async with aclosing(self.turns.reply(parent, head.id, moves_head=True, choice=choice)) as events:
             async for event in events:
                 yield event
 
