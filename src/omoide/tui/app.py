@@ -62,6 +62,7 @@ class OmoideApp(TurnsApp):
         Binding("ctrl+t", "characters", "Characters", id="chat.characters", priority=True),
         Binding("ctrl+left", "swipe(-1)", "Previous swipe", id="chat.swipe_prev", priority=True),
         Binding("ctrl+right", "swipe(1)", "Next swipe", id="chat.swipe_next", priority=True),
+        Binding("ctrl+up", "select_messages", "Messages", id="chat.select"),
         Binding("pageup", "scroll_page(-1)", "Page up", id="chat.page_up", show=False),
         Binding("pagedown", "scroll_page(1)", "Page down", id="chat.page_down", show=False),
         Binding("ctrl+home", "scroll_top", "Top", id="chat.top", show=False),
@@ -201,6 +202,24 @@ class OmoideApp(TurnsApp):
     def prefill(self, text: str) -> None:
         self.query_one("#input", Input).value = text
 
+    # -- message selection: actions on any message -------------------------------------------
+
+    def action_select_messages(self) -> None:
+        """Focus the newest message shown; its keys then act on it (tui/message_actions.py)."""
+        if self.transcript.select_newest() is None:
+            self.notify("There is no message to select yet.", timeout=3)
+
+    def leave_selection(self) -> None:
+        if isinstance(self.focused, MessageView):
+            self.query_one("#input", Input).focus()
+            if self.transcript.at_live_end:
+                self.transcript.scroll_end(animate=False)  # re-anchors
+
+    async def on_message_view_act(self, event: MessageView.Act) -> None:
+        from omoide.tui.message_actions import act
+
+        await act(self, event.view.message, event.action)
+
     # -- input -----------------------------------------------------------------------
 
     async def on_input_submitted(self, event: Input.Submitted) -> None:
@@ -238,7 +257,7 @@ class OmoideApp(TurnsApp):
         Read from the declarations, since a screen's own PageUp shadows the app's
         in `active_bindings` even though the app's is the one that acts."""
         rows = []
-        for binding in [*Composer.BINDINGS, *self.BINDINGS]:
+        for binding in [*Composer.BINDINGS, *self.BINDINGS, *MessageView.BINDINGS]:
             assert isinstance(binding, Binding) and binding.id
             keys = self.keymap.get(binding.id, binding.key).split(",")
             shown = " / ".join(self.get_key_display(binding.with_key(key.strip())) for key in keys)

@@ -18,7 +18,7 @@ from textual.worker import Worker, WorkerState
 
 from omoide.errors import OmoideError
 from omoide.chat.events import (
-    ChangedElsewhere, DiarySaved, MemoryRecalled, ProfileLearned, PromptNotice, ReplyDelta, ReplyFailed, ReplyFinished, ReplyStarted,
+    ChangedElsewhere, DiarySaved, MemoryRecalled, MessageRewritten, PathKept, ProfileLearned, PromptNotice, ReplyDelta, ReplyFailed, ReplyFinished, ReplyStarted,
     TurnEvent, UserMessageStored,
 )
 from omoide.memory.events import MemoryEvent, MemoryNotice, MemoryWorkDone, MemoryWorkFailed, MemoryWorkStarted
@@ -79,6 +79,11 @@ class TurnsApp(App[None]):
                 self.notify(note, severity="warning", title="Another window", timeout=10)
                 # Not forked: your message is added below theirs (the transcript re-reads the path).
                 self._show_after_reply = forked
+            case PathKept(branch=name):
+                self.notify(f"What came after it is kept on the branch '{name}' (/branch restore {name}).", timeout=8)
+            case MessageRewritten():
+                await self.show_chat()
+                self.notify("Edited: the new version goes on from here; the old one stays in the tree.", timeout=4)
             case UserMessageStored(message=msg):
                 composer = self.query_one("#input", Input)
                 if self._unsent is not None and composer.value.startswith(self._unsent):

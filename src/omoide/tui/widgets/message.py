@@ -5,6 +5,11 @@ Streaming text is buffered and flushed on a timer, at most ~20 times a second
 and less while you type (`pacing`: every redraw delays your keys), then
 rendered once in full at the end. A timer means a pause in the stream never
 leaves text stuck in the buffer.
+
+A message can take the focus ("message selection", entered from the chat with
+Ctrl+Up): its keys move the focus (`Move`, which the transcript answers) and
+ask for an action on it (`Act`, which the app answers). Each key has a binding
+id (`message.*`), so `[ui] keymap` can move it.
 """
 
 from __future__ import annotations
@@ -13,8 +18,12 @@ from dataclasses import replace
 from datetime import datetime
 from time import monotonic
 
+from typing import Literal
+
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Vertical
+from textual.message import Message as UIMessage
 from textual.timer import Timer
 from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
@@ -30,15 +39,61 @@ def when(moment: datetime) -> str:
     return moment.astimezone().strftime("%m/%d %H:%M")
 
 
+Action = Literal["edit", "delete", "regenerate", "copy", "branch", "leave"]
+
+
 class MessageView(Vertical):
     DEFAULT_CSS = """
     MessageView { height: auto; margin: 0 0 1 0; padding: 0 1; }
+    MessageView:focus { background: $boost; border-left: thick $secondary; }
     MessageView.user { border-left: thick $accent; }
     MessageView.assistant { border-left: thick $success; }
     MessageView.interrupted { border-left: thick $warning; }
     MessageView .meta { color: $text-muted; height: 1; }
     MessageView Markdown { margin: 0; padding: 0; }
     """
+
+    BINDINGS = [
+        Binding("up,k", "move(-1)", "Previous message", id="message.previous"),
+        Binding("down,j", "move(1)", "Next message", id="message.next"),
+        Binding("e", "act('edit')", "Edit it (a new version; the old one is kept)", id="message.edit"),
+        Binding("d,delete", "act('delete')", "Delete it and what follows (kept on a branch)", id="message.delete"),
+        Binding("r", "act('regenerate')", "Regenerate from it", id="message.regenerate"),
+        Binding("c", "act('copy')", "Copy it", id="message.copy"),
+        Binding("b", "act('branch')", "Start a branch from it", id="message.branch"),
+        Binding("escape", "act('leave')", "Back to the composer", id="message.leave"),
+    ]
+
+    class Move(UIMessage):
+        """Focus the message `step` places away (the transcript answers)."""
+
+        def __init__(self, view: MessageView, step: int) -> None:
+            super().__init__()
+            self.view = view
+            self.step = step
+
+    class Act(UIMessage):
+        """An action asked for on the focused message (the app answers)."""
+
+        def __init__(self, view: MessageView, action: Action) -> None:
+            super().__init__()
+            self.view = view
+            self.action = action
+
+    def select(self) -> None:
+        """Take the focus. A message is focusable only while selected, so a click
+        or Tab never leaves your typing to the message keys ('d' deletes)."""
+        self.can_focus = True
+        self.focus()
+
+    def on_blur(self) -> None:
+        self.can_focus = False
+
+    def action_move(self, step: int) -> None:
+        self.post_message(self.Move(self, step))
+
+    def action_act(self, action: Action) -> None:
+        self.post_message(self.Act(self, action))
 
     def __init__(self, message: Message, speaker: str, *, user_name: str, live: bool = False) -> None:
         role = "user" if message.role is Role.USER else "assistant"

@@ -163,6 +163,28 @@ class Transcript(VerticalScroll):
         self.scroll_end(animate=False)  # you just wrote, or a reply began: show it
         return view
 
+    # -- message selection -------------------------------------------------------------
+
+    def select_newest(self) -> MessageView | None:
+        """Focus the newest message shown (message selection starts there)."""
+        views = self.views()
+        if not views:
+            return None
+        self.release_anchor()  # or the view would pull back to the bottom as the focus moves up
+        views[-1].select()
+        return views[-1]
+
+    async def on_message_view_move(self, event: MessageView.Move) -> None:
+        """Focus the message above or below; above the first mounted one, the page before it loads."""
+        event.stop()
+        views = self.views()
+        index = views.index(event.view) + event.step if event.view in views else len(views) - 1
+        if index < 0 and await self.load_older():
+            views = self.views()
+            index = views.index(event.view) + event.step
+        if 0 <= index < len(views):
+            views[index].select()
+
     def on_mount(self) -> None:
         self.anchor()
 
