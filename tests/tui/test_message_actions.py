@@ -141,8 +141,8 @@ async def test_the_message_keys_are_in_help_and_follow_the_keymap(store: Store) 
     app = await story_app(store, keymap={"message.delete": "x", "chat.select": "f6"})
     async with app.run_test(size=SIZE) as pilot:
         rows = dict((what, keys) for keys, what in app.key_help())
-        assert rows["Delete it and what follows (kept on a branch)"] == "x"
-        assert rows["Messages"] == "f6" and "e" in rows["Edit it (a new version; the old one is kept)"]
+        assert rows["Selected message: delete it and what follows (kept on a branch)"] == "x"
+        assert rows["Select a message (then e, d, r, c, b act on it)"] == "f6" and "e" in rows["Selected message: edit it (a new version; the old one is kept)"]
         await pilot.press("f6")
         assert focused_text(app) == "B"
         await pilot.press("d")  # no longer the delete key

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from PIL import Image
 from rich.style import Style
+from textual.widgets import OptionList
 
 from omoide import locations
 from omoide.characters.library import scan_characters
@@ -19,7 +20,7 @@ from omoide.tui.app import OmoideApp
 from omoide.tui.screens.characters import CharacterPicker
 from omoide.tui.widgets.portrait import Portrait, half_blocks
 from tests.scripted import ScriptedBackend
-from tests.tui.test_app import MIKA, wait_for
+from tests.tui.test_app import MIKA, texts, type_and_send, wait_for
 
 SIZE = (80, 24)
 
@@ -85,3 +86,48 @@ async def test_portraits_off_shows_names_only(store: Store) -> None:
         picker.query_one("OptionList").highlighted = [c.id for c in picker.characters].index("aoi")  # type: ignore[attr-defined]
         await pilot.pause()
         assert not picker.query_one(Portrait).display
+
+
+async def test_the_first_run_screen_shows_the_highlighted_characters_portrait(store: Store, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.delenv("OMOIDE_WELCOMED")
+    painted_character()
+    session = await ChatSession.open(store, MIKA, Settings(user_name="Kai", discover_servers=[]), ScriptedBackend())
+    app = OmoideApp(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: bool(app.screen.query("#first-run-characters")))
+        options = app.screen.query_one("#first-run-characters", OptionList)
+        portrait = app.screen.query_one("#first-run-portrait", Portrait)
+        options.highlighted = [c.id for c in scan_characters().characters].index("aoi")
+        await wait_for(pilot, lambda: portrait.display and "▀" in str(portrait.render()))
+        options.highlighted = [c.id for c in scan_characters().characters].index("suzune")
+        await wait_for(pilot, lambda: not portrait.display)
+
+
+async def scene_with_aoi(store: Store, **settings: object) -> OmoideApp:
+    from omoide.characters.library import find_character
+
+    painted_character()
+    session = await ChatSession.open(store, find_character("suzune"), Settings(user_name="Kai", scene_seed=3, gossip_rate=0.0, **settings),
+                                     ScriptedBackend(default=lambda messages: ["Here."]), others=[find_character("aoi")])
+    return OmoideApp(session)
+
+
+async def test_a_scene_draws_each_speakers_portrait_small_beside_their_replies(store: Store) -> None:
+    app = await scene_with_aoi(store)
+    async with app.run_test(size=(110, 36)) as pilot:
+        await type_and_send(pilot, "/next Aoi")
+        await wait_for(pilot, lambda: texts(app)[-1][0] == "Aoi" and app.reply_view is None, timeout=60)
+        await type_and_send(pilot, "/next Suzune")
+        await wait_for(pilot, lambda: texts(app)[-1][0] == "Suzune" and app.reply_view is None, timeout=60)
+        aoi, suzune = app.transcript.views()[-2:]
+        await wait_for(pilot, lambda: aoi.query_one(Portrait).display)
+        assert str(aoi.query_one(Portrait).render()).count("▀") == 6 * 3
+        assert not suzune.query(Portrait)  # Suzune's card has no image: her name alone
+
+
+async def test_portraits_off_leaves_a_scene_in_names_only(store: Store) -> None:
+    app = await scene_with_aoi(store, portraits=False)
+    async with app.run_test(size=(110, 36)) as pilot:
+        await type_and_send(pilot, "/next Aoi")
+        await wait_for(pilot, lambda: texts(app)[-1][0] == "Aoi" and app.reply_view is None, timeout=60)
+        assert not app.transcript.query(Portrait)

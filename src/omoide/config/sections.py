@@ -286,8 +286,9 @@ class UISettings(Section):
     keymap: dict[str, str] = {}
     """Remap keys in the chat by binding id, e.g. {"chat.diary" = "f2", "chat.prompt" = "f3"}."""
     portraits: bool = True
-    """Show the characters' portraits (the image of their card) in the character picker
-    and on the first-run screen, drawn in half-blocks; false shows names only."""
+    """Show the characters' portraits (the image of their card) in the character picker,
+    on the first-run screen and beside each speaker's replies in a scene, drawn in
+    half-blocks; false shows names only."""
     welcomed: bool = False
     """Whether the first-run screen (your name, the characters, a real model) has been
     shown; it is shown once, and sets this when it closes."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from pathlib import Path
 
 from textual import events
 from textual.app import ComposeResult
@@ -28,6 +29,7 @@ from textual.widgets import Input, Static
 from omoide.tui import slash
 from omoide.tui.command_line import unescape
 from omoide.characters.model import Character
+from omoide.characters.portrait import portrait_file
 from omoide.errors import OmoideError
 from omoide.llm.base import Backend
 from omoide.startup import release_gc
@@ -62,7 +64,7 @@ class OmoideApp(TurnsApp):
         Binding("ctrl+t", "characters", "Characters", id="chat.characters", priority=True),
         Binding("ctrl+left", "swipe(-1)", "Previous swipe", id="chat.swipe_prev", priority=True),
         Binding("ctrl+right", "swipe(1)", "Next swipe", id="chat.swipe_next", priority=True),
-        Binding("ctrl+up", "select_messages", "Messages", id="chat.select"),
+        Binding("ctrl+up", "select_messages", "Select a message (then e, d, r, c, b act on it)", id="chat.select"),
         Binding("pageup", "scroll_page(-1)", "Page up", id="chat.page_up", show=False),
         Binding("pagedown", "scroll_page(1)", "Page down", id="chat.page_down", show=False),
         Binding("ctrl+home", "scroll_top", "Top", id="chat.top", show=False),
@@ -165,6 +167,7 @@ class OmoideApp(TurnsApp):
         self.query_one("#title", Static).update(self._title())
         self.query_one(Composer).placeholder = self._placeholder()
         self.transcript.speaker_names = self.session.scene.cast.names(chat) if self.session.scene.is_scene else {}
+        self.transcript.portraits = self._portraits()
         await self.transcript.show_path(chat.head_id)
         await self.refresh_diary()
         self._update_tokens()
@@ -172,6 +175,14 @@ class OmoideApp(TurnsApp):
             # Another head (a restore, an undo, a swipe): the size shown was the old one's.
             self.run_worker(self._recount(chat.head_id), group="recount", exclusive=True, exit_on_error=False)
         self.show_amnesia()
+
+    def _portraits(self) -> dict[str, Path]:
+        """In a scene with `[ui] portraits` on: each speaker's portrait file, by id."""
+        if not self.session.scene.is_scene or not self.session.settings.ui.portraits:
+            return {}
+        cast = self.session.scene.cast
+        files = {key: portrait_file(cast.character(key)) for key in self.transcript.speaker_names}
+        return {key: path for key, path in files.items() if path is not None}
 
     async def _recount(self, head_id: int | None) -> None:
         self.query_one(StatusBar).tokens = "prompt: counting…"

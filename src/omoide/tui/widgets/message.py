@@ -16,13 +16,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime
+from pathlib import Path
 from time import monotonic
 
 from typing import Literal
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import Horizontal, Vertical
 from textual.message import Message as UIMessage
 from textual.timer import Timer
 from textual.widgets import Markdown, Static
@@ -31,7 +32,11 @@ from textual.widgets.markdown import MarkdownStream
 from omoide.domain.chat import Message, MessageStatus, Role
 from omoide.safe_text import inert
 from omoide.tui.widgets import pacing
+from omoide.tui.widgets.portrait import Portrait
 from omoide.tui.widgets.text import chat_markdown
+
+SPEAKER_PORTRAIT = (6, 3)
+"""A speaker's portrait beside their reply in a scene, in cells (6 x 6 pixels)."""
 
 
 def when(moment: datetime) -> str:
@@ -51,17 +56,20 @@ class MessageView(Vertical):
     MessageView.interrupted { border-left: thick $warning; }
     MessageView .meta { color: $text-muted; height: 1; }
     MessageView Markdown { margin: 0; padding: 0; }
+    MessageView .with-portrait { height: auto; }
+    MessageView .with-portrait > Vertical { height: auto; }
+    MessageView Portrait { margin: 0 1 0 0; }
     """
 
     BINDINGS = [
-        Binding("up,k", "move(-1)", "Previous message", id="message.previous"),
-        Binding("down,j", "move(1)", "Next message", id="message.next"),
-        Binding("e", "act('edit')", "Edit it (a new version; the old one is kept)", id="message.edit"),
-        Binding("d,delete", "act('delete')", "Delete it and what follows (kept on a branch)", id="message.delete"),
-        Binding("r", "act('regenerate')", "Regenerate from it", id="message.regenerate"),
-        Binding("c", "act('copy')", "Copy it", id="message.copy"),
-        Binding("b", "act('branch')", "Start a branch from it", id="message.branch"),
-        Binding("escape", "act('leave')", "Back to the composer", id="message.leave"),
+        Binding("up,k", "move(-1)", "Selected message: the one above", id="message.previous"),
+        Binding("down,j", "move(1)", "Selected message: the one below", id="message.next"),
+        Binding("e", "act('edit')", "Selected message: edit it (a new version; the old one is kept)", id="message.edit"),
+        Binding("d,delete", "act('delete')", "Selected message: delete it and what follows (kept on a branch)", id="message.delete"),
+        Binding("r", "act('regenerate')", "Selected message: regenerate from it", id="message.regenerate"),
+        Binding("c", "act('copy')", "Selected message: copy it", id="message.copy"),
+        Binding("b", "act('branch')", "Selected message: start a branch from it", id="message.branch"),
+        Binding("escape", "act('leave')", "Selected message: back to the composer", id="message.leave"),
     ]
 
     class Move(UIMessage):
@@ -95,7 +103,8 @@ class MessageView(Vertical):
     def action_act(self, action: Action) -> None:
         self.post_message(self.Act(self, action))
 
-    def __init__(self, message: Message, speaker: str, *, user_name: str, live: bool = False) -> None:
+    def __init__(self, message: Message, speaker: str, *, user_name: str, live: bool = False,
+                 portrait: Path | None = None) -> None:
         role = "user" if message.role is Role.USER else "assistant"
         super().__init__(classes=role, id=f"msg-{message.id}")
         self.message = message
@@ -103,6 +112,8 @@ class MessageView(Vertical):
         self.text = message.content
         self.live = live
         """True while the reply is streaming into this view."""
+        self.portrait = portrait
+        """The speaker's portrait file, drawn small at the left (a scene's replies)."""
         self._pending: list[str] = []
         self._stream: MarkdownStream | None = None
         self._flusher: Timer | None = None
@@ -110,8 +121,19 @@ class MessageView(Vertical):
         self.set_class(self._interrupted, "interrupted")
 
     def compose(self) -> ComposeResult:
-        yield Static(self._meta(), classes="meta", markup=False)
-        yield Markdown(inert(self.text), parser_factory=chat_markdown)
+        if self.portrait is None:
+            yield Static(self._meta(), classes="meta", markup=False)
+            yield Markdown(inert(self.text), parser_factory=chat_markdown)
+            return
+        with Horizontal(classes="with-portrait"):
+            yield Portrait(*SPEAKER_PORTRAIT)
+            with Vertical():
+                yield Static(self._meta(), classes="meta", markup=False)
+                yield Markdown(inert(self.text), parser_factory=chat_markdown)
+
+    def on_mount(self) -> None:
+        if self.portrait is not None:
+            self.query_one(Portrait).show(self.portrait)
 
     @property
     def _interrupted(self) -> bool:

@@ -41,6 +41,15 @@ def half_blocks(path: Path, width: int, height: int) -> Text | None:
     return drawing
 
 
+def cached(path: Path, width: int, height: int) -> tuple[bool, Text | None]:
+    """(True, the drawing) when `path` at this size was drawn before; (False, None) if not."""
+    try:
+        key = (str(path), path.stat().st_mtime_ns, width, height)
+    except OSError:
+        return True, None
+    return (True, _drawn[key]) if key in _drawn else (False, None)
+
+
 def _draw(path: Path, width: int, height: int) -> Text | None:
     from PIL import Image, UnidentifiedImageError
 
@@ -98,12 +107,18 @@ class Portrait(Static):
         if path is None:
             self.display = False
             return
+        found, drawing = cached(path, *self.cells)
+        if found:  # drawn before (a scene's speaker on every reply): no thread needed
+            self._put(drawing)
+            return
         self.run_worker(self._draw(path), group="portrait", exclusive=True, exit_on_error=False)
 
     async def _draw(self, path: Path) -> None:
         drawing = await asyncio.to_thread(half_blocks, path, *self.cells)
-        if self.path != path:  # another character was highlighted meanwhile
-            return
+        if self.path == path:  # else another character was highlighted meanwhile
+            self._put(drawing)
+
+    def _put(self, drawing: Text | None) -> None:
         if drawing is None:
             self.display = False
             return

@@ -16,10 +16,11 @@ right after mounting, is not enough: the Markdown blocks grow after that.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from textual.containers import VerticalScroll
 
-from omoide.domain.chat import Message
+from omoide.domain.chat import Message, Role
 from omoide.chat.navigator import Navigator
 from omoide.tui.widgets.failure import FailureNote
 from omoide.tui.widgets.message import MessageView
@@ -50,6 +51,8 @@ class Transcript(VerticalScroll):
         self.speaker = speaker
         self.speaker_names: dict[str, str] = {}
         """In a group scene: character id -> name, for each reply's header."""
+        self.portraits: dict[str, Path] = {}
+        """In a group scene: character id -> portrait file, drawn small beside their replies."""
         self.user_name = user_name
         self.at_live_end = True
         """True when the newest mounted message is the chat's head."""
@@ -62,7 +65,8 @@ class Transcript(VerticalScroll):
 
     def view(self, message: Message, *, live: bool = False) -> MessageView:
         speaker = "Stage" if message.stage else self.speaker_names.get(message.speaker or "", self.speaker)
-        return MessageView(message, speaker, user_name=self.user_name, live=live)
+        portrait = self.portraits.get(message.speaker or "") if message.role is Role.ASSISTANT and not message.stage else None
+        return MessageView(message, speaker, user_name=self.user_name, live=live, portrait=portrait)
 
     def screenful(self) -> int:
         """How many messages can fill the screen at the least: mounted first."""
