@@ -149,3 +149,34 @@ async def test_the_message_keys_are_in_help_and_follow_the_keymap(store: Store) 
         assert texts(app) == STORY
         await pilot.press("x")
         await wait_for(pilot, lambda: texts(app) == STORY[:4])
+
+
+async def test_esc_in_the_editor_changes_nothing_and_the_message_stays_selected(store: Store) -> None:
+    app = await story_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await select(pilot, 2)
+        await pilot.press("e")
+        await wait_for(pilot, lambda: isinstance(app.screen, MessageEditor))
+        app.screen.query_one(TextArea).text = "never kept"
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, MessageEditor))
+        assert focused_text(app) == "A" and texts(app) == STORY
+    assert await path_contents(app) == [text for _, text in STORY]
+    assert await app.session.tree.branches() == []
+
+
+async def test_an_action_while_a_reply_streams_is_refused_with_a_notice(store: Store) -> None:
+    import asyncio
+
+    hold = asyncio.Event()
+    app = await story_app(store, [["Once upon a time, ", "a baker ", hold, "slept."]])
+    async with app.run_test(size=SIZE) as pilot:
+        app.query_one("#input", Input).value = "three"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.reply_view is not None and app.reply_view.text.startswith("Once"))
+        await select(pilot, 3)
+        await pilot.press("d")
+        await wait_for(pilot, lambda: any("A reply is still coming" in n for n in notices(app)))
+        hold.set()
+        await wait_for(pilot, lambda: app.reply_view is None)
+    assert await path_contents(app) == [*(text for _, text in STORY), "three", "Once upon a time, a baker slept."]
