@@ -18,7 +18,6 @@ from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from time import monotonic
-
 from typing import Literal
 
 from textual.app import ComposeResult
@@ -50,7 +49,6 @@ Action = Literal["edit", "delete", "regenerate", "copy", "branch", "leave"]
 class MessageView(Vertical):
     DEFAULT_CSS = """
     MessageView { height: auto; margin: 0 0 1 0; padding: 0 1; }
-    MessageView:focus { background: $boost; border-left: thick $secondary; }
     MessageView.user { border-left: thick $accent; }
     MessageView.assistant { border-left: thick $success; }
     MessageView.interrupted { border-left: thick $warning; }
@@ -59,6 +57,7 @@ class MessageView(Vertical):
     MessageView .with-portrait { height: auto; }
     MessageView .with-portrait > Vertical { height: auto; }
     MessageView Portrait { margin: 0 1 0 0; }
+    MessageView:focus { background: $boost; border-left: thick $secondary; }
     """
 
     BINDINGS = [
