@@ -8,7 +8,7 @@ The session owns its parts, each a class of its own over the shared
 `ChatState` (the chat row, its head, who you are in it):
 
     turns     the reply of a turn (chat/turn.py)
-    tree      swipes, /undo, branches (chat/tree.py)
+    tree      swipes, /undo, branches, actions on any message of the path (chat/tree.py)
     user      your persona and your hand on memory: /remember, /recall, /amnesia (chat/user.py)
     scene     who is present, who answers, each speaker's view (chat/scene.py)
     navigator reading the chat: pages, search, goto, the chat list (chat/navigator.py)
