@@ -104,3 +104,13 @@ async def test_a_message_off_the_path_is_refused(store: Store) -> None:
     await session.tree.delete(path[3].id)
     with pytest.raises(CommandError, match="not on this path"):
         await session.tree.delete(path[4].id)
+
+
+async def test_two_deletes_in_the_same_second_keep_both_paths(store: Store) -> None:
+    session = await story(store, [])
+    path = await session.transcript()
+    _, first = await session.tree.delete(path[4].id)
+    _, second = await session.tree.delete(path[2].id)
+    assert first is not None and second is not None
+    kept = sorted(b.message_id for b in await session.tree.branches())
+    assert kept == [path[3].id, path[4].id]  # neither overwrote the other

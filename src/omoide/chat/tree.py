@@ -76,8 +76,14 @@ class ChatTree:
         head = await self.state.head()
         if head is None or head.id == message.id:
             return None
+        return await self._autosave(head.id)
+
+    async def _autosave(self, head_id: int) -> Branch:
+        """Save `head_id` as `auto-<time>` (with its id after it when another was saved that second)."""
         name = f"auto-{datetime.now():%Y%m%d-%H%M%S}"
-        return await self.store.branches.save(self.state.chat_id, name, head.id, force=True, auto=True)
+        if await self.store.branches.get(self.state.chat_id, name) is not None:
+            name = f"{name}-{head_id}"
+        return await self.store.branches.save(self.state.chat_id, name, head_id, force=True, auto=True)
 
     async def rewrite(self, message_id: int, text: str) -> tuple[Message, Branch | None]:
         """Your new text for message `message_id`: a new sibling of it (the old one
@@ -102,10 +108,9 @@ class ChatTree:
         message = await self.on_path(message_id)
         if message.parent_id is None:
             raise CommandError("The first message of a chat cannot be deleted.", "/new starts another chat.")
-        name = f"auto-{datetime.now():%Y%m%d-%H%M%S}"
         head = await self.state.head()
         assert head is not None  # on_path found it
-        kept = await self.store.branches.save(self.state.chat_id, name, head.id, force=True, auto=True)
+        kept = await self._autosave(head.id)
         await self._move(message.parent_id)
         return await self.store.messages.get(message.parent_id), kept
 
