@@ -44,8 +44,8 @@ def chat_home(stack: contextlib.ExitStack, n: int) -> str:
     os.environ["OMOIDE_HOME"] = home
     config = Path(home) / "config" / "config.toml"
     config.parent.mkdir(parents=True)
-    # No first-run probe: a model server another user runs here must not cover the chat.
-    config.write_text("discover_servers = []\n")
+    # No first-run screen nor probe (a model server another user runs here): neither may cover the chat.
+    config.write_text("[ui]\nwelcomed = true\n[models]\ndiscover_servers = []\n")
     chat_id = asyncio.run(make_chat(max(n - 1, 1)))
     if n:
         asyncio.run(add_last_message(chat_id))

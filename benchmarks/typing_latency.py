@@ -60,7 +60,11 @@ def measure(keys: int, rate: float, spacing: float = 0.25, paragraph: int = 60) 
         with tempfile.TemporaryDirectory() as home:
             config = Path(home) / "config" / "config.toml"
             config.parent.mkdir(parents=True)
-            config.write_text(f'base_url = "{base_url}"\nmodel = "paced"\ntools = "inline"\ndiscover_servers = []\n')
+            # max_tokens: the whole paced reply, or the client's cap on a server that ignores it
+            # cuts the reply before the typing ends; welcomed: no first-run screen over the chat.
+            # In sections: a flat key is read, but a notice saying where it belongs covers the screen.
+            config.write_text(f'[backend]\nbase_url = "{base_url}"\nmodel = "paced"\ntools = "inline"\nmax_tokens = {tokens}\n'
+                              '[ui]\nwelcomed = true\n[models]\ndiscover_servers = []\n')
             session = tmux_launch(home, ("chat", "suzune"))
             try:
                 _wait(session, "good memory")  # the greeting: the chat is open

@@ -85,3 +85,28 @@ def test_help_at_80x24_names_the_new_keys(snap_compare, tmp_path: Path, pinned_t
         assert snap_compare(app, run_before=to_the_keys, terminal_size=(80, 24))
     finally:
         asyncio.run(store.close())
+
+
+def test_the_character_picker_with_a_portrait(snap_compare, tmp_path: Path, pinned_time: None) -> None:  # type: ignore[no-untyped-def]
+    """80x24: the highlighted character's card image, drawn in half-blocks, beside the list."""
+    from tests.tui.test_portraits import painted_character
+
+    painted_character()
+
+    async def build() -> tuple[OmoideApp, Store]:
+        store = await Store.open(tmp_path / "omoide.db")
+        session = await ChatSession.open(store, MIKA, Settings(user_name="Kai", welcomed=True), ScriptedBackend())
+        return OmoideApp(session), store
+
+    async def portrait_drawn(pilot) -> None:  # type: ignore[no-untyped-def]
+        from omoide.tui.widgets.portrait import Portrait
+        from tests.tui.test_app import wait_for
+
+        await pilot.press("ctrl+t")
+        await wait_for(pilot, lambda: bool(pilot.app.screen.query(Portrait)) and pilot.app.screen.query_one(Portrait).display)
+
+    app, store = asyncio.run(build())
+    try:
+        assert snap_compare(app, run_before=portrait_drawn, terminal_size=(80, 24))
+    finally:
+        asyncio.run(store.close())

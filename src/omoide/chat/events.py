@@ -16,6 +16,21 @@ class UserMessageStored:
 
 
 @dataclass(frozen=True, slots=True)
+class MessageRewritten:
+    """A reply you edited, stored as a new sibling of the old one (now the head)."""
+
+    message: Message
+
+
+@dataclass(frozen=True, slots=True)
+class PathKept:
+    """The messages after the one acted on (or an /edit) left the path; the old head
+    is saved as the automatic branch of this name, so it can be reopened."""
+
+    branch: str
+
+
+@dataclass(frozen=True, slots=True)
 class ReplyStarted:
     message: Message
     """The reply's row, stored at once with status 'streaming' and empty content."""
@@ -73,13 +88,6 @@ class ChangedElsewhere:
 
 
 @dataclass(frozen=True, slots=True)
-class PathKept:
-    """An /edit left the path it replaced: saved as this automatic branch, so it can be reopened."""
-
-    branch: Branch
-
-
-@dataclass(frozen=True, slots=True)
 class PromptNotice:
     """Something about this turn's prompt the user should hear (lore the budget left out)."""
 
@@ -88,5 +96,5 @@ class PromptNotice:
 
 TurnEvent = (
     UserMessageStored | ReplyStarted | ReplyDelta | DiarySaved | ProfileLearned | MemoryRecalled | ReplyFinished | ReplyFailed
-    | ChangedElsewhere | PromptNotice | PathKept
+    | ChangedElsewhere | PromptNotice | MessageRewritten | PathKept
 )

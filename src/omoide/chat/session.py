@@ -8,7 +8,7 @@ The session owns its parts, each a class of its own over the shared
 `ChatState` (the chat row, its head, who you are in it):
 
     turns     the reply of a turn (chat/turn.py)
-    tree      swipes, /undo, branches (chat/tree.py)
+    tree      swipes, /undo, branches, actions on any message of the path (chat/tree.py)
     user      your persona and your hand on memory: /remember, /recall, /amnesia (chat/user.py)
     scene     who is present, who answers, each speaker's view (chat/scene.py)
     navigator reading the chat: pages, search, goto, the chat list (chat/navigator.py)
@@ -26,7 +26,7 @@ from datetime import datetime
 from omoide.characters.attached import lorebooks_for
 from omoide.characters.model import Character
 from omoide.chat.chat_memory import ChatMemory
-from omoide.chat.events import ChangedElsewhere, PathKept, TurnEvent, UserMessageStored
+from omoide.chat.events import ChangedElsewhere, MessageRewritten, PathKept, TurnEvent, UserMessageStored
 from omoide.chat.navigator import Navigator
 from omoide.chat.pins import ChatPins
 from omoide.chat.scene import CONTINUE_MAX, ChatScene
@@ -46,6 +46,7 @@ from omoide.memory.prompt.model import AssembledPrompt
 from omoide.memory.worker import MemoryWorker
 from omoide.scene.cast import SceneCast
 from omoide.scene.opening import create_chat, scene_chat
+from omoide.scene.speakers import Choice
 from omoide.store import Store
 from omoide.world.gate import ReplyGate
 from omoide.world.keeper import Directory, WorldKeeper
@@ -324,10 +325,51 @@ class ChatSession:
                                                await self._user_text(text, last_user.parent_id))
         self.state.own_head = edited.id
         await self.world.follow_head(self.chat.id)
-        yield PathKept(kept)
+        yield PathKept(kept.name)
         yield UserMessageStored(edited)
         choice = await self.scene.choose(edited, text=text)
         async with aclosing(self.turns.reply(edited, edited.id, choice=choice)) as events:
+            async for event in events:
+                yield event
+
+    async def edit_message(self, message_id: int, text: str) -> AsyncGenerator[TurnEvent, None]:
+        """Any message of the path rewritten (`tree.rewrite`: a new sibling, the head
+        of a new path). Yours is answered, as /edit answers it; a reply is just stored."""
+        message = await self.tree.on_path(message_id)
+        if message.role is Role.USER:
+            text = await self._user_text(text, message.parent_id)
+        edited, kept = await self.tree.rewrite(message_id, text)
+        if kept is not None:
+            yield PathKept(kept.name)
+        if edited.role is not Role.USER:
+            yield MessageRewritten(edited)
+            return
+        yield UserMessageStored(edited)
+        choice = await self.scene.choose(edited, text=text)
+        async with aclosing(self.turns.reply(edited, edited.id, choice=choice)) as events:
+            async for event in events:
+                yield event
+
+    async def regenerate_from(self, message_id: int) -> AsyncGenerator[TurnEvent, None]:
+        """A new reply at any message of the path: for a reply, another swipe beside it
+        (by the same speaker); for your message, a new reply to it. Either way the new
+        reply is the head of a new path; the messages after it are kept on `auto-<time>`."""
+        message = await self.tree.on_path(message_id)
+        if message.stage or (message.parent_id is None and message.role is not Role.USER):
+            raise CommandError("Only a reply or your own message can be regenerated from.", "Pick one of the replies instead.")
+        kept = await self.tree.keep_rest(message)
+        if kept is not None:
+            yield PathKept(kept.name)
+        head = await self.head()
+        assert head is not None  # on_path found it
+        choice: Choice | None
+        if message.role is Role.USER:
+            parent, choice = message, await self.scene.choose(message, text=message.content)
+        else:
+            assert message.parent_id is not None
+            parent = await self.store.messages.get(message.parent_id)
+            choice = self.scene.again(message) if self.scene.is_scene else None
+        async with aclosing(self.turns.reply(parent, head.id, moves_head=True, choice=choice)) as events:
             async for event in events:
                 yield event
 

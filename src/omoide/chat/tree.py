@@ -1,8 +1,11 @@
-"""Moving on a chat's message tree: swipes, /undo and branches. Every move
-changes only the head (nothing is copied or deleted), and the world keeper
-follows it, so a conversation left behind on another branch is retracted.
-A move that leaves a path no swipe reaches (/undo, /edit, a restore) first
-saves the head as an automatic branch, auto-<time>, so it can be reopened."""
+"""Moving on a chat's message tree: swipes, /undo, branches, and the actions on
+any message of the path (edit, delete, branch from it). Every move changes only
+the head (nothing is copied or deleted), and the world keeper follows it, so a
+conversation left behind on another branch is retracted.
+
+A move that leaves a path no swipe reaches (/undo, /edit, a restore, an action on
+an earlier message) first saves the head as an automatic branch, `auto-<time>`,
+so `/branch restore` brings the whole story back."""
 
 from __future__ import annotations
 
@@ -70,6 +73,76 @@ class ChatTree:
             n += 1
             name = f"{base}-{n}"
         return name
+
+    # -- actions on any message of the path ---------------------------------------------
+
+    async def on_path(self, message_id: int) -> Message:
+        """Message `message_id`, checked to be on the path to the head."""
+        head = await self.state.head()
+        if head is None:
+            raise CommandError("The chat is empty.", "Send a message first.")
+        message = await self.store.messages.get(message_id)
+        if message.chat_id != self.state.chat_id or not await self.store.messages.is_ancestor(message.id, head.id):
+            raise CommandError(f"Message #{message_id} is not on this path of the story.",
+                               "Only the messages shown in the chat can be acted on; /branch restore goes to another path.")
+        return message
+
+    async def keep_rest(self, message: Message) -> Branch | None:
+        """Save the head as `auto-<time>` when messages after `message` are about to
+        leave the path (an earlier message edited, deleted, regenerated or branched from)."""
+        head = await self.state.head()
+        if head is None or head.id == message.id:
+            return None
+        return await self._autosave(head.id)
+
+    async def _autosave(self, head_id: int) -> Branch:
+        """Save `head_id` as `auto-<time>` (with its id after it when another was saved that second)."""
+        name = f"auto-{datetime.now():%Y%m%d-%H%M%S}"
+        if await self.store.branches.get(self.state.chat_id, name) is not None:
+            name = f"{name}-{head_id}"
+        return await self.store.branches.save(self.state.chat_id, name, head_id, force=True, auto=True)
+
+    async def rewrite(self, message_id: int, text: str) -> tuple[Message, Branch | None]:
+        """Your new text for message `message_id`: a new sibling of it (the old one
+        stays in the tree), which becomes the head of a new path. Returns it and the
+        branch that keeps the old path's later messages (None when there were none)."""
+        text = text.strip()
+        if not text:
+            raise CommandError("An edited message needs some text.", "Type the new text, or press Esc to keep the message as it is.")
+        message = await self.on_path(message_id)
+        if message.stage:
+            raise CommandError("A stage note cannot be edited.", "/invite and /leave write stage notes; edit a message instead.")
+        kept = await self.keep_rest(message)
+        edited = await self.store.messages.add(self.state.chat_id, message.parent_id, message.role, text, speaker=message.speaker)
+        self.state.own_head = edited.id
+        await self.world.follow_head(self.state.chat_id)
+        return edited, kept
+
+    async def delete(self, message_id: int) -> tuple[Message, Branch | None]:
+        """Take message `message_id` and everything after it off the path: the head
+        moves to its parent. Nothing is deleted from the tree; the old head is saved
+        as `auto-<time>` first. Returns the new head and that branch."""
+        message = await self.on_path(message_id)
+        if message.parent_id is None:
+            raise CommandError("The first message of a chat cannot be deleted.", "/new starts another chat.")
+        head = await self.state.head()
+        assert head is not None  # on_path found it
+        kept = await self._autosave(head.id)
+        await self._move(message.parent_id)
+        return await self.store.messages.get(message.parent_id), kept
+
+    async def branch_from(self, message_id: int, name: str) -> tuple[Branch, Branch | None]:
+        """`/branch save NAME` at message `message_id` and go there: the head (and the
+        memory anchored to it) rewinds to it. The old head is saved as `auto-<time>`."""
+        name = self.validate_branch_name(name)
+        message = await self.on_path(message_id)
+        try:
+            await self.store.branches.save(self.state.chat_id, name, message.id)
+        except StoreError as exc:
+            if isinstance(exc, NotFound):
+                raise
+            raise CommandError(exc.message, exc.hint) from exc
+        return await self.restore_branch(name)
 
     @staticmethod
     def validate_branch_name(name: str) -> str:

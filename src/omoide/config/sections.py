@@ -298,6 +298,10 @@ class UISettings(Section):
     theme: str = ""
     """The look of the chat: one of Textual's themes by name (e.g. "nord", "gruvbox");
     empty is Textual's default. /theme NAME sets it."""
+    portraits: bool = True
+    """Show the characters' portraits (the image of their card) in the character picker,
+    on the first-run screen and beside each speaker's replies in a scene, drawn in
+    half-blocks; false shows names only."""
     welcomed: bool = False
     """Whether the first-run screen (your name, the characters, a real model) has been
     shown; it is shown once, and sets this when it closes."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Mapping
+from pathlib import Path
 
 from textual import events
 from textual.app import ComposeResult
@@ -30,6 +31,7 @@ from textual.widgets import Static
 from omoide.tui import slash
 from omoide.tui.command_line import unescape
 from omoide.characters.model import Character
+from omoide.characters.portrait import portrait_file
 from omoide.errors import CommandError, OmoideError
 from omoide.llm.base import Backend
 from omoide.startup import release_gc
@@ -65,6 +67,7 @@ class OmoideApp(TurnsApp):
         Binding("ctrl+t", "characters", "Characters", id="chat.characters", priority=True),
         Binding("ctrl+left", "swipe(-1)", "Previous swipe", id="chat.swipe_prev", priority=True),
         Binding("ctrl+right", "swipe(1)", "Next swipe", id="chat.swipe_next", priority=True),
+        Binding("ctrl+up", "select_messages", "Select a message (then e, d, r, c, b act on it)", id="chat.select"),
         Binding("pageup", "scroll_page(-1)", "Page up", id="chat.page_up", show=False),
         Binding("pagedown", "scroll_page(1)", "Page down", id="chat.page_down", show=False),
         Binding("ctrl+home", "scroll_top", "Top", id="chat.top", show=False),
@@ -173,6 +176,7 @@ class OmoideApp(TurnsApp):
         self.query_one("#title", Static).update(self._title())
         self.query_one(Composer).placeholder = self._placeholder()
         self.transcript.speaker_names = self.session.scene.cast.names(chat) if self.session.scene.is_scene else {}
+        self.transcript.portraits = self._portraits()
         await self.transcript.show_path(chat.head_id)
         await self.refresh_diary()
         self._update_tokens()
@@ -180,6 +184,14 @@ class OmoideApp(TurnsApp):
             # Another head (a restore, an undo, a swipe): the size shown was the old one's.
             self.run_worker(self._recount(chat.head_id), group="recount", exclusive=True, exit_on_error=False)
         self.show_amnesia()
+
+    def _portraits(self) -> dict[str, Path]:
+        """In a scene with `[ui] portraits` on: each speaker's portrait file, by id."""
+        if not self.session.scene.is_scene or not self.session.settings.ui.portraits:
+            return {}
+        cast = self.session.scene.cast
+        files = {key: portrait_file(cast.character(key)) for key in self.transcript.speaker_names}
+        return {key: path for key, path in files.items() if path is not None}
 
     async def _recount(self, head_id: int | None) -> None:
         self.query_one(StatusBar).tokens = "prompt: counting…"
@@ -209,6 +221,24 @@ class OmoideApp(TurnsApp):
 
     def prefill(self, text: str) -> None:
         self.query_one(Composer).value = text
+
+    # -- message selection: actions on any message -------------------------------------------
+
+    def action_select_messages(self) -> None:
+        """Focus the newest message shown; its keys then act on it (tui/message_actions.py)."""
+        if self.transcript.select_newest() is None:
+            self.notify("There is no message to select yet.", timeout=3)
+
+    def leave_selection(self) -> None:
+        if isinstance(self.focused, MessageView):
+            self.query_one(Composer).focus()
+            if self.transcript.at_live_end:
+                self.transcript.scroll_end(animate=False)  # re-anchors
+
+    async def on_message_view_act(self, event: MessageView.Act) -> None:
+        from omoide.tui.message_actions import act
+
+        await act(self, event.view.message, event.action)
 
     # -- input -----------------------------------------------------------------------
 
@@ -253,7 +283,7 @@ class OmoideApp(TurnsApp):
         Read from the declarations, since a screen's own PageUp shadows the app's
         in `active_bindings` even though the app's is the one that acts."""
         rows = []
-        for binding in [*Composer.BINDINGS, *self.BINDINGS]:
+        for binding in [*Composer.BINDINGS, *self.BINDINGS, *MessageView.BINDINGS]:
             assert isinstance(binding, Binding) and binding.id
             rows.append((self.keys_of(binding.id), binding.description))
         return rows

@@ -54,6 +54,9 @@ class Host(Protocol):
     def prefill(self, text: str) -> None:
         """Put `text` in the message box for the user to change."""
 
+    def leave_selection(self) -> None:
+        """End message selection: the focus goes back to the composer."""
+
     def run_turn(self, start: Callable[[], AsyncIterator[TurnEvent]]) -> object:
         """Run a turn in the background, showing its events as they come."""
 

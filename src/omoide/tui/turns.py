@@ -18,7 +18,7 @@ from textual.worker import Worker, WorkerState
 
 from omoide.errors import OmoideError
 from omoide.chat.events import (
-    ChangedElsewhere, DiarySaved, MemoryRecalled, PathKept, ProfileLearned, PromptNotice, ReplyDelta, ReplyFailed, ReplyFinished, ReplyStarted,
+    ChangedElsewhere, DiarySaved, MemoryRecalled, MessageRewritten, PathKept, ProfileLearned, PromptNotice, ReplyDelta, ReplyFailed, ReplyFinished, ReplyStarted,
     TurnEvent, UserMessageStored,
 )
 from omoide.memory.events import MemoryEvent, MemoryNotice, MemoryWorkDone, MemoryWorkFailed, MemoryWorkStarted
@@ -73,15 +73,18 @@ class TurnsApp(App[None]):
     async def apply_turn_event(self, event: TurnEvent) -> None:
         status = self.query_one(StatusBar)
         match event:
-            case PathKept(branch=branch):
-                self.notify(f"Your earlier message and what followed are kept: /branch restore {branch.name} brings them back.",
-                            timeout=8, title="Edited")
             case PromptNotice(note=note):  # lore the budget left out
                 self.notify(note, severity="warning", title="Lore", timeout=10)
             case ChangedElsewhere(note=note, forked=forked):
                 self.notify(note, severity="warning", title="Another window", timeout=10)
                 # Not forked: your message is added below theirs (the transcript re-reads the path).
                 self._show_after_reply = forked
+            case PathKept(branch=name):
+                self.notify(f"What you left is kept on the branch '{name}': /branch restore {name} brings it back.",
+                            timeout=8)
+            case MessageRewritten():
+                await self.show_chat()
+                self.notify("Edited: the new version goes on from here; the old one stays in the tree.", timeout=4)
             case UserMessageStored(message=msg):
                 composer = self.query_one(Composer)
                 if self._unsent is not None and composer.value.startswith(self._unsent):

@@ -1,6 +1,7 @@
-"""The character picker: every character with its card's one-line description;
-Enter chats with the one highlighted, `i` imports a card. Opened by
-`/characters`, Ctrl+T, and (as a list) on the first-run screen."""
+"""The character picker: every character with its card's one-line description,
+and the highlighted one's portrait beside the list (`[ui] portraits`); Enter
+chats with the one highlighted, `i` imports a card. Opened by `/characters`,
+Ctrl+T, and (as a list, with the portrait) on the first-run screen."""
 
 from __future__ import annotations
 
@@ -9,16 +10,21 @@ import re
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from omoide.characters.library import scan_characters
 from omoide.characters.model import Character, substitute
+from omoide.characters.portrait import portrait_file
 from omoide.tui.command_line import ParsedCommand
 from omoide.safe_text import oneline
 from omoide.tui.host import Host
+from omoide.tui.widgets.portrait import Portrait
+
+PORTRAIT = (20, 10)
+"""A portrait's size in cells beside a list of characters (20 x 20 pixels in half-blocks)."""
 
 TAGLINE = 90
 """The longest one-line description shown, in characters."""
@@ -51,6 +57,12 @@ def character_options(characters: list[Character], user_name: str, current: str 
     return options
 
 
+def show_portrait(portrait: Portrait, characters: list[Character], character_id: str | None, *, enabled: bool) -> None:
+    """Draw the portrait of the character `character_id` (hidden: none, or portraits off)."""
+    character = next((c for c in characters if c.id == character_id), None)
+    portrait.show(portrait_file(character) if enabled and character is not None else None)
+
+
 LIST_ROWS = 20
 AROUND_LIST = 8
 """Rows the picker needs besides its list: border, title, margins, problems, the keys."""
@@ -61,7 +73,9 @@ class CharacterPicker(ModalScreen[Character | None]):
     CharacterPicker { align: center middle; }
     CharacterPicker > Vertical { width: 90%; max-width: 110; height: auto; max-height: 90%; border: round $accent; background: $surface; padding: 0 1; }
     CharacterPicker .title { text-style: bold; }
-    CharacterPicker OptionList { height: auto; max-height: 20; margin: 1 0; }
+    CharacterPicker Horizontal { height: auto; }
+    CharacterPicker OptionList { width: 1fr; height: auto; max-height: 20; margin: 1 0; }
+    CharacterPicker Portrait { margin: 1 0 0 1; }
     CharacterPicker .hint { color: $text-muted; }
     """
     BINDINGS = [
@@ -69,16 +83,19 @@ class CharacterPicker(ModalScreen[Character | None]):
         Binding("i", "import_card", "Import a card", id="characters.import"),
     ]
 
-    def __init__(self, user_name: str, current: str | None) -> None:
+    def __init__(self, user_name: str, current: str | None, *, portraits: bool = True) -> None:
         super().__init__()
         self.user_name = user_name
         self.current = current
+        self.portraits = portraits
         self.characters: list[Character] = []
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static("Characters", classes="title", markup=False)
-            yield OptionList(id="characters")
+            with Horizontal():
+                yield OptionList(id="characters")
+                yield Portrait(*PORTRAIT, id="characters-portrait")
             yield Static("", id="characters-problems", classes="hint", markup=False)
             yield Static("Enter: chat with them · i: import a card (PNG or JSON) · Esc: close", classes="hint", markup=False)
 
@@ -99,6 +116,9 @@ class CharacterPicker(ModalScreen[Character | None]):
         skipped = [f"Skipped: {oneline(p.message)}" for p in listing.problems]
         self.query_one("#characters-problems", Static).update("\n".join(skipped))
         options.focus()
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        show_portrait(self.query_one(Portrait), self.characters, event.option.id, enabled=self.portraits)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(next((c for c in self.characters if c.id == event.option.id), None))
@@ -122,7 +142,8 @@ def open_picker(app: Host) -> None:
         if character is not None:
             await app.switch_character(character)
 
-    app.push_screen(CharacterPicker(app.session.user.name, app.session.character.id), chosen)
+    app.push_screen(CharacterPicker(app.session.user.name, app.session.character.id,
+                                    portraits=app.session.settings.ui.portraits), chosen)
 
 
 async def characters_command(app: Host, command: ParsedCommand) -> None:

@@ -2,8 +2,8 @@
 
 `start_first_run(app)` is the app's one hook (called just after the chat is on
 screen). The first time omoide runs (`welcomed` is not set) it asks your name
-(the profile's, the one name the characters use), offers the characters, and
-offers a model: the models of a server running on this machine when one
+(the profile's, the one name the characters use), offers the characters (the
+highlighted one's portrait beside them), and offers a model: the models of a server running on this machine when one
 answers, else the recommended model that suits this machine (name, size, RAM,
 licence, the speed to expect), downloaded in the background while you chat.
 Esc keeps the defaults; either way the welcome is not shown again. Later
@@ -38,7 +38,11 @@ from omoide.models.catalog import Recommended
 from omoide.models.offer import Offer, recommend
 from omoide.safe_text import oneline
 from omoide.tui.host import Host
-from omoide.tui.screens.characters import character_options
+from omoide.tui.screens.characters import character_options, show_portrait
+from omoide.tui.widgets.portrait import Portrait
+
+FIRST_RUN_PORTRAIT = (16, 8)
+"""The portrait's size in cells beside the characters (as tall as their list may be)."""
 
 Decision = Literal["once", "default", "keep", "download", "start"]
 
@@ -50,6 +54,8 @@ class Welcome:
     name: str
     characters: list[Character]
     current: str
+    portraits: bool = True
+    """Show the highlighted character's portrait beside the list (`[ui] portraits`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +83,8 @@ class FirstRunScreen(ModalScreen[FirstRunResult | None]):
     FirstRunScreen .section { margin-top: 1; }
     FirstRunScreen Input { margin: 0 0 1 0; }
     FirstRunScreen OptionList { height: auto; max-height: 8; margin: 0 0 1 0; }
+    FirstRunScreen #first-run-cast OptionList { width: 1fr; }
+    FirstRunScreen Portrait { margin: 0 0 1 1; }
     FirstRunScreen Horizontal { height: auto; }
     FirstRunScreen Button { margin-right: 1; }
     FirstRunScreen .hint { color: $text-muted; }
@@ -123,7 +131,9 @@ class FirstRunScreen(ModalScreen[FirstRunResult | None]):
         yield Static("What should the characters call you?", markup=False)
         yield Input(value="" if welcome.name == DEFAULT_NAME else welcome.name, placeholder="Your name", id="first-run-name")
         yield Static("Who would you like to talk to? (Ctrl+T or /characters shows them again.)", markup=False)
-        yield OptionList(*character_options(welcome.characters, welcome.name, None), id="first-run-characters")
+        with Horizontal(id="first-run-cast"):
+            yield OptionList(*character_options(welcome.characters, welcome.name, None), id="first-run-characters")
+            yield Portrait(*FIRST_RUN_PORTRAIT, id="first-run-portrait")
 
     def on_mount(self) -> None:
         # Said on the border, so it is in sight when the box is taller than the screen (80x24).
@@ -141,6 +151,10 @@ class FirstRunScreen(ModalScreen[FirstRunResult | None]):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.query_one("#first-run-characters", OptionList).focus()
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        if event.option_list.id == "first-run-characters" and self.welcome is not None:
+            show_portrait(self.query_one(Portrait), self.welcome.characters, event.option.id, enabled=self.welcome.portraits)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         if event.option_list.id == "first-run-characters" and self.choices:
@@ -184,7 +198,8 @@ async def _offer(app: Host, *, welcome: bool, probe: bool) -> None:
     choices = choose.server_choices(await choose.find_servers(session.settings)) if probe else []
     if not welcome and not choices:
         return
-    greet = Welcome(session.user.name, scan_characters().characters, session.character.id) if welcome else None
+    greet = Welcome(session.user.name, scan_characters().characters, session.character.id,
+                    portraits=session.settings.ui.portraits) if welcome else None
     offer = recommend() if welcome and not choices and choose.needs_first_run(session.settings) else None
 
     async def apply(result: FirstRunResult | None) -> None:

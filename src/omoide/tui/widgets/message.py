@@ -5,16 +5,25 @@ Streaming text is buffered and flushed on a timer, at most ~20 times a second
 and less while you type (`pacing`: every redraw delays your keys), then
 rendered once in full at the end. A timer means a pause in the stream never
 leaves text stuck in the buffer.
+
+A message can take the focus ("message selection", entered from the chat with
+Ctrl+Up): its keys move the focus (`Move`, which the transcript answers) and
+ask for an action on it (`Act`, which the app answers). Each key has a binding
+id (`message.*`), so `[ui] keymap` can move it.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime
+from pathlib import Path
 from time import monotonic
+from typing import Literal
 
 from textual.app import ComposeResult
-from textual.containers import Vertical
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message as UIMessage
 from textual.timer import Timer
 from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
@@ -22,12 +31,19 @@ from textual.widgets.markdown import MarkdownStream
 from omoide.domain.chat import Message, MessageStatus, Role
 from omoide.safe_text import inert
 from omoide.tui.widgets import pacing
+from omoide.tui.widgets.portrait import Portrait
 from omoide.tui.widgets.text import chat_markdown
+
+SPEAKER_PORTRAIT = (6, 3)
+"""A speaker's portrait beside their reply in a scene, in cells (6 x 6 pixels)."""
 
 
 def when(moment: datetime) -> str:
     """A message's short local timestamp (snapshot tests pin it)."""
     return moment.astimezone().strftime("%m/%d %H:%M")
+
+
+Action = Literal["edit", "delete", "regenerate", "copy", "branch", "leave"]
 
 
 class MessageView(Vertical):
@@ -38,9 +54,56 @@ class MessageView(Vertical):
     MessageView.interrupted { border-left: thick $warning; }
     MessageView .meta { color: $text-muted; height: 1; }
     MessageView Markdown { margin: 0; padding: 0; }
+    MessageView .with-portrait { height: auto; }
+    MessageView .with-portrait > Vertical { height: auto; }
+    MessageView Portrait { margin: 0 1 0 0; }
+    MessageView:focus { background: $boost; border-left: thick $secondary; }
     """
 
-    def __init__(self, message: Message, speaker: str, *, user_name: str, live: bool = False) -> None:
+    BINDINGS = [
+        Binding("up,k", "move(-1)", "Selected message: the one above", id="message.previous"),
+        Binding("down,j", "move(1)", "Selected message: the one below", id="message.next"),
+        Binding("e", "act('edit')", "Selected message: edit it (a new version; the old one is kept)", id="message.edit"),
+        Binding("d,delete", "act('delete')", "Selected message: delete it and what follows (kept on a branch)", id="message.delete"),
+        Binding("r", "act('regenerate')", "Selected message: regenerate from it", id="message.regenerate"),
+        Binding("c", "act('copy')", "Selected message: copy it", id="message.copy"),
+        Binding("b", "act('branch')", "Selected message: start a branch from it", id="message.branch"),
+        Binding("escape", "act('leave')", "Selected message: back to the composer", id="message.leave"),
+    ]
+
+    class Move(UIMessage):
+        """Focus the message `step` places away (the transcript answers)."""
+
+        def __init__(self, view: MessageView, step: int) -> None:
+            super().__init__()
+            self.view = view
+            self.step = step
+
+    class Act(UIMessage):
+        """An action asked for on the focused message (the app answers)."""
+
+        def __init__(self, view: MessageView, action: Action) -> None:
+            super().__init__()
+            self.view = view
+            self.action = action
+
+    def select(self) -> None:
+        """Take the focus. A message is focusable only while selected, so a click
+        or Tab never leaves your typing to the message keys ('d' deletes)."""
+        self.can_focus = True
+        self.focus()
+
+    def on_blur(self) -> None:
+        self.can_focus = False
+
+    def action_move(self, step: int) -> None:
+        self.post_message(self.Move(self, step))
+
+    def action_act(self, action: Action) -> None:
+        self.post_message(self.Act(self, action))
+
+    def __init__(self, message: Message, speaker: str, *, user_name: str, live: bool = False,
+                 portrait: Path | None = None) -> None:
         role = "user" if message.role is Role.USER else "assistant"
         super().__init__(classes=role, id=f"msg-{message.id}")
         self.message = message
@@ -48,6 +111,8 @@ class MessageView(Vertical):
         self.text = message.content
         self.live = live
         """True while the reply is streaming into this view."""
+        self.portrait = portrait
+        """The speaker's portrait file, drawn small at the left (a scene's replies)."""
         self._pending: list[str] = []
         self._stream: MarkdownStream | None = None
         self._flusher: Timer | None = None
@@ -55,8 +120,19 @@ class MessageView(Vertical):
         self.set_class(self._interrupted, "interrupted")
 
     def compose(self) -> ComposeResult:
-        yield Static(self._meta(), classes="meta", markup=False)
-        yield Markdown(inert(self.text), parser_factory=chat_markdown)
+        if self.portrait is None:
+            yield Static(self._meta(), classes="meta", markup=False)
+            yield Markdown(inert(self.text), parser_factory=chat_markdown)
+            return
+        with Horizontal(classes="with-portrait"):
+            yield Portrait(*SPEAKER_PORTRAIT)
+            with Vertical():
+                yield Static(self._meta(), classes="meta", markup=False)
+                yield Markdown(inert(self.text), parser_factory=chat_markdown)
+
+    def on_mount(self) -> None:
+        if self.portrait is not None:
+            self.query_one(Portrait).show(self.portrait)
 
     @property
     def _interrupted(self) -> bool:

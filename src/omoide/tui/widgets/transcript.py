@@ -16,10 +16,11 @@ right after mounting, is not enough: the Markdown blocks grow after that.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from textual.containers import VerticalScroll
 
-from omoide.domain.chat import Message
+from omoide.domain.chat import Message, Role
 from omoide.chat.navigator import Navigator
 from omoide.tui.widgets.failure import FailureNote
 from omoide.tui.widgets.message import MessageView
@@ -50,6 +51,8 @@ class Transcript(VerticalScroll):
         self.speaker = speaker
         self.speaker_names: dict[str, str] = {}
         """In a group scene: character id -> name, for each reply's header."""
+        self.portraits: dict[str, Path] = {}
+        """In a group scene: character id -> portrait file, drawn small beside their replies."""
         self.user_name = user_name
         self.at_live_end = True
         """True when the newest mounted message is the chat's head."""
@@ -62,7 +65,8 @@ class Transcript(VerticalScroll):
 
     def view(self, message: Message, *, live: bool = False) -> MessageView:
         speaker = "Stage" if message.stage else self.speaker_names.get(message.speaker or "", self.speaker)
-        return MessageView(message, speaker, user_name=self.user_name, live=live)
+        portrait = self.portraits.get(message.speaker or "") if message.role is Role.ASSISTANT and not message.stage else None
+        return MessageView(message, speaker, user_name=self.user_name, live=live, portrait=portrait)
 
     def screenful(self) -> int:
         """How many messages can fill the screen at the least: mounted first."""
@@ -162,6 +166,28 @@ class Transcript(VerticalScroll):
             await old.remove()
         self.scroll_end(animate=False)  # you just wrote, or a reply began: show it
         return view
+
+    # -- message selection -------------------------------------------------------------
+
+    def select_newest(self) -> MessageView | None:
+        """Focus the newest message shown (message selection starts there)."""
+        views = self.views()
+        if not views:
+            return None
+        self.release_anchor()  # or the view would pull back to the bottom as the focus moves up
+        views[-1].select()
+        return views[-1]
+
+    async def on_message_view_move(self, event: MessageView.Move) -> None:
+        """Focus the message above or below; above the first mounted one, the page before it loads."""
+        event.stop()
+        views = self.views()
+        index = views.index(event.view) + event.step if event.view in views else len(views) - 1
+        if index < 0 and await self.load_older():
+            views = self.views()
+            index = views.index(event.view) + event.step
+        if 0 <= index < len(views):
+            views[index].select()
 
     def on_mount(self) -> None:
         self.anchor()

@@ -1,0 +1,30 @@
+"""The message keys in a real terminal (tmux): Ctrl+Up reaches the app through
+tmux and selects the newest message, and `c` copies it through OSC 52 (tmux's
+paste buffer receives it, as a terminal over SSH would)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.integration.test_real_terminal import terminal  # noqa: F401  (the fixture)
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+
+
+def tmux(*args: str) -> str:
+    return subprocess.run(["tmux", *args], capture_output=True, text=True, check=False).stdout
+
+
+async def test_ctrl_up_then_c_copies_the_newest_message_into_tmuxs_buffer(omoide_home: Path, terminal) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    pane = terminal(["chat", "suzune"], {"OMOIDE_DISCOVER_SERVERS": "[]"})
+    await pane.until(lambda: "good memory" in pane.text(), "the greeting drawn")
+    before = tmux("list-buffers")
+    tmux("send-keys", "-t", pane.name, "C-Up")
+    tmux("send-keys", "-t", pane.name, "c")
+    await pane.until(lambda: "Copied Suzune's message" in pane.text(), "the notice of the copy")
+    await pane.until(lambda: tmux("list-buffers") != before, "a tmux buffer from OSC 52")
+    assert "I just have a good memory." in tmux("show-buffer")
