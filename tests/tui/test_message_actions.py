@@ -4,6 +4,7 @@ model): Ctrl+Up selects the newest message, ↑/↓ move, and e/d/r/c/b act on i
 from __future__ import annotations
 
 from textual.widgets import Input, TextArea
+from omoide.tui.widgets.composer import Composer
 
 from omoide.characters.model import Character
 from omoide.chat.session import ChatSession
@@ -56,9 +57,9 @@ async def test_ctrl_up_selects_the_newest_message_arrows_move_and_escape_returns
         await pilot.press("j")
         assert focused_text(app) == "two"
         await pilot.press("escape")
-        assert app.focused is app.query_one("#input", Input)
+        assert app.focused is app.query_one("#input", Composer)
         await pilot.press("x")  # typing goes to the composer again, not to the messages
-        assert app.query_one("#input", Input).value == "x"
+        assert app.query_one("#input", Composer).value == "x"
 
 
 async def test_c_copies_the_focused_message(store: Store) -> None:
@@ -107,7 +108,7 @@ async def test_d_deletes_from_the_path_and_the_rest_stays_on_a_branch(store: Sto
         await wait_for(pilot, lambda: texts(app) == STORY[:3])
         notice = next(n for n in notices(app) if "Deleted from this path" in n)
         name = notice.split("branch '")[1].split("'")[0]
-        assert app.focused is app.query_one("#input", Input)
+        assert app.focused is app.query_one("#input", Composer)
     branches = {b.name: b.message_id for b in await app.session.tree.branches()}
     assert (await store.messages.get(branches[name])).content == "B"  # nothing left the tree
 
@@ -142,8 +143,9 @@ async def test_the_message_keys_are_in_help_and_follow_the_keymap(store: Store) 
     async with app.run_test(size=SIZE) as pilot:
         rows = dict((what, keys) for keys, what in app.key_help())
         assert rows["Selected message: delete it and what follows (kept on a branch)"] == "x"
-        assert rows["Select a message (then e, d, r, c, b act on it)"] == "f6" and "e" in rows["Selected message: edit it (a new version; the old one is kept)"]
+        assert rows["Select a message (then e, d, r, c, b act on it)"] == "F6" and "e" in rows["Selected message: edit it (a new version; the old one is kept)"]
         await pilot.press("f6")
+        await pilot.pause()
         assert focused_text(app) == "B"
         await pilot.press("d")  # no longer the delete key
         assert texts(app) == STORY
@@ -171,7 +173,7 @@ async def test_an_action_while_a_reply_streams_is_refused_with_a_notice(store: S
     hold = asyncio.Event()
     app = await story_app(store, [["Once upon a time, ", "a baker ", hold, "slept."]])
     async with app.run_test(size=SIZE) as pilot:
-        app.query_one("#input", Input).value = "three"
+        app.query_one("#input", Composer).value = "three"
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.reply_view is not None and app.reply_view.text.startswith("Once"))
         await select(pilot, 3)

@@ -67,7 +67,8 @@ class OmoideApp(TurnsApp):
         Binding("ctrl+t", "characters", "Characters", id="chat.characters", priority=True),
         Binding("ctrl+left", "swipe(-1)", "Previous swipe", id="chat.swipe_prev", priority=True),
         Binding("ctrl+right", "swipe(1)", "Next swipe", id="chat.swipe_next", priority=True),
-        Binding("ctrl+up", "select_messages", "Select a message (then e, d, r, c, b act on it)", id="chat.select"),
+        Binding("ctrl+up", "select_messages", "Select a message (then e, d, r, c, b act on it)", id="chat.select",
+                priority=True),
         Binding("pageup", "scroll_page(-1)", "Page up", id="chat.page_up", show=False),
         Binding("pagedown", "scroll_page(1)", "Page down", id="chat.page_down", show=False),
         Binding("ctrl+home", "scroll_top", "Top", id="chat.top", show=False),
@@ -270,7 +271,8 @@ class OmoideApp(TurnsApp):
 
     def keys_of(self, binding_id: str) -> str:
         """How the keys of the binding `binding_id` are written, as the keymap has them now."""
-        binding = next(b for b in [*Composer.BINDINGS, *self.BINDINGS] if isinstance(b, Binding) and b.id == binding_id)
+        binding = next(b for b in [*Composer.BINDINGS, *self.BINDINGS, *MessageView.BINDINGS]
+                       if isinstance(b, Binding) and b.id == binding_id)
         keys = self.keymap.get(binding_id, binding.key).split(",")
         shown = (self.get_key_display(binding.with_key(key.strip())) for key in keys)
         return " / ".join(FUNCTION_KEY.sub(lambda m: m.group(0).upper(), key) for key in shown)
