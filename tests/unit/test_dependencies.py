@@ -16,7 +16,7 @@ import omoide
 ROOT = Path(omoide.__file__).parent
 DISTRIBUTIONS = {
     "aiosqlite": "aiosqlite", "httpx": "httpx", "markdown_it": "markdown-it-py", "platformdirs": "platformdirs",
-    "re2": "google-re2", "rich": "rich", "textual": "textual", "typer": "typer",
+    "re2": "google-re2", "rich": "rich", "textual": "textual", "typer": "typer", "PIL": "pillow",
 }
 """Import name -> the distribution that provides it, where the two differ or it is worth saying."""
 

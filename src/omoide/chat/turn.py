@@ -31,6 +31,7 @@ from omoide.config.settings import Settings
 from omoide.domain.chat import Chat, MemoryState, Message, Role
 from omoide.domain.witness import Reader
 from omoide.llm.base import Backend
+from omoide.memory.corrections import CUES, Correction, correction
 from omoide.memory.prompt.build import build_prompt
 from omoide.memory.prompt.model import AssembledPrompt, PromptInputs, PromptOptions
 from omoide.memory.shared import chat_prefix
@@ -130,6 +131,7 @@ class TurnRunner:
             lore=lore,
             profile=prompt_section(await self.weights.profile.for_prompt(self.state.chat_id, head_id)),
             pinned=[pin.content for pin in await self.store.pins.list(speaker.id)],
+            corrections=await self._corrections(head_id),
             world=world["world"],
             world_notes=world["world_notes"],
             gossip=gossip,
@@ -141,6 +143,16 @@ class TurnRunner:
             scene=self.scene.facts(speaker),
             previous=self._previous_render,
         )
+
+    async def _corrections(self, head_id: int) -> list[Correction]:
+        """Your corrections on the path to `head_id`, oldest first (the newest 50
+        messages that could be one, of every branch, kept when on the path)."""
+        found = []
+        for message_id, at, text in await self.store.recall.said_with(self.state.chat_id, CUES):
+            fix = correction(message_id, at, text)
+            if fix is not None and await self.store.messages.is_ancestor(message_id, head_id):
+                found.append(fix)
+        return found[::-1]
 
     async def build_prompt(self, head_id: int, *, state: MemoryState | None = None,
                            speaker: Character | None = None, reader: Reader | None = None) -> AssembledPrompt:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-NO_MEMORY = ("diary", "world", "profile", "pinned")
+NO_MEMORY = ("diary", "world", "profile", "pinned", "corrections")
 """What the baselines hide: the window (or the search) is all they have."""
 
 

@@ -43,6 +43,18 @@ class RecallRepository:
     def __init__(self, db: Database) -> None:
         self.db = db
 
+    async def said_with(self, chat_id: int, terms: Sequence[str], *, limit: int = 50) -> list[tuple[int, datetime, str]]:
+        """Your messages of the chat (every branch) holding any of `terms`, newest
+        first: (id, when, text). Indexed (FTS5) and bounded."""
+        if not terms:
+            return []
+        rows_ = await self.db.all(
+            """SELECT m.id, m.created_at, m.content FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid
+               WHERE messages_fts MATCH ? AND m.chat_id = ? AND m.role = 'user' ORDER BY m.id DESC LIMIT ?""",
+            (fts_any(terms), chat_id, limit),
+        )
+        return [(int(r["id"]), rows.ts(r["created_at"]), str(r["content"])) for r in rows_]
+
     async def candidates(self, chat_id: int, terms: Sequence[str], *, limit: int = 200,
                          messages: bool = True, diary: bool = True) -> list[Candidate]:
         """The `limit` most relevant messages and diary entries of the chat (all branches)."""

@@ -59,6 +59,7 @@ async def build_prompt(inputs: PromptInputs, count: CountPrompt) -> AssembledPro
         memo_layer=options.memo_layer,
         profile=inputs.profile,
         pinned=inputs.pinned,
+        corrections=() if "corrections" in hidden else inputs.corrections,
         recall_tool=options.recall_tool,
         diary_selection=options.diary_selection,
         strengths=inputs.strengths,

@@ -13,7 +13,7 @@ from omoide.characters.model import substitute
 from omoide.domain.chat import DiaryEntry, MemoryState, Message, MessageStatus, Recap, Role
 from omoide.llm.base import ChatMessage
 from omoide.llm.stamps import stamp
-from omoide.memory import recall
+from omoide.memory import corrections, recall
 from omoide.memory.diary import INLINE_INSTRUCTIONS, NATIVE_INSTRUCTIONS, diary_lines, render_diary, select_diary
 from omoide.memory.memos import render_memos
 from omoide.memory.prompt.model import DEFAULT_SYSTEM_PROMPT, AssembledPrompt, Layer, PromptContext, SceneFacts, render
@@ -99,7 +99,9 @@ def memory_text(ctx: PromptContext, state: MemoryState, *, drop_diary: bool = Fa
         if summary_chars is not None:
             summary = summary[-summary_chars:]
         parts.append(f"## Recent Conversation Summary\n{summary}")
-    return "\n\n".join(parts)
+    if ctx.corrections:
+        parts.append(corrections.block(ctx.corrections, ctx.user_name, ctx.tz))
+    return corrections.mark_past("\n\n".join(parts), ctx.corrections, ctx.tz)
 
 
 MEMOS_HEADING = "## Memo book\nHighlights of earlier parts of the story, oldest first."
@@ -108,7 +110,7 @@ MEMOS_HEADING = "## Memo book\nHighlights of earlier parts of the story, oldest 
 def memos_text(ctx: PromptContext, state: MemoryState) -> str:
     if not state.memos or "memos" in ctx.hidden:
         return ""
-    return _sub(ctx, f"{MEMOS_HEADING}\n{render_memos(state.memos, ctx.tz)}")
+    return _sub(ctx, corrections.mark_past(f"{MEMOS_HEADING}\n{render_memos(state.memos, ctx.tz)}", ctx.corrections, ctx.tz))
 
 
 RECAP_LABEL = "Summary, continued:"
@@ -199,7 +201,7 @@ def assemble(
     if card_chars is not None:
         card = card[:card_chars]
     profile = profile_text(ctx)
-    world = "" if "world" in ctx.hidden else ctx.world.strip()
+    world = "" if "world" in ctx.hidden else corrections.mark_past(ctx.world.strip(), ctx.corrections, ctx.tz)
     pinned = pinned_text(ctx)
     memory = memory_text(ctx, state, drop_diary=drop_diary, summary_chars=summary_chars)
     memos = "" if drop_diary else memos_text(ctx, state)

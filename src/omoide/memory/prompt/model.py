@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from typing import Literal
 
+from omoide.memory.corrections import Correction
 from omoide.characters.lore_engine import Timers
 from omoide.characters.lore_match import SkippedEntry
 from omoide.characters.macros import MacroEnv
@@ -63,6 +64,8 @@ class PromptContext:
     """The user profile's section (profile.prompt_section), '' for none."""
     pinned: Sequence[str] = ()
     """Facts pinned to the speaker (/pin): in every prompt of it, never fitted or summarised away."""
+    corrections: Sequence[Correction] = ()
+    """Your corrections on the path (memory/corrections.py): the old values they name show as past."""
     recall_tool: bool = False
     diary_selection: Literal["recent", "weighted"] = "recent"
     strengths: Mapping[int, float] = field(default_factory=dict)
@@ -70,7 +73,7 @@ class PromptContext:
     memo_strengths: Mapping[int, float] = field(default_factory=dict)
     """Memo id -> strength, for /prompt."""
     hidden: frozenset[str] = frozenset()
-    """Memory tiers /amnesia hides: 'diary', 'summary', 'memos', 'world', 'profile', 'pinned'."""
+    """Memory tiers /amnesia hides: 'diary', 'summary', 'memos', 'world', 'profile', 'pinned', 'corrections'."""
     recalled: Sequence[str] = ()
     """Past moments the user brought back with /recall, for this turn's tail."""
     world: str = ""
@@ -180,6 +183,8 @@ class PromptInputs:
     """The user profile's prompt section."""
     pinned: Sequence[str] = ()
     """The facts pinned to the speaker (/pin), oldest first."""
+    corrections: Sequence[Correction] = ()
+    """Your corrections on the path, oldest first."""
     world: str = ""
     """The speaker's world memory block."""
     world_notes: Sequence[str] = ()
