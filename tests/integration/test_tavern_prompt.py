@@ -102,13 +102,36 @@ async def test_the_card_reads_the_chat_at_its_last_checkpoint(store: Store) -> N
     assert (turn.card_macros.last_user_message, turn.card_macros.last_char_message) == ("Bread?", "Rye.")
 
 
-async def test_your_message_is_expanded_when_sent(store: Store) -> None:
-    """Macros: they work in the chat input box; SillyTavern's sendMessageAsUser stores the
-    message with its macros expanded (substituteParams)."""
+async def test_your_message_is_stored_as_typed_and_its_macros_expanded_in_the_prompt(store: Store) -> None:
+    """Macros: they work in the chat input box, and the prompt gets their values; the
+    stored message, the transcript and the export keep what you typed (issue 33, item 12:
+    `a{{roll:999999999d999999999}}` was stored as `a`)."""
     session = await ChatSession.open(store, Character(id="mika", name="Mika", first_message="Hi."), settings(), backend())
-    await say(session, "I roll {{roll:1d6}} for {{char}}; {{unknown}} stays.")
-    mine = (await session.transcript())[1].content
-    assert re.fullmatch(r"I roll [1-6] for Mika; \{\{unknown\}\} stays\.", mine), mine
+    b: ScriptedBackend = session.backend  # type: ignore[assignment]
+    typed = "I roll {{roll:1d6}} for {{char}}; {{unknown}} stays."
+    await say(session, typed)
+    assert (await session.transcript())[1].content == typed
+    assert re.fullmatch(r"\[[^\]]+\] I roll [1-6] for Mika; \{\{unknown\}\} stays\.", sent(b)[-2]["content"]), sent(b)[-2]
+    await say(session, "a{{roll:999999999d999999999}}")
+    assert (await session.transcript())[3].content == "a{{roll:999999999d999999999}}"
+    assert sent(b)[-2]["content"].endswith(" a")  # too many dice: the roll gives nothing, as SillyTavern's
+
+
+async def test_a_random_macro_in_your_message_is_the_same_in_every_prompt(store: Store) -> None:
+    """A {{roll}}, {{random}} or {{pick}} you typed is drawn once for its message: every
+    later prompt sends the same value (the story stays and the prompt cache holds), and
+    {{time}} reads when you sent it."""
+    session = await ChatSession.open(store, Character(id="mika", name="Mika", first_message="Hi."), settings(), backend())
+    session.clock = lambda: T1
+    b: ScriptedBackend = session.backend  # type: ignore[assignment]
+    await say(session, "I roll {{roll:1d1000000}} and {{random::a::b::c::d::e::f::g::h}} and {{pick::x::y::z}} at {{time}}.")
+    first = sent(b)[-2]["content"]
+    assert "{{" not in first
+    for _ in range(3):
+        await say(session, "Again.")
+        assert next(m for m in sent(b) if m["role"] == "user")["content"] == first
+    mine = (await session.transcript())[1]
+    assert first.endswith(f" at {expand('{{time}}', MacroEnv(char='Mika', user='Kai', now=mine.created_at))}.")
 
 
 # -- the Character's Note and the Author's Note ------------------------------------------------

@@ -9,6 +9,7 @@ leaves text stuck in the buffer.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
 from time import monotonic
@@ -40,7 +41,8 @@ class MessageView(Vertical):
     MessageView Markdown { margin: 0; padding: 0; }
     """
 
-    def __init__(self, message: Message, speaker: str, *, user_name: str, live: bool = False) -> None:
+    def __init__(self, message: Message, speaker: str, *, user_name: str, live: bool = False,
+                 display: Callable[[Message], str] | None = None) -> None:
         role = "user" if message.role is Role.USER else "assistant"
         super().__init__(classes=role, id=f"msg-{message.id}")
         self.message = message
@@ -48,6 +50,9 @@ class MessageView(Vertical):
         self.text = message.content
         self.live = live
         """True while the reply is streaming into this view."""
+        self._display = display
+        self.shown = self._shown_text()
+        """The text as shown: the stored text through the card's regex scripts (display)."""
         self._pending: list[str] = []
         self._stream: MarkdownStream | None = None
         self._flusher: Timer | None = None
@@ -56,7 +61,19 @@ class MessageView(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static(self._meta(), classes="meta", markup=False)
-        yield Markdown(inert(self.text), parser_factory=chat_markdown)
+        yield Markdown(inert(self.shown), parser_factory=chat_markdown)
+
+    def _shown_text(self) -> str:
+        if self._display is None or self.live:
+            return self.text
+        return self._display(replace(self.message, content=self.text))
+
+    async def reshow(self) -> None:
+        """Show the text again: its place from the newest message (what regex scripts read) moved."""
+        shown = self._shown_text()
+        if shown != self.shown and self.is_attached and not self.live:
+            self.shown = shown
+            await self.query_one(Markdown).update(inert(shown))
 
     @property
     def _interrupted(self) -> bool:
@@ -130,5 +147,6 @@ class MessageView(Vertical):
             self.text = message.content
         elif interrupted:
             self.message = replace(self.message, status=MessageStatus.INTERRUPTED)
-        await self.query_one(Markdown).update(inert(self.text))
+        self.shown = self._shown_text()
+        await self.query_one(Markdown).update(inert(self.shown))
         self._show_meta()
