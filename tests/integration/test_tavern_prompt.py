@@ -260,3 +260,30 @@ async def test_dropped_constant_lore_is_a_notice(store: Store) -> None:
     notices = [e.note for e in events if isinstance(e, PromptNotice)]
     assert len(notices) == 1 and "Kesh" in notices[0] and "lore_budget_percent" in notices[0]
     assert not [e for e in await say(session, "again") if isinstance(e, PromptNotice)]
+
+
+# -- a card larger than the context ---------------------------------------------------------------
+
+
+async def test_a_card_too_long_for_the_context_is_said_with_its_fields_and_tokens(store: Store) -> None:
+    """Issue 33, item 13: a description far longer than the context was cut mid-word and
+    the greeting dropped with nothing said. SillyTavern refuses such a prompt; omoide
+    sends what fits and says what it left out: the fields and their tokens, once per
+    chat session (in the log too), and /prompt lists them."""
+    mika = Character(id="mika", name="Mika", first_message="Hi.", description="Mika remembers everything. " * 2000,
+                     scenario="A bakery at dawn.")
+    session = await ChatSession.open(store, mika, settings(context_size=2048), backend())
+    events = await say(session, "Hello.")
+    notes = [e.note for e in events if isinstance(e, PromptNotice)]
+    assert len(notes) == 1, notes
+    note = notes[0]
+    assert note.startswith("Mika's card does not fit the context (1,848 tokens for the prompt); left out: ")
+    cut = re.search(r"the end of the card's description, ([\d,]+) tokens; the card's scenario, ([\d,]+) tokens", note)
+    assert cut and int(cut.group(1).replace(",", "")) > 10_000 and int(cut.group(2)) >= 5, note
+    assert "Raise [backend] context_size, or shorten the card." in note
+    prompt = session.last_prompt
+    assert prompt is not None and prompt.total_tokens <= 1848
+    card = next(layer.text for layer in prompt.layers if layer.name == "card")
+    assert card.endswith("everything.") or card.endswith("remembers") or card.endswith("Mika")  # never mid-word
+    assert any("the end of the card's description" in d for d in prompt.dropped)
+    assert not [e for e in await say(session, "Still there?") if isinstance(e, PromptNotice)]  # said once
