@@ -280,6 +280,7 @@ async def test_a_card_too_long_for_the_context_is_said_with_its_fields_and_token
     assert note.startswith("Mika's card does not fit the context (1,848 tokens for the prompt); left out: ")
     cut = re.search(r"the end of the card's description, ([\d,]+) tokens; the card's scenario, ([\d,]+) tokens", note)
     assert cut and int(cut.group(1).replace(",", "")) > 10_000 and int(cut.group(2)) >= 5, note
+    assert "; and the 1 oldest message(s) of the chat, the greeting among them." in note
     assert "Raise [backend] context_size, or shorten the card." in note
     prompt = session.last_prompt
     assert prompt is not None and prompt.total_tokens <= 1848

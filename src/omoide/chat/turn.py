@@ -188,8 +188,10 @@ class TurnRunner:
             return None
         self._cut_told.add(fields)
         return (f"{speaker.display_name}'s card does not fit the context ({prompt.budget or 0:,} tokens for the prompt); "
-                f"left out: {'; '.join(cut.phrase() for cut in prompt.card_cut)}. "
-                "Raise [backend] context_size, or shorten the card.")
+                f"left out: {'; '.join(cut.phrase() for cut in prompt.card_cut)}"
+                + (f"; and the {prompt.window_cut} oldest message(s) of the chat"
+                   + (", the greeting among them" if prompt.greeting_cut else "") if prompt.window_cut else "")
+                + ". Raise [backend] context_size, or shorten the card.")
 
     # -- the reply -------------------------------------------------------------------------
 

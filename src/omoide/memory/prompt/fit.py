@@ -66,6 +66,8 @@ async def fit(
             )
         if card_chars < card:
             best.card_cut = await card_cuts(ctx, len(cut_card(card_text(ctx), card_chars)), count)
+            best.window_cut = drop
+            best.greeting_cut = drop > 0 and bool(state.window) and state.window[0].parent_id is None
             dropped += [cut.phrase() for cut in best.card_cut]
         best.dropped = dropped
     best.budget = budget

@@ -137,6 +137,10 @@ class AssembledPrompt:
     """What the user should hear about this prompt (lore the budget left out)."""
     card_cut: list[CardCut] = field(default_factory=list)
     """The card's fields the context could not hold (the fit's last resort)."""
+    window_cut: int = 0
+    """With the card cut: the oldest messages of the window left out (all but the newest)."""
+    greeting_cut: bool = False
+    """The greeting is among them."""
     lore_started: list[str] = field(default_factory=list)
     """Lore entries with a sticky or cooldown that fired anew: recorded at the reply."""
     window_plain: list[ChatMessage] = field(default_factory=list, repr=False)
