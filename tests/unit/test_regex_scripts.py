@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from omoide.characters.macros import MacroEnv
-from omoide.characters.regex_scripts import MAX_REPLACEMENTS, Placement, load_scripts
+from omoide.characters.regex_scripts import MAX_OUTPUT_CHARS, MAX_REPLACEMENTS, Placement, load_scripts
 
 ENV = MacroEnv(char="Mi.ka", user="Kai")
 
@@ -71,3 +71,5 @@ def test_a_pattern_re2_cannot_run_is_skipped_with_why_and_matches_stay_bounded()
     many = "x" * (MAX_REPLACEMENTS + 5)
     assert run(many, script(replaceString="y")) == "y" * MAX_REPLACEMENTS + "xxxxx"
     assert run("ab", script(findRegex="/(?:)/g", replaceString="-")) == "-a-b-"  # empty matches, as JavaScript
+    huge = run("x" * 1000, script(replaceString="y" * 100_000))
+    assert len(huge) <= MAX_OUTPUT_CHARS + 1000 and huge.endswith("x")  # a card cannot make a text of gigabytes

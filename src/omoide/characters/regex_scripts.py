@@ -26,7 +26,7 @@ shown and where it is sent.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from enum import IntEnum
 from typing import Any, Literal
@@ -38,6 +38,8 @@ MAX_SCRIPTS = 200
 """Scripts read from one card at most; the rest are skipped with a notice."""
 MAX_REPLACEMENTS = 10_000
 """Matches one script replaces in one text at most (a pattern that matches everywhere stays bounded)."""
+MAX_OUTPUT_CHARS = 1_000_000
+"""Characters one script may write into one text: past it, the rest of the text is kept as it was."""
 
 View = Literal["shown", "sent"]
 
@@ -187,11 +189,15 @@ def _run(script: RegexScript, text: str, env: MacroEnv | None) -> str:
         return text
     template = _MATCH_MACRO.sub("$0", script.replace)
     out: list[str] = []
-    end = 0
+    end = written = 0
     for count, match in enumerate(find.finditer(text)):
         if count >= MAX_REPLACEMENTS or (count and "g" not in script.flags):
             break
-        out += [text[end:match.start()], _replacement(template, match, script.trim_strings, env)]
+        replacement = _replacement(template, match, script.trim_strings, env)
+        written += len(replacement)
+        if written > MAX_OUTPUT_CHARS:
+            break
+        out += [text[end:match.start()], replacement]
         end = match.end()
     if not out:
         return text
@@ -213,12 +219,3 @@ def _replacement(template: str, match: Any, trims: Iterable[str], env: MacroEnv 
 
     filled = _GROUP.sub(group, template)
     return expand(filled, env) if env is not None else filled
-
-
-def placement_of(role: str) -> Placement:
-    """Your messages are user input; everything else a character wrote is AI output."""
-    return Placement.USER_INPUT if role == "user" else Placement.AI_OUTPUT
-
-
-def names(scripts: Sequence[RegexScript]) -> list[str]:
-    return [s.name for s in scripts]
