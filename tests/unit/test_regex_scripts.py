@@ -1,6 +1,6 @@
 """A card's regex scripts, one field at a time, as SillyTavern's
 public/scripts/extensions/regex/engine.js runs them (getRegexedString, runRegexScript,
-filterString); the session and the TUI are in tests/integration/test_regex_scripts.py."""
+filterString); the session is in tests/integration/test_card_regex_in_chat.py, the TUI in tests/tui/test_tavern_tui.py."""
 
 from __future__ import annotations
 
