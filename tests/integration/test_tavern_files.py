@@ -192,7 +192,8 @@ async def omoide(env: dict[str, str], *args: str) -> tuple[int, str, str]:
 async def test_say_as_an_imported_persona_and_the_budget_notice(tmp_path: Path, omoide_home: Path) -> None:
     """`omoide say --persona NAME` speaks as that persona ({{user}} is its name, its
     description in the card, its macros expanded); issue 24: a constant lore entry
-    the budget drops is said on stderr."""
+    the budget drops is said on stderr; issue 33: your message's macros are expanded
+    in the prompt, and the export keeps what you typed."""
     assert run("personas", "import", str(settings_json(tmp_path))).exit_code == 0
     big = {"entries": [{"keys": [], "content": "The harbour town of Kesh. " * 60, "constant": True, "name": "Kesh"}]}
     card = card_file(tmp_path, "Mika", description="{{char}} bakes for {{user}}.", character_book=big)
@@ -212,6 +213,10 @@ async def test_say_as_an_imported_persona_and_the_budget_notice(tmp_path: Path, 
         assert "Mika bakes for Captain Rhea." in system
         assert "## Captain Rhea\nCaptain Rhea is a sea captain with a scar; Mika fears her." in system
         assert sent[-2]["content"].endswith("Ahoy, Mika!")
+        code, exported, err = await omoide(env, "export", "mika", "--format", "jsonl")
+        assert code == 0, err
+        records = [json.loads(line) for line in exported.splitlines()[1:]]
+        assert [r["mes"] for r in records if r.get("is_user")] == ["Ahoy, {{char}}!"]  # issue 33: as typed
         code, out, err = await omoide(env, "say", "mika", "--persona", "Nobody", "hi")
         assert code == 1 and "There is no persona named 'Nobody'" in err
     finally:
