@@ -50,7 +50,7 @@ class MessageView(Vertical):
         self.text = message.content
         self.live = live
         """True while the reply is streaming into this view."""
-        self._display = display
+        self._shown_by = display
         self.shown = self._shown_text()
         """The text as shown: the stored text through the card's regex scripts (display)."""
         self._pending: list[str] = []
@@ -64,9 +64,9 @@ class MessageView(Vertical):
         yield Markdown(inert(self.shown), parser_factory=chat_markdown)
 
     def _shown_text(self) -> str:
-        if self._display is None or self.live:
+        if self._shown_by is None or self.live:
             return self.text
-        return self._display(replace(self.message, content=self.text))
+        return self._shown_by(replace(self.message, content=self.text))
 
     async def reshow(self) -> None:
         """Show the text again: its place from the newest message (what regex scripts read) moved."""

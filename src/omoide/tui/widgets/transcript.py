@@ -64,9 +64,9 @@ class Transcript(VerticalScroll):
 
     def view(self, message: Message, *, live: bool = False) -> MessageView:
         speaker = "Stage" if message.stage else self.speaker_names.get(message.speaker or "", self.speaker)
-        return MessageView(message, speaker, user_name=self.user_name, live=live, display=self._display)
+        return MessageView(message, speaker, user_name=self.user_name, live=live, display=self._shown_at_depth)
 
-    def _display(self, message: Message) -> str:
+    def _shown_at_depth(self, message: Message) -> str:
         """`message` as shown, at its place from the newest message of the path shown."""
         depth = max(self.head_depth - message.depth, 0) if self.head_depth is not None else None
         return self.navigator.shown(message, depth)
