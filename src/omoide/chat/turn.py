@@ -72,9 +72,11 @@ class TurnRunner:
         self._lore: dict[str, list[Lorebook]] = {character.id: lorebooks}
         self._previous_render: str | None = None
         self._reported_lore: set[tuple[str, str]] = set()
-        self._told: set[str] = set()
-        self._cut_told: set[tuple[str, ...]] = set()
         """Lore skips (name, why) already logged, and told the user where it matters: once a session."""
+        self._told: set[str] = set()
+        """Prompt notices already said (a regex script skipped ...): once a session."""
+        self._cut_told: set[tuple[str, ...]] = set()
+        """The card fields whose cut was already said."""
         self._swept = False
 
     def use_backend(self, backend: Backend) -> None:

@@ -58,11 +58,10 @@ async def fit(
             dropped.append(f"the oldest {len(summary) - chars} characters of the summary")
         card = len(card_text(ctx))
         card_chars = card
-        summary_chars_left = 0 if summary else None
         while await count(best.messages) > budget and card_chars > 0:
             card_chars = card_chars * 3 // 4
             best = assemble(
-                ctx, state, drop_oldest=drop, drop_diary=True, summary_chars=summary_chars_left, card_chars=card_chars
+                ctx, state, drop_oldest=drop, drop_diary=True, summary_chars=0 if summary else None, card_chars=card_chars
             )
         if card_chars < card:
             best.card_cut = await card_cuts(ctx, len(cut_card(card_text(ctx), card_chars)), count)
