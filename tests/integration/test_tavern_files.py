@@ -192,7 +192,8 @@ async def omoide(env: dict[str, str], *args: str) -> tuple[int, str, str]:
 async def test_say_as_an_imported_persona_and_the_budget_notice(tmp_path: Path, omoide_home: Path) -> None:
     """`omoide say --persona NAME` speaks as that persona ({{user}} is its name, its
     description in the card, its macros expanded); issue 24: a constant lore entry
-    the budget drops is said on stderr."""
+    the budget drops is said on stderr; issue 33: your message's macros are expanded
+    in the prompt, and the export keeps what you typed."""
     assert run("personas", "import", str(settings_json(tmp_path))).exit_code == 0
     big = {"entries": [{"keys": [], "content": "The harbour town of Kesh. " * 60, "constant": True, "name": "Kesh"}]}
     card = card_file(tmp_path, "Mika", description="{{char}} bakes for {{user}}.", character_book=big)
@@ -212,6 +213,10 @@ async def test_say_as_an_imported_persona_and_the_budget_notice(tmp_path: Path, 
         assert "Mika bakes for Captain Rhea." in system
         assert "## Captain Rhea\nCaptain Rhea is a sea captain with a scar; Mika fears her." in system
         assert sent[-2]["content"].endswith("Ahoy, Mika!")
+        code, exported, err = await omoide(env, "export", "mika", "--format", "jsonl")
+        assert code == 0, err
+        records = [json.loads(line) for line in exported.splitlines()[1:]]
+        assert [r["mes"] for r in records if r.get("is_user")] == ["Ahoy, {{char}}!"]  # issue 33: as typed
         code, out, err = await omoide(env, "say", "mika", "--persona", "Nobody", "hi")
         assert code == 1 and "There is no persona named 'Nobody'" in err
     finally:
@@ -264,3 +269,26 @@ def test_a_card_with_notes_and_positioned_lore_round_trips_exactly(tmp_path: Pat
     chunks = text_chunks(read_chunks(png.read_bytes()))
     v2 = json.loads(base64.b64decode(chunks["chara"]))
     assert v2["data"]["extensions"] == fields["extensions"] and v2["data"]["character_book"] == fields["character_book"]
+
+
+async def test_say_tells_on_stderr_what_of_a_long_card_did_not_fit(tmp_path: Path, omoide_home: Path) -> None:
+    """Issue 33, item 13: a card longer than the context was cut silently; `omoide say`
+    now says on stderr which fields were left out and by how many tokens, and the log too."""
+    card = card_file(tmp_path, "Mika", description="Mika remembers everything. " * 3000, scenario="A bakery at dawn.")
+    assert run("characters", "import", str(card)).exit_code == 0
+    server = FaultServer()
+    _serve(server)
+    await server.start()
+    env = {**os.environ, "OMOIDE_BASE_URL": server.base_url, "OMOIDE_MODEL": "scripted", "OMOIDE_USER_NAME": "Kai",
+           "OMOIDE_MAX_RETRIES": "0", "OMOIDE_CONTEXT_SIZE": "2048", "OMOIDE_MAX_TOKENS": "200", "COLUMNS": "200"}
+    try:
+        code, out, err = await omoide(env, "say", "mika", "Hello.")
+    finally:
+        await server.stop()
+    assert code == 0, err
+    assert out == "Aye.\n"
+    said = " ".join(err.split())
+    assert "Mika's card does not fit the context" in said, err
+    assert re.search(r"the end of the card's description, [\d,]+ tokens; the card's scenario, \d+ tokens", said), said
+    logged = " ".join(p.read_text(encoding="utf-8") for p in omoide_home.rglob("*.log"))
+    assert "Mika's card does not fit the context" in logged

@@ -102,13 +102,36 @@ async def test_the_card_reads_the_chat_at_its_last_checkpoint(store: Store) -> N
     assert (turn.card_macros.last_user_message, turn.card_macros.last_char_message) == ("Bread?", "Rye.")
 
 
-async def test_your_message_is_expanded_when_sent(store: Store) -> None:
-    """Macros: they work in the chat input box; SillyTavern's sendMessageAsUser stores the
-    message with its macros expanded (substituteParams)."""
+async def test_your_message_is_stored_as_typed_and_its_macros_expanded_in_the_prompt(store: Store) -> None:
+    """Macros: they work in the chat input box, and the prompt gets their values; the
+    stored message, the transcript and the export keep what you typed (issue 33, item 12:
+    `a{{roll:999999999d999999999}}` was stored as `a`)."""
     session = await ChatSession.open(store, Character(id="mika", name="Mika", first_message="Hi."), settings(), backend())
-    await say(session, "I roll {{roll:1d6}} for {{char}}; {{unknown}} stays.")
-    mine = (await session.transcript())[1].content
-    assert re.fullmatch(r"I roll [1-6] for Mika; \{\{unknown\}\} stays\.", mine), mine
+    b: ScriptedBackend = session.backend  # type: ignore[assignment]
+    typed = "I roll {{roll:1d6}} for {{char}}; {{unknown}} stays."
+    await say(session, typed)
+    assert (await session.transcript())[1].content == typed
+    assert re.fullmatch(r"\[[^\]]+\] I roll [1-6] for Mika; \{\{unknown\}\} stays\.", sent(b)[-2]["content"]), sent(b)[-2]
+    await say(session, "a{{roll:999999999d999999999}}")
+    assert (await session.transcript())[3].content == "a{{roll:999999999d999999999}}"
+    assert sent(b)[-2]["content"].endswith(" a")  # too many dice: the roll gives nothing, as SillyTavern's
+
+
+async def test_a_random_macro_in_your_message_is_the_same_in_every_prompt(store: Store) -> None:
+    """A {{roll}}, {{random}} or {{pick}} you typed is drawn once for its message: every
+    later prompt sends the same value (the story stays and the prompt cache holds), and
+    {{time}} reads when you sent it."""
+    session = await ChatSession.open(store, Character(id="mika", name="Mika", first_message="Hi."), settings(), backend())
+    session.clock = lambda: T1
+    b: ScriptedBackend = session.backend  # type: ignore[assignment]
+    await say(session, "I roll {{roll:1d1000000}} and {{random::a::b::c::d::e::f::g::h}} and {{pick::x::y::z}} at {{time}}.")
+    first = sent(b)[-2]["content"]
+    assert "{{" not in first
+    for _ in range(3):
+        await say(session, "Again.")
+        assert next(m for m in sent(b) if m["role"] == "user")["content"] == first
+    mine = (await session.transcript())[1]
+    assert first.endswith(f" at {expand('{{time}}', MacroEnv(char='Mika', user='Kai', now=mine.created_at))}.")
 
 
 # -- the Character's Note and the Author's Note ------------------------------------------------
@@ -237,3 +260,31 @@ async def test_dropped_constant_lore_is_a_notice(store: Store) -> None:
     notices = [e.note for e in events if isinstance(e, PromptNotice)]
     assert len(notices) == 1 and "Kesh" in notices[0] and "lore_budget_percent" in notices[0]
     assert not [e for e in await say(session, "again") if isinstance(e, PromptNotice)]
+
+
+# -- a card larger than the context ---------------------------------------------------------------
+
+
+async def test_a_card_too_long_for_the_context_is_said_with_its_fields_and_tokens(store: Store) -> None:
+    """Issue 33, item 13: a description far longer than the context was cut mid-word and
+    the greeting dropped with nothing said. SillyTavern refuses such a prompt; omoide
+    sends what fits and says what it left out: the fields and their tokens, once per
+    chat session (in the log too), and /prompt lists them."""
+    mika = Character(id="mika", name="Mika", first_message="Hi.", description="Mika remembers everything. " * 2000,
+                     scenario="A bakery at dawn.")
+    session = await ChatSession.open(store, mika, settings(context_size=2048), backend())
+    events = await say(session, "Hello.")
+    notes = [e.note for e in events if isinstance(e, PromptNotice)]
+    assert len(notes) == 1, notes
+    note = notes[0]
+    assert note.startswith("Mika's card does not fit the context (1,848 tokens for the prompt); left out: ")
+    cut = re.search(r"the end of the card's description, ([\d,]+) tokens; the card's scenario, ([\d,]+) tokens", note)
+    assert cut and int(cut.group(1).replace(",", "")) > 10_000 and int(cut.group(2)) >= 5, note
+    assert "; and the 1 oldest message(s) of the chat, the greeting among them." in note
+    assert "Raise [backend] context_size, or shorten the card." in note
+    prompt = session.last_prompt
+    assert prompt is not None and prompt.total_tokens <= 1848
+    card = next(layer.text for layer in prompt.layers if layer.name == "card")
+    assert card.endswith("everything.") or card.endswith("remembers") or card.endswith("Mika")  # never mid-word
+    assert any("the end of the card's description" in d for d in prompt.dropped)
+    assert not [e for e in await say(session, "Still there?") if isinstance(e, PromptNotice)]  # said once

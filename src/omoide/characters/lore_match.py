@@ -73,7 +73,7 @@ class Pattern(Protocol):
     def search(self, text: str) -> object: ...
 
 
-def _linear_regex(pattern: str, flags: str, key: str) -> Pattern | str:
+def linear_regex(pattern: str, flags: str, key: str) -> Pattern | str:
     """A user's regular expression on RE2 (linear time), or why it cannot be used."""
     if "x" in flags:
         return f"regex {key!r}: the x flag is not supported"
@@ -97,9 +97,9 @@ def compile_key(key: str, use_regex: bool, case_sensitive: bool, whole_words: bo
     """The key's pattern, or why it cannot be used."""
     written = _REGEX_KEY.match(key)
     if written:
-        return _linear_regex(written.group(1), written.group(2), key)
+        return linear_regex(written.group(1), written.group(2), key)
     if use_regex:
-        return _linear_regex(key, "" if case_sensitive else "i", key)
+        return linear_regex(key, "" if case_sensitive else "i", key)
     case = 0 if case_sensitive else re.IGNORECASE
     phrase = key.strip()
     if not phrase:

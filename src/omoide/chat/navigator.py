@@ -8,6 +8,7 @@ holds a `Store`. A session has one as `session.navigator`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -56,10 +57,16 @@ def parse_moment(text: str) -> str | None:
 class Navigator:
     """Reading one chat (and its character's other chats) without changing the story."""
 
-    def __init__(self, store: Store, chat: Chat) -> None:
+    def __init__(self, store: Store, chat: Chat, shown: Callable[[Message, int | None], str] | None = None) -> None:
         self._store = store
         self.chat_id = chat.id
         self.character_id = chat.character
+        self._shown = shown
+
+    def shown(self, message: Message, depth: int | None = None) -> str:
+        """`message` as the transcript shows it, `depth` messages from the newest
+        (the card's regex scripts may change what is shown, never what is stored)."""
+        return self._shown(message, depth) if self._shown is not None else message.content
 
     # -- pages of a path -------------------------------------------------------------
 

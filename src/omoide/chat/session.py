@@ -24,6 +24,8 @@ from contextlib import aclosing
 from datetime import datetime
 
 from omoide.characters.attached import lorebooks_for
+from omoide.characters.macros import MacroEnv
+from omoide.characters.regex_scripts import load_scripts
 from omoide.characters.model import Character
 from omoide.chat.chat_memory import ChatMemory
 from omoide.chat.events import ChangedElsewhere, MessageRewritten, PathKept, TurnEvent, UserMessageStored
@@ -31,7 +33,7 @@ from omoide.chat.navigator import Navigator
 from omoide.chat.pins import ChatPins
 from omoide.chat.scene import CONTINUE_MAX, ChatScene
 from omoide.chat.state import ChatState
-from omoide.chat.tavern import Tavern, available_personas, group_names
+from omoide.chat.tavern import Tavern, available_personas
 from omoide.chat.tree import ChatTree
 from omoide.chat.turn import TurnRunner
 from omoide.chat.user import ChatUser
@@ -43,6 +45,7 @@ from omoide.llm.base import Backend
 from omoide.memory.book import MemoBook, memory_state
 from omoide.memory.events import MemoryEvent
 from omoide.memory.prompt.model import AssembledPrompt
+from omoide.memory.prompt.sent import shown_text
 from omoide.memory.worker import MemoryWorker
 from omoide.scene.cast import SceneCast
 from omoide.scene.opening import create_chat, scene_chat
@@ -67,13 +70,15 @@ class ChatSession:
     ) -> None:
         self.store = store
         self.character = character
+        self.regex_scripts = load_scripts(character.extensions)
+        """The card's regex scripts: what the transcript shows and the prompt sends of stored text."""
         self.settings = settings
         user_name, user_persona = settings.user.name, settings.user.persona
         personas = available_personas(settings)
         if chat.persona and chat.persona in personas:
             user_name, user_persona = chat.persona, personas[chat.persona]
         self.state = ChatState(store, chat, user_name=user_name, user_persona=user_persona)
-        self.navigator = Navigator(store, chat)
+        self.navigator = Navigator(store, chat, self.shown)
         self.memory_worker = MemoryWorker(
             store, chat.id, character, settings.memory, summarizer or backend,
             context_size=settings.backend.context_size, user_name=user_name, on_event=on_memory_event,
@@ -234,6 +239,12 @@ class ChatSession:
         chat = await self.refresh()
         return await self.store.messages.path(chat.head_id, limit=limit)
 
+    def shown(self, message: Message, depth: int | None = None) -> str:
+        """`message` as the transcript shows it, `depth` messages from the newest:
+        through the card's regex scripts that change what is shown (what is stored stays)."""
+        env = MacroEnv(char=self.character.display_name, user=self.state.user_name)
+        return shown_text(message, self.regex_scripts, env, depth)
+
     async def memory(self) -> MemoryState:
         chat = await self.refresh()
         if chat.head_id is None:
@@ -268,7 +279,6 @@ class ChatSession:
         chat = await self.refresh()
         if speaker:
             self.scene.check_speaker(speaker)  # before your message is stored
-        text = await self._user_text(text, chat.head_id)
         await self.world.end_if_idle(chat, self.scene.participants)
         moved = chat.head_id != self.state.own_head
         for _attempt in range(5):
@@ -321,8 +331,7 @@ class ChatSession:
         if last_user is None:
             raise CommandError("You have not written anything to edit yet.", "Send a message first; /edit replaces your last one.")
         kept = await self.tree.keep_head(path[-1].id)
-        edited = await self.store.messages.add(self.chat.id, last_user.parent_id, Role.USER,
-                                               await self._user_text(text, last_user.parent_id))
+        edited = await self.store.messages.add(self.chat.id, last_user.parent_id, Role.USER, text)
         self.state.own_head = edited.id
         await self.world.follow_head(self.chat.id)
         yield PathKept(kept.name)
@@ -336,8 +345,6 @@ class ChatSession:
         """Any message of the path rewritten (`tree.rewrite`: a new sibling, the head
         of a new path). Yours is answered, as /edit answers it; a reply is just stored."""
         message = await self.tree.on_path(message_id)
-        if message.role is Role.USER:
-            text = await self._user_text(text, message.parent_id)
         edited, kept = await self.tree.rewrite(message_id, text)
         if kept is not None:
             yield PathKept(kept.name)
@@ -372,12 +379,6 @@ class ChatSession:
         async with aclosing(self.turns.reply(parent, head.id, moves_head=True, choice=choice)) as events:
             async for event in events:
                 yield event
-
-    async def _user_text(self, text: str, head_id: int | None) -> str:
-        """Your message with its macros expanded, as SillyTavern does when it is sent."""
-        return await self.tavern.user_text(text, character=self.character, user=self.state.user_name,
-                                           group=group_names(self.chat, self.scene.present), head_id=head_id,
-                                           now=self.state.clock())
 
     async def next_turn(self, name: str | None = None) -> AsyncGenerator[TurnEvent, None]:
         """/next [NAME]: a character speaks without a message from you."""

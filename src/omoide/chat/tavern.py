@@ -13,7 +13,8 @@ docs/sillytavern.md):
   changes only when the memory layer after it changes anyway;
 - the window's notes and the volatile tail read this turn: the time now, the
   last messages, a fresh {{random}};
-- greetings and your own messages are expanded once, when stored.
+- greetings are expanded once, when stored; your own messages are stored as
+  typed and expanded in the prompt with values of their own (memory/prompt/sent.py).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Any
 
 from omoide.characters.lore_engine import Timers, candidates, sources_of
 from omoide.characters.lore_state import Activation, span, timers_at
-from omoide.characters.macros import MacroEnv, chat_values, expand
+from omoide.characters.macros import MacroEnv, chat_values
 from omoide.characters.model import Character, Lorebook
 from omoide.characters.notes import authors_note, note_due
 from omoide.characters.personas import load_personas
@@ -56,16 +57,6 @@ class Tavern:
     def pick_seed(self, metadata: dict[str, Any]) -> str:
         kept = metadata.get("chat_id_hash")
         return f"st:{kept}" if isinstance(kept, int | str) and not isinstance(kept, bool) else f"omoide:{self.chat_id}"
-
-    async def user_text(self, text: str, *, character: Character, user: str, group: Sequence[str], head_id: int | None,
-                        now: datetime) -> str:
-        """Your message with its macros expanded, as SillyTavern does when it is sent."""
-        if "{{" not in text and "<" not in text:
-            return text
-        path = await self.store.messages.path(head_id, limit=CHECKPOINT_MESSAGES) if head_id else []
-        env = MacroEnv(char=character.display_name, user=user, group=tuple(group), now=now,
-                       pick_seed=self.pick_seed(await self.chat_metadata()), rng=self.rng, **chat_values(path))  # type: ignore[arg-type]
-        return expand(text, env)
 
     async def gather(self, *, speaker: Character, books: Sequence[Lorebook], state: MemoryState, head_id: int, user: str,
                      group: Sequence[str], now: datetime) -> LoreState:

@@ -74,6 +74,10 @@ class TurnRunner:
         self._previous_render: str | None = None
         self._reported_lore: set[tuple[str, str]] = set()
         """Lore skips (name, why) already logged, and told the user where it matters: once a session."""
+        self._told: set[str] = set()
+        """Prompt notices already said (a regex script skipped ...): once a session."""
+        self._cut_told: set[tuple[str, ...]] = set()
+        """The card fields whose cut was already said."""
         self._swept = False
 
     def use_backend(self, backend: Backend) -> None:
@@ -169,6 +173,13 @@ class TurnRunner:
         self.counter.reset()
         prompt = await build_prompt(inputs, self.counter.count)
         prompt.exact, prompt.count_method = self.counter.exact, self.counter.method
+        if prompt.card_cut and (cut := self._card_cut_notice(speaker, prompt)):
+            prompt.notices.append(cut)
+        # said once per chat session, not at every turn
+        prompt.notices = [note for note in prompt.notices if note not in self._told]
+        for note in prompt.notices:
+            log.warning("%s", note)
+        self._told.update(prompt.notices)
         for skip in prompt.skipped_lore:  # a broken key or the budget: once per entry and reason, not every turn
             key = (label(skip.entry), skip.reason)
             if skip.kind == "chance" or key in self._reported_lore:
@@ -183,6 +194,19 @@ class TurnRunner:
         self._previous_render = prompt.rendered()
         self.last_prompt = prompt
         return prompt
+
+    def _card_cut_notice(self, speaker: Character, prompt: AssembledPrompt) -> str | None:
+        """What the fit left out of the card: once per chat session and set of
+        fields (the token figures move a little from turn to turn)."""
+        fields = tuple(cut.field for cut in prompt.card_cut)
+        if fields in self._cut_told:
+            return None
+        self._cut_told.add(fields)
+        return (f"{speaker.display_name}'s card does not fit the context ({prompt.budget or 0:,} tokens for the prompt); "
+                f"left out: {'; '.join(cut.phrase() for cut in prompt.card_cut)}"
+                + (f"; and the {prompt.window_cut} oldest message(s) of the chat"
+                   + (", the greeting among them" if prompt.greeting_cut else "") if prompt.window_cut else "")
+                + ". Raise [backend] context_size, or shorten the card.")
 
     # -- the reply -------------------------------------------------------------------------
 

@@ -73,8 +73,8 @@ class TurnsApp(App[None]):
     async def apply_turn_event(self, event: TurnEvent) -> None:
         status = self.query_one(StatusBar)
         match event:
-            case PromptNotice(note=note):  # lore the budget left out
-                self.notify(note, severity="warning", title="Lore", timeout=10)
+            case PromptNotice(note=note):  # lore the budget left out, a card cut to fit, a regex script skipped
+                self.notify(note, severity="warning", title="Prompt", timeout=10)
             case ChangedElsewhere(note=note, forked=forked):
                 self.notify(note, severity="warning", title="Another window", timeout=10)
                 # Not forked: your message is added below theirs (the transcript re-reads the path).

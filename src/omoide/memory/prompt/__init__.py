@@ -24,5 +24,7 @@ cache (llama.cpp, vLLM, OpenAI, Anthropic) reuses the prefix:
     build.py   build_prompt: lore and its budget, amnesia, profile, world and gossip,
                the fit to the context, the prefix shared with the previous prompt
     layers.py  the text of each layer, and their assembly into messages
-    fit.py     counting the whole prompt once, and the fullest prompt that fits
+    fit.py     counting the whole prompt once, and the fullest prompt that fits (and,
+               when the card itself must be cut, which of its fields and how much)
+    sent.py    what is sent of stored text: your messages' macros, the card's regex scripts
 """

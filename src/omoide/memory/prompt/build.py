@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import asyncio
 import random
+from dataclasses import replace
 
 from omoide.characters.lore_engine import Timers, label, scan_books, sources_of
 from omoide.characters.macros import MacroEnv, expand
 from omoide.characters.notes import AuthorsNote, character_note
 from omoide.characters.placement import place
+from omoide.characters.regex_scripts import load_scripts
 from omoide.memory.prompt.fit import fit, shared_prefix_chars
 from omoide.memory.prompt.model import AssembledPrompt, CountPrompt, LoreState, PromptContext, PromptInputs
+from omoide.memory.prompt.sent import sent_lore, sent_window
 
 MIN_BUDGET = 256
 """Tokens a prompt may always take, whatever max_tokens leaves of the context."""
@@ -40,13 +43,15 @@ async def build_prompt(inputs: PromptInputs, count: CountPrompt) -> AssembledPro
     own = speaker.character_book.token_budget if speaker.character_book is not None else None
     budget = own if own is not None else options.context_size * options.lore_budget_percent // 100
     live = lore.macros
+    scripts = load_scripts(speaker.extensions)
+    state = replace(inputs.state, window=sent_window(inputs.state.window, live, scripts))
     result = await asyncio.to_thread(
-        scan_books, sources_of(speaker.character_book, speaker.id, books), [m.content for m in inputs.state.window],
+        scan_books, sources_of(speaker.character_book, speaker.id, books), [m.content for m in state.window],
         timers=lore.timers, recursive=any(b.recursive_scanning for b in books), rng=lore.rng,
         expand_key=lambda key: expand(key, live), expand_content=lambda text: expand(text, live),
         count_tokens=_estimate, budget=max(budget, 0),
     )
-    placement = place(result, character_note=character_note(speaker), note=lore.authors_note, note_due=lore.note_due)
+    placement = place(sent_lore(result, live, scripts), character_note=character_note(speaker), note=lore.authors_note, note_due=lore.note_due)
     gossip = "" if "world" in hidden else inputs.gossip  # the layers hide the rest of what /amnesia names
     ctx = PromptContext(
         character=speaker,
@@ -73,9 +78,10 @@ async def build_prompt(inputs: PromptInputs, count: CountPrompt) -> AssembledPro
         macros=lore.macros,
         card_macros=lore.card_macros,
     )
-    prompt = await fit(ctx, inputs.state, count, max(options.context_size - options.max_tokens, MIN_BUDGET))
+    prompt = await fit(ctx, state, count, max(options.context_size - options.max_tokens, MIN_BUDGET))
     prompt.gossip = inputs.gossip_target if gossip else ""
     prompt.skipped_lore = list(result.skipped)
+    prompt.notices += [f"{speaker.display_name}'s card: {problem}" for problem in scripts.problems]
     prompt.lore_started = [f.entry_key for f in result if f.started]
     prompt.lore = [f"{label(f.entry)}: {f.reason}" for f in result]
     prompt.lore += [f"{label(s.entry)} skipped: {s.reason}" for s in result.skipped]

@@ -5,10 +5,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from omoide.domain.chat import MemoryState
-from omoide.memory.prompt.layers import assemble, card_text
+from omoide.memory.prompt.layers import assemble, card_sections, card_text, cut_card
 from omoide.memory.prompt.notes import layer_tokens
-from omoide.memory.prompt.model import AssembledPrompt, CountPrompt, PromptContext
-
+from omoide.memory.prompt.model import AssembledPrompt, CardCut, CountPrompt, PromptContext
 
 
 async def count_prompt(prompt: AssembledPrompt, count: CountPrompt) -> AssembledPrompt:
@@ -65,10 +64,33 @@ async def fit(
                 ctx, state, drop_oldest=drop, drop_diary=True, summary_chars=0 if summary else None, card_chars=card_chars
             )
         if card_chars < card:
-            dropped.append(f"the last {card - card_chars} characters of the character card (raise context_size)")
+            best.card_cut = await card_cuts(ctx, len(cut_card(card_text(ctx), card_chars)), count)
+            best.window_cut = drop
+            best.greeting_cut = drop > 0 and bool(state.window) and state.window[0].parent_id is None
+            dropped += [cut.phrase() for cut in best.card_cut]
         best.dropped = dropped
     best.budget = budget
     return await count_prompt(best, count)
+
+
+async def card_cuts(ctx: PromptContext, kept: int, count: CountPrompt) -> list[CardCut]:
+    """Which of the card's fields the fit left out, whole or their end, when the
+    card's first `kept` characters are sent; with the tokens each lost."""
+    sections = card_sections(ctx)
+    joined = "\n\n".join(text for _, text in sections)
+    kept += len(joined) - len(joined.lstrip())
+    empty = await count([{"role": "system", "content": ""}])
+    cuts: dict[str, CardCut] = {}
+    start = 0
+    for field, text in sections:
+        end = start + len(text)
+        if end > kept:
+            lost = text if start >= kept else text[kept - start:]
+            tokens = max(await count([{"role": "system", "content": lost}]) - empty, 1)
+            had = cuts.get(field)
+            cuts[field] = CardCut(field, (had.tokens if had else 0) + tokens, whole=start >= kept and (had is None or had.whole))
+        start = end + 2
+    return list(cuts.values())
 
 
 def shared_prefix_chars(previous: str, current: str) -> int:

@@ -29,32 +29,47 @@ def _env(ctx: PromptContext, *, card: bool) -> MacroEnv:
     return macro_env(ctx.macros, ctx.card_macros, char=ctx.character.display_name, user=ctx.user_name, card=card)
 
 
-def card_text(ctx: PromptContext) -> str:
+def card_sections(ctx: PromptContext) -> list[tuple[str, str]]:
+    """The card's parts in prompt order, (what it is, its text): joined by blank lines, they are the card layer."""
     c, p, env = ctx.character, ctx.placement, _env(ctx, card=True)
     default = expand(DEFAULT_SYSTEM_PROMPT, env)
     system = expand(c.system_prompt, replace(env, original=default)) if c.system_prompt.strip() else default
-    sections = [system, expand(NATIVE_INSTRUCTIONS if ctx.tools == "native" else INLINE_INSTRUCTIONS, env)]
+    sections = [("system prompt", system),
+                ("instructions", expand(NATIVE_INSTRUCTIONS if ctx.tools == "native" else INLINE_INSTRUCTIONS, env))]
     if ctx.recall_tool:
-        sections.append(expand(recall.NATIVE_INSTRUCTIONS if ctx.tools == "native" else recall.INLINE_INSTRUCTIONS, env))
+        sections.append(("instructions", expand(recall.NATIVE_INSTRUCTIONS if ctx.tools == "native" else recall.INLINE_INSTRUCTIONS, env)))
     scene = ""
     if ctx.scene is not None:
         present = ", ".join([*ctx.scene.others, "{{user}}"])
         scene = (f"{{{{char}}}} is in a scene with {present}. Write only {{{{char}}}}'s next message; never speak or act "
                  "for anyone else. The others' messages come to you with their names.")
     examples = [*p.examples_top, c.example_dialogue, *p.examples_bottom]
-    for title, body in (
-        ("Scene", expand(scene, env)),
-        ("World", lore_text(p.lore_before, env)),  # SillyTavern's "Before Char Defs"
-        ("{{char}}", expand(c.description, env)),
-        ("{{char}}'s personality", expand(c.personality, env)),
-        ("Scenario", expand(c.scenario, env)),
-        ("World", lore_text([*p.lore_after, *ctx.constant_lore], env)),  # "After Char Defs"
-        ("{{user}}", expand(ctx.user_persona, env)),
-        ("Example dialogue", lore_text(examples, env)),
+    for field, title, body in (
+        ("scene", "Scene", expand(scene, env)),
+        ("lore", "World", lore_text(p.lore_before, env)),  # SillyTavern's "Before Char Defs"
+        ("description", "{{char}}", expand(c.description, env)),
+        ("personality", "{{char}}'s personality", expand(c.personality, env)),
+        ("scenario", "Scenario", expand(c.scenario, env)),
+        ("lore", "World", lore_text([*p.lore_after, *ctx.constant_lore], env)),  # "After Char Defs"
+        ("persona", "{{user}}", expand(ctx.user_persona, env)),
+        ("example dialogue", "Example dialogue", lore_text(examples, env)),
     ):
         if body and body.strip():
-            sections.append(f"## {expand(title, env)}\n{body.strip()}")
-    return "\n\n".join(sections).strip()
+            sections.append((field, f"## {expand(title, env)}\n{body.strip()}"))
+    return [(field, text) for field, text in sections if text]
+
+
+def card_text(ctx: PromptContext) -> str:
+    return "\n\n".join(text for _, text in card_sections(ctx)).strip()
+
+
+def cut_card(card: str, chars: int) -> str:
+    """The first `chars` characters of the card, ending at a word's end rather than inside one."""
+    if chars >= len(card):
+        return card
+    kept = card[:chars]
+    space = max(kept.rfind(" "), kept.rfind("\n"))
+    return (kept[:space] if space > chars // 2 else kept).rstrip()
 
 
 def profile_text(ctx: PromptContext) -> str:
@@ -199,7 +214,7 @@ def assemble(
         state = replace(state, summary=replace(state.summary, content=timeline.base))
     card = card_text(ctx)
     if card_chars is not None:
-        card = card[:card_chars]
+        card = cut_card(card, card_chars)
     profile = profile_text(ctx)
     world = "" if "world" in ctx.hidden else corrections.mark_past(ctx.world.strip(), ctx.corrections, ctx.tz)
     pinned = pinned_text(ctx)

@@ -98,6 +98,19 @@ class Layer:
     messages: int = 1
 
 
+@dataclass(frozen=True, slots=True)
+class CardCut:
+    """A field of the card the fit to the context left out: whole, or its end."""
+
+    field: str
+    tokens: int
+    whole: bool
+
+    def phrase(self) -> str:
+        return f"the card's {self.field}, {self.tokens:,} tokens" if self.whole else \
+            f"the end of the card's {self.field}, {self.tokens:,} tokens"
+
+
 @dataclass(slots=True)
 class AssembledPrompt:
     messages: list[ChatMessage]
@@ -127,6 +140,12 @@ class AssembledPrompt:
     """The conversation's gossip target, if one was drawn."""
     notices: list[str] = field(default_factory=list)
     """What the user should hear about this prompt (lore the budget left out)."""
+    card_cut: list[CardCut] = field(default_factory=list)
+    """The card's fields the context could not hold (the fit's last resort)."""
+    window_cut: int = 0
+    """With the card cut: the oldest messages of the window left out (all but the newest)."""
+    greeting_cut: bool = False
+    """The greeting is among them."""
     lore_started: list[str] = field(default_factory=list)
     """Lore entries with a sticky or cooldown that fired anew: recorded at the reply."""
     window_plain: list[ChatMessage] = field(default_factory=list, repr=False)

@@ -14,6 +14,7 @@ id (`message.*`), so `[ui] keymap` can move it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -103,7 +104,7 @@ class MessageView(Vertical):
         self.post_message(self.Act(self, action))
 
     def __init__(self, message: Message, speaker: str, *, user_name: str, live: bool = False,
-                 portrait: Path | None = None) -> None:
+                 portrait: Path | None = None, display: Callable[[Message], str] | None = None) -> None:
         role = "user" if message.role is Role.USER else "assistant"
         super().__init__(classes=role, id=f"msg-{message.id}")
         self.message = message
@@ -113,6 +114,9 @@ class MessageView(Vertical):
         """True while the reply is streaming into this view."""
         self.portrait = portrait
         """The speaker's portrait file, drawn small at the left (a scene's replies)."""
+        self._shown_by = display
+        self.shown = self._shown_text()
+        """The text as shown: the stored text through the card's regex scripts (display)."""
         self._pending: list[str] = []
         self._stream: MarkdownStream | None = None
         self._flusher: Timer | None = None
@@ -122,17 +126,29 @@ class MessageView(Vertical):
     def compose(self) -> ComposeResult:
         if self.portrait is None:
             yield Static(self._meta(), classes="meta", markup=False)
-            yield Markdown(inert(self.text), parser_factory=chat_markdown)
+            yield Markdown(inert(self.shown), parser_factory=chat_markdown)
             return
         with Horizontal(classes="with-portrait"):
             yield Portrait(*SPEAKER_PORTRAIT)
             with Vertical():
                 yield Static(self._meta(), classes="meta", markup=False)
-                yield Markdown(inert(self.text), parser_factory=chat_markdown)
+                yield Markdown(inert(self.shown), parser_factory=chat_markdown)
 
     def on_mount(self) -> None:
         if self.portrait is not None:
             self.query_one(Portrait).show(self.portrait)
+
+    def _shown_text(self) -> str:
+        if self._shown_by is None or self.live:
+            return self.text
+        return self._shown_by(replace(self.message, content=self.text))
+
+    async def reshow(self) -> None:
+        """Show the text again: its place from the newest message (what regex scripts read) moved."""
+        shown = self._shown_text()
+        if shown != self.shown and self.is_attached and not self.live:
+            self.shown = shown
+            await self.query_one(Markdown).update(inert(shown))
 
     @property
     def _interrupted(self) -> bool:
@@ -206,5 +222,6 @@ class MessageView(Vertical):
             self.text = message.content
         elif interrupted:
             self.message = replace(self.message, status=MessageStatus.INTERRUPTED)
-        await self.query_one(Markdown).update(inert(self.text))
+        self.shown = self._shown_text()
+        await self.query_one(Markdown).update(inert(self.shown))
         self._show_meta()

@@ -57,6 +57,8 @@ class Transcript(VerticalScroll):
         self.at_live_end = True
         """True when the newest mounted message is the chat's head."""
         self.head_id: int | None = None
+        self.head_depth: int | None = None
+        """The depth of the newest message of the path shown: a message's place from it."""
         self._loading = False
         self._held: _HeldBack | None = None
 
@@ -66,7 +68,14 @@ class Transcript(VerticalScroll):
     def view(self, message: Message, *, live: bool = False) -> MessageView:
         speaker = "Stage" if message.stage else self.speaker_names.get(message.speaker or "", self.speaker)
         portrait = self.portraits.get(message.speaker or "") if message.role is Role.ASSISTANT and not message.stage else None
-        return MessageView(message, speaker, user_name=self.user_name, live=live, portrait=portrait)
+        return MessageView(message, speaker, user_name=self.user_name, live=live, portrait=portrait,
+                           display=self._shown_at_depth)
+
+
+    def _shown_at_depth(self, message: Message) -> str:
+        """`message` as shown, at its place from the newest message of the path shown."""
+        depth = max(self.head_depth - message.depth, 0) if self.head_depth is not None else None
+        return self.navigator.shown(message, depth)
 
     def screenful(self) -> int:
         """How many messages can fill the screen at the least: mounted first."""
@@ -134,6 +143,7 @@ class Transcript(VerticalScroll):
         why the story stops there, when a reply failed)."""
         messages = await self.navigator.path(head_id, limit=PAGE)
         failed = await self.navigator.failed_reply(head_id)
+        self.head_depth = messages[-1].depth if messages else None
         await self._replace(messages, shown_first="bottom")
         self.head_id = head_id
         self.at_live_end = True
@@ -158,9 +168,12 @@ class Transcript(VerticalScroll):
             # An older page was shown, or the chat moved on in another window.
             await self.show_path(message.parent_id)
         await self.clear_failure()
+        self.head_depth = message.depth
         view = self.view(message, live=live)
         await self.mount(view)
         self.head_id = message.id
+        for older in self.views()[:-1]:
+            await older.reshow()
         excess = len(self.views()) - MAX_MOUNTED
         for old in self.views()[: max(excess, 0)]:
             await old.remove()
