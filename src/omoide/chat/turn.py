@@ -149,10 +149,10 @@ class TurnRunner:
         )
 
     async def _corrections(self, head_id: int) -> list[Correction]:
-        """Your corrections on the path to `head_id`, oldest first (the newest 50
+        """Your corrections on the path to `head_id`, oldest first (the newest 200
         messages that could be one, of every branch, kept when on the path)."""
         found = []
-        for message_id, at, text in await self.store.recall.said_with(self.state.chat_id, CUES):
+        for message_id, at, text in await self.store.recall.said_with(self.state.chat_id, CUES, limit=200):
             fix = correction(message_id, at, text)
             if fix is not None and await self.store.messages.is_ancestor(message_id, head_id):
                 found.append(fix)
