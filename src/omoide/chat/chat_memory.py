@@ -22,7 +22,7 @@ from omoide.store import Store
 
 log = logging.getLogger(__name__)
 
-AMNESIA_TIERS = ("diary", "summary", "memos", "world", "profile")
+AMNESIA_TIERS = ("diary", "summary", "memos", "world", "profile", "passages")
 """What /amnesia can hide from a chat's prompt."""
 
 

@@ -31,6 +31,7 @@ from omoide.config.settings import Settings
 from omoide.domain.chat import Chat, MemoryState, Message, Role
 from omoide.domain.witness import Reader
 from omoide.llm.base import Backend
+from omoide.memory.passages import Passage, Voices, come_to_mind
 from omoide.memory.prompt.build import build_prompt
 from omoide.memory.prompt.model import AssembledPrompt, PromptInputs, PromptOptions
 from omoide.memory.shared import chat_prefix
@@ -137,9 +138,24 @@ class TurnRunner:
             memo_strengths=await self.weights.memo_strengths(head_id, state, now),
             hidden=frozenset(self.state.chat.amnesia),
             recalled=await self.scene.witnessed_recall(self.user.pending_recall, reader),
+            passages=await self.passages(head_id, state, speaker, reader, now),
             scene=self.scene.facts(speaker),
             previous=self._previous_render,
         )
+
+    async def passages(self, head_id: int, state: MemoryState, speaker: Character, reader: Reader | None,
+                       now: datetime) -> list[Passage]:
+        """Memories that come to mind for `speaker` at `head_id`: none in memory_style
+        'none' (the window alone, a real baseline), with recall_passages = 0, or under /amnesia."""
+        memory = self.settings.memory
+        if memory.style == "none" or "passages" in self.state.chat.amnesia:
+            return []
+        facts = self.scene.facts(speaker)
+        voices = Voices(self.state.user_name, speaker.display_name, me=facts.me if facts else None,
+                        host=facts.host if facts else "", names=facts.names if facts else None)
+        return await come_to_mind(self.store, self.state.chat_id, head_id, state.window, voices=voices, now=now,
+                                  half_life_days=memory.half_life_days, limit=memory.recall_passages,
+                                  token_budget=memory.recall_passages_tokens, reader=reader)
 
     async def build_prompt(self, head_id: int, *, state: MemoryState | None = None,
                            speaker: Character | None = None, reader: Reader | None = None) -> AssembledPrompt:

@@ -82,3 +82,20 @@ class RecallRepository:
             {"head": head_id, "depth": min_depth},
         )
         return {r[0] for r in result}
+
+    async def texts(self, message_ids: Sequence[int]) -> dict[int, str]:
+        """The full content of each of `message_ids`."""
+        if not message_ids:
+            return {}
+        marks = ",".join(str(int(i)) for i in message_ids)
+        return {r[0]: r[1] for r in await self.db.all(f"SELECT id, content FROM messages WHERE id IN ({marks})")}
+
+    async def importance(self, message_ids: Sequence[int]) -> dict[int, int]:
+        """The highest importance of a diary entry written at each of `message_ids` (those that have one)."""
+        if not message_ids:
+            return {}
+        marks = ",".join(str(int(i)) for i in message_ids)
+        result = await self.db.all(
+            f"SELECT message_id, MAX(importance) FROM diary_entries WHERE message_id IN ({marks}) "
+            "AND importance IS NOT NULL GROUP BY message_id")
+        return {r[0]: r[1] for r in result}

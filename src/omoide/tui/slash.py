@@ -68,7 +68,7 @@ TABLE: tuple[SlashCommand, ...] = (
     SlashCommand("remember", "/remember [!] [--importance 1-5] TEXT", "Write a line in the character's diary (! = important).", chat.remember_command),
     SlashCommand("recall", "/recall TEXT", "Bring a past moment into the next prompt.", memory.recall_command),
     SlashCommand("profile", "/profile [add TEXT]", "Show and edit your profile; accept what characters learned.", memory.profile_command),
-    SlashCommand("amnesia", "/amnesia TIER...|off", "Hide memory tiers (diary, summary, memos, world, profile) from this chat.", memory.amnesia_command),
+    SlashCommand("amnesia", "/amnesia TIER...|off", "Hide memory tiers (diary, summary, memos, world, profile, passages) from this chat.", memory.amnesia_command),
     SlashCommand("memos", "/memos", "Open the memo book: jump to, edit, hide or write memos.", memos_command),
     SlashCommand("prompt", "/prompt", "Inspect the last prompt, layer by layer.", chat.prompt_command),
     SlashCommand("regen", "/regen", "Another reply to your last message (kept as a swipe).", chat.regen_command),
