@@ -6,8 +6,9 @@ What is searched: the messages on the path to the head (never another
 branch), minus the window (already in the prompt), minus what the speaker did
 not witness in a scene (`Reader`). The query is the content words of the
 latest messages (the user's new one first), stop words and the speakers'
-names left out, at most `recall.MAX_TERMS` of them: one indexed FTS5 query,
-at most `CANDIDATES` rows.
+names left out, at most `recall.MAX_TERMS` of them, and of those the rarest,
+while they match at most `MATCH_BUDGET` messages together: then one indexed
+FTS5 query, at most `CANDIDATES` rows, and one walk up the path.
 
 Ranking: score = relevance x (0.5 + 0.3 x importance + 0.2 x recency) x voice,
 where relevance is the bm25 score over the best candidate's (0..1],
@@ -39,6 +40,8 @@ QUERY_MESSAGES = 3
 """The latest messages the query is made from: the user's new one and the last reply or two."""
 CANDIDATES = 64
 """Full-text matches considered per turn (all branches; the path is checked after)."""
+MATCH_BUDGET = 2000
+"""Messages the query's words may match together (see `distinctive`)."""
 PASSAGE_CHARS = 360
 """A passage longer than this is cut around its first matched word."""
 OWN_VOICE = 0.8
@@ -88,6 +91,21 @@ def latest_terms(window: Sequence[Message], names: Sequence[str]) -> list[str]:
         more = [t for text in said for t in query_terms(text) if t not in excluded]
         terms = list(dict.fromkeys([*terms, *more]))
     return terms[:MAX_TERMS]
+
+
+def distinctive(terms: Sequence[str], frequency: Mapping[str, int]) -> list[str]:
+    """The rarest of `terms` while the messages they match stay within
+    `MATCH_BUDGET` together (and none that match nothing): bm25 ranks every
+    match, so this bounds the work whatever the chat's size, and a word found in
+    thousands of messages tells none of them apart."""
+    kept: list[str] = []
+    total = 0
+    for term in sorted((t for t in terms if frequency.get(t, 0) > 0), key=lambda t: frequency[t]):
+        total += frequency[term]
+        if total > MATCH_BUDGET:
+            break
+        kept.append(term)
+    return kept
 
 
 def words_in(text: str, terms: Sequence[str]) -> tuple[str, ...]:
@@ -147,7 +165,10 @@ async def come_to_mind(
     if limit <= 0 or token_budget <= 0 or not window:
         return []
     names = [voices.user, voices.character, *(voices.names or {}).values()]
-    terms = latest_terms(window, names)
+    said = latest_terms(window, names)
+    terms = distinctive(said, await store.recall.frequencies(said))
+    if not terms:
+        return []
     shown = {m.id for m in window}
     pool = [c for c in await store.recall.candidates(chat_id, terms, limit=CANDIDATES, diary=False)
             if c.message_id not in shown and c.role in ("user", "assistant")]

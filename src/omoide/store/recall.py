@@ -99,3 +99,12 @@ class RecallRepository:
             f"SELECT message_id, MAX(importance) FROM diary_entries WHERE message_id IN ({marks}) "
             "AND importance IS NOT NULL GROUP BY message_id")
         return {r[0]: r[1] for r in result}
+
+    async def frequencies(self, terms: Sequence[str]) -> dict[str, int]:
+        """How many stored messages (every chat, every branch) hold each of `terms`:
+        one count over each term's index entry, never a scan of the messages."""
+        found: dict[str, int] = {}
+        for term in terms:
+            row = await self.db.one("SELECT count(*) FROM messages_fts WHERE messages_fts MATCH ?", (fts_any([term]),))
+            found[term] = int(row[0]) if row else 0
+        return found
