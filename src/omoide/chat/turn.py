@@ -31,6 +31,7 @@ from omoide.config.settings import Settings
 from omoide.domain.chat import Chat, MemoryState, Message, Role
 from omoide.domain.witness import Reader
 from omoide.llm.base import Backend
+from omoide.llm.embeddings import Embed, ServerEmbeddings
 from omoide.memory.passages import Passage, Voices, come_to_mind
 from omoide.memory.prompt.build import build_prompt
 from omoide.memory.prompt.model import AssembledPrompt, PromptInputs, PromptOptions
@@ -143,6 +144,12 @@ class TurnRunner:
             previous=self._previous_render,
         )
 
+    @property
+    def embed(self) -> Embed | None:
+        """The backend's embedding source (an OpenAI-compatible server's /v1/embeddings), if it has one."""
+        source = getattr(self.backend, "embeddings", None)
+        return source.embed if isinstance(source, ServerEmbeddings) else None
+
     async def passages(self, head_id: int, state: MemoryState, speaker: Character, reader: Reader | None,
                        now: datetime) -> list[Passage]:
         """Memories that come to mind for `speaker` at `head_id`: none in memory_style
@@ -155,7 +162,7 @@ class TurnRunner:
                         host=facts.host if facts else "", names=facts.names if facts else None)
         return await come_to_mind(self.store, self.state.chat_id, head_id, state.window, voices=voices, now=now,
                                   half_life_days=memory.half_life_days, limit=memory.recall_passages,
-                                  token_budget=memory.recall_passages_tokens, reader=reader)
+                                  token_budget=memory.recall_passages_tokens, reader=reader, embed=self.embed)
 
     async def build_prompt(self, head_id: int, *, state: MemoryState | None = None,
                            speaker: Character | None = None, reader: Reader | None = None) -> AssembledPrompt:

@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING
 
 from omoide.domain.chat import Message, Role
+from omoide.llm.embeddings import Embed, cosine
 from omoide.llm.stamps import stamp
 from omoide.memory.recall import MAX_TERMS, query_terms
 from omoide.memory.weights import DEFAULT_IMPORTANCE, HIGH_IMPORTANCE
@@ -44,6 +45,10 @@ MATCH_BUDGET = 2000
 """Messages the query's words may match together (see `distinctive`)."""
 PASSAGE_CHARS = 360
 """A passage longer than this is cut around its first matched word."""
+MEANING_POOL = 16
+"""The best passages by words that are weighed by meaning too, when an embedding source exists."""
+QUERY_CHARS = 1000
+"""What of the latest messages is embedded as the query."""
 OWN_VOICE = 0.8
 """What the character's own replies weigh against the user's and the others' lines."""
 HEADING = "## Memories that come to mind\nEarlier moments of this story, word for word:"
@@ -60,6 +65,8 @@ class Passage:
     importance: float
     recency: float
     score: float
+    meaning: float | None = None
+    """Cosine similarity (0..1) of the passage to the latest messages; None without an embedding source."""
 
     def line(self, tz: tzinfo | None = None) -> str:
         return f"{stamp(self.when, tz)} {self.who}: {self.text}"
@@ -67,7 +74,8 @@ class Passage:
     def why(self, tz: tzinfo | None = None) -> str:
         """Why it came to mind, for /prompt."""
         return (f"{self.score:.2f}  {stamp(self.when, tz)} {self.who}: matched {', '.join(self.matched)} "
-                f"(relevance {self.relevance:.2f}, importance {self.importance:.2f}, recency {self.recency:.2f})")
+                f"(relevance {self.relevance:.2f}, importance {self.importance:.2f}, recency {self.recency:.2f}"
+                + ("" if self.meaning is None else f", meaning {self.meaning:.2f}") + ")")
 
 
 def estimate_tokens(text: str) -> int:
@@ -156,12 +164,32 @@ class Voices:
         return role == "assistant" and (self.me is None or (speaker or self.host) == self.me)
 
 
+async def by_meaning(scored: list[Passage], window: Sequence[Message], embed: Embed) -> list[Passage]:
+    """`scored` (best first) with the best `MEANING_POOL` weighed by their meaning
+    close to the latest messages; unchanged when no vectors can be had."""
+    pool, rest = scored[:MEANING_POOL], scored[MEANING_POOL:]
+    said = [m.content for m in reversed(window) if m.role in (Role.USER, Role.ASSISTANT)][:QUERY_MESSAGES]
+    vectors = await embed([" ".join(" ".join(said).split())[:QUERY_CHARS], *(p.text for p in pool)])
+    if vectors is None:
+        return scored
+    query, *found = vectors
+    weighed = []
+    for passage, vector in zip(pool, found, strict=True):
+        meaning = max(cosine(query, vector), 0.0)
+        weighed.append(replace(passage, meaning=meaning, score=passage.score * (0.5 + 0.5 * meaning)))
+    weighed.sort(key=lambda p: (-p.score, -p.message_id))
+    return [*weighed, *rest]
+
+
 async def come_to_mind(
     store: Store, chat_id: int, head_id: int, window: Sequence[Message], *, voices: Voices, now: datetime,
     half_life_days: float, limit: int, token_budget: int, reader: Reader | None = None, tz: tzinfo | None = None,
+    embed: Embed | None = None,
 ) -> list[Passage]:
     """The passages most relevant to the latest messages of `window` (the
-    window at `head_id`), best first, at most `limit` and `token_budget` tokens."""
+    window at `head_id`), best first, at most `limit` and `token_budget` tokens.
+    With `embed`, the `MEANING_POOL` best by words are weighed by meaning too:
+    score x (0.5 + 0.5 x meaning)."""
     if limit <= 0 or token_budget <= 0 or not window:
         return []
     names = [voices.user, voices.character, *(voices.names or {}).values()]
@@ -198,6 +226,8 @@ async def come_to_mind(
         scored.append(Passage(c.message_id, c.created_at, voices.who(c.role, c.speaker), cut(text, matched),
                               matched, relevance, weight, recency, score))
     scored.sort(key=lambda p: (-p.score, -p.message_id))
+    if embed is not None and scored:
+        scored = await by_meaning(scored, window, embed)
     chosen: list[Passage] = []
     used = estimate_tokens(HEADING)
     for passage in scored:
