@@ -90,9 +90,9 @@ async def two_cats(store: Store) -> int:
     return chat.id
 
 
-async def came_to_mind(store: Store, server: Server) -> tuple[str, str]:
+async def came_to_mind(store: Store, server: Server, **kw: Any) -> tuple[str, str]:
     settings = Settings(user_name="Kai", base_url=f"http://127.0.0.1:{server.server_address[1]}/v1", summary_threshold=10_000,
-                        recall_passages=1, world_idle_hours=10_000)
+                        recall_passages=1, world_idle_hours=10_000, **kw)
     session = await ChatSession.open(store, MIKA, settings, OpenAICompatBackend(settings.backend), chat_id=await two_cats(store))
     for _ in range(2):
         [_ async for _ in session.send("Does your cat feel cozy at night?")]
@@ -115,3 +115,8 @@ async def test_without_an_embeddings_endpoint_the_words_decide_and_it_is_asked_o
     layer, why = await came_to_mind(store, server)
     assert MARKET in layer, "by words alone, the message that says 'cat' four times"
     assert "meaning" not in why and not server.asked and server.tries == 1
+
+
+async def test_recall_passages_meaning_off_never_asks_for_embeddings(store: Store, server: Server) -> None:
+    layer, why = await came_to_mind(store, server, recall_passages_meaning=False)
+    assert MARKET in layer and "meaning" not in why and server.tries == 0

@@ -147,6 +147,8 @@ class TurnRunner:
     @property
     def embed(self) -> Embed | None:
         """The backend's embedding source (an OpenAI-compatible server's /v1/embeddings), if it has one."""
+        if not self.settings.memory.recall_passages_meaning:
+            return None
         source = getattr(self.backend, "embeddings", None)
         return source.embed if isinstance(source, ServerEmbeddings) else None
 
