@@ -148,7 +148,7 @@ def _add_line(out: list[ChatMessage], message: Message, tz: tzinfo | None, scene
     out.append({"role": role, "content": text})
 
 
-def come_to_mind(ctx: PromptContext) -> str:
+def passages_layer(ctx: PromptContext) -> str:
     """The passages layer: first in the closing system message, after the window
     (it changes every turn, so it never sits before the cached prefix)."""
     return "" if "passages" in ctx.hidden else passages_text(ctx.passages, ctx.tz)
@@ -201,7 +201,7 @@ def assemble(
     memos = "" if drop_diary else memos_text(ctx, state)
     plain = window_messages(state.window, ctx.tz, ctx.scene, ctx.user_name, timeline.recaps if timeline else ())[drop_oldest:]
     window, notes = place_notes(plain, ctx.placement.at_depth, _env(ctx, card=False))
-    passages = come_to_mind(ctx)
+    passages = passages_layer(ctx)
     tail = tail_text(ctx, state)
     note_before, note_after = (expand(n, _env(ctx, card=True)).strip() for n in (ctx.placement.note_before_card, ctx.placement.note_after_card))
     stable = "\n\n".join(part for part in (note_before, card, note_after, profile, world) if part)
