@@ -198,5 +198,5 @@ async def test_the_both_style_keeps_the_summary_and_adds_the_memos_before_its_wi
     assert system.index("## Recent Conversation Summary") < system.index("## Memo book")
     state = await session.memory()
     prompt = session.last_prompt
-    assert prompt is not None and [layer.name for layer in prompt.layers] == ["card", "memory", "memos", "window", "tail"]
+    assert prompt is not None and [layer.name for layer in prompt.layers] == ["card", "memory", "memos", "window", "passages", "tail"]
     assert state.summary is not None and state.summary.covers_to_id is not None

@@ -125,8 +125,10 @@ async def test_the_turn_after_a_compression_reads_the_window_from_the_engines_ca
 
     evaluated: dict[str, list[tuple[int, int]]] = {}
     for placement in ("auto", "head"):
+        # recall_passages = 0: memories that come to mind are evaluated anew every turn
+        # wherever the summary goes; this measures only what the summary's placement costs.
         settings = Settings(user_name="Kai", recent_messages=6, summary_threshold=8, summary_placement=placement,
-                            max_tokens=12, temperature=0.0, seed=1, context_size=2048)
+                            max_tokens=12, temperature=0.0, seed=1, context_size=2048, recall_passages=0)
         store = await Store.open(tmp_path / f"{placement}.db")
         session = await ChatSession.open(store, MIKA, settings, LocalBackend(settings), summarizer=summarizer())
         compressions, after_one = 0, False

@@ -22,7 +22,7 @@ from omoide.store import Store
 
 log = logging.getLogger(__name__)
 
-AMNESIA_TIERS = ("diary", "summary", "memos", "world", "profile", "pinned", "corrections")
+AMNESIA_TIERS = ("diary", "summary", "memos", "world", "profile", "pinned", "corrections", "passages")
 """What /amnesia can hide from a chat's prompt."""
 
 

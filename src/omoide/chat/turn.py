@@ -32,6 +32,8 @@ from omoide.domain.chat import Chat, MemoryState, Message, Role
 from omoide.domain.witness import Reader
 from omoide.llm.base import Backend
 from omoide.memory.corrections import CUES, Correction, correction
+from omoide.llm.embeddings import Embed, ServerEmbeddings
+from omoide.memory.passages import Passage, Voices, come_to_mind
 from omoide.memory.prompt.build import build_prompt
 from omoide.memory.prompt.model import AssembledPrompt, PromptInputs, PromptOptions
 from omoide.memory.shared import chat_prefix
@@ -144,6 +146,7 @@ class TurnRunner:
             memo_strengths=await self.weights.memo_strengths(head_id, state, now),
             hidden=frozenset(self.state.chat.amnesia),
             recalled=await self.scene.witnessed_recall(self.user.pending_recall, reader),
+            passages=await self.passages(head_id, state, speaker, reader, now),
             scene=self.scene.facts(speaker),
             previous=self._previous_render,
         )
@@ -157,6 +160,28 @@ class TurnRunner:
             if fix is not None and await self.store.messages.is_ancestor(message_id, head_id):
                 found.append(fix)
         return found[::-1]
+
+    @property
+    def embed(self) -> Embed | None:
+        """The backend's embedding source (an OpenAI-compatible server's /v1/embeddings), if it has one."""
+        if not self.settings.memory.recall_passages_meaning:
+            return None
+        source = getattr(self.backend, "embeddings", None)
+        return source.embed if isinstance(source, ServerEmbeddings) else None
+
+    async def passages(self, head_id: int, state: MemoryState, speaker: Character, reader: Reader | None,
+                       now: datetime) -> list[Passage]:
+        """Memories that come to mind for `speaker` at `head_id`: none in memory_style
+        'none' (the window alone, a real baseline), with recall_passages = 0, or under /amnesia."""
+        memory = self.settings.memory
+        if memory.style == "none" or "passages" in self.state.chat.amnesia:
+            return []
+        facts = self.scene.facts(speaker)
+        voices = Voices(self.state.user_name, speaker.display_name, me=facts.me if facts else None,
+                        host=facts.host if facts else "", names=facts.names if facts else None)
+        return await come_to_mind(self.store, self.state.chat_id, head_id, state.window, voices=voices, now=now,
+                                  half_life_days=memory.half_life_days, limit=memory.recall_passages,
+                                  token_budget=memory.recall_passages_tokens, reader=reader, embed=self.embed)
 
     async def build_prompt(self, head_id: int, *, state: MemoryState | None = None,
                            speaker: Character | None = None, reader: Reader | None = None) -> AssembledPrompt:

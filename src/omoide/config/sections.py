@@ -236,6 +236,16 @@ class MemorySettings(Section):
     recall_tool: bool = False
     """Offer the character a recall tool that searches the whole story (off: characters
     that can search tend to replay old scenes)."""
+    recall_passages: Annotated[int, Range(ge=0, le=20)] = 3
+    """Memories that come to mind: at most this many earlier messages of the story
+    (this branch, what the character witnessed) most relevant to the latest ones
+    come back word for word after the window each turn; 0 turns them off. Not in
+    memory_style 'none', which keeps only the window."""
+    recall_passages_tokens: Annotated[int, Range(ge=0)] = 300
+    """Tokens those passages may take together (estimated at 4 characters a token)."""
+    recall_passages_meaning: bool = True
+    """Weigh those passages by meaning too when the server answers /v1/embeddings
+    (one request a turn, to the chat's server; off: by their words alone)."""
     profile_learning: Literal["ask", "auto", "off"] = "ask"
     """What happens to a fact a character learns about you: proposed for you to
     accept (ask), added at once (auto), or ignored (off)."""

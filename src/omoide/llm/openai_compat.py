@@ -17,6 +17,7 @@ import httpx
 from omoide.bounded_http import BoundExceeded, SmallResponse, fetch
 from omoide.config.sections import BackendSettings
 from omoide.errors import BadRequest, ConfigError, ModelNotFound, ServerFailed
+from omoide.llm.embeddings import ServerEmbeddings
 from omoide.llm.base import WIRE_KEYS, ChatMessage, Done, Event, TextDelta, TokenCount, ToolSpec, Usage, estimate_tokens, without_tools
 from omoide.llm.errors import connect_error, error_detail, http_error
 from omoide.llm.slots import SlotTable
@@ -65,6 +66,8 @@ class OpenAICompatBackend:
         self._slots: SlotTable | None = None
         """llama.cpp's cache slots, once a scene asked (None: not asked yet)."""
         self._slots_known = False
+        self.embeddings = ServerEmbeddings(self.client, self.base_url, self.model, self._headers)
+        """The server's /v1/embeddings, for memories that come to mind (used when it answers)."""
 
     def _secret(self) -> str | None:
         return self.settings.api_key.get_secret_value() if self.settings.api_key else None

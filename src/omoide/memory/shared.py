@@ -89,7 +89,7 @@ def chat_prefix(prompt: AssembledPrompt, reply: Message, tz: tzinfo | None = Non
     if len(messages) > 1 and messages[-1]["role"] == "system":
         messages.pop()
     shown = window_messages([reply], tz)
-    tail = next((layer.tokens for layer in prompt.layers if layer.name == "tail"), 0)
+    tail = sum(layer.tokens for layer in prompt.layers if layer.name in ("passages", "tail"))  # the closing message
     tokens = max(prompt.total_tokens - tail, 0) + sum(len(m.get("content", "")) for m in shown) // CHARS_PER_TOKEN + 8
     return ChatPrefix([*messages, *shown], tokens, reply.id, reply.parent_id, reply.depth)
 

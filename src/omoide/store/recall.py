@@ -94,3 +94,29 @@ class RecallRepository:
             {"head": head_id, "depth": min_depth},
         )
         return {r[0] for r in result}
+
+    async def texts(self, message_ids: Sequence[int]) -> dict[int, str]:
+        """The full content of each of `message_ids`."""
+        if not message_ids:
+            return {}
+        marks = ",".join(str(int(i)) for i in message_ids)
+        return {r[0]: r[1] for r in await self.db.all(f"SELECT id, content FROM messages WHERE id IN ({marks})")}
+
+    async def importance(self, message_ids: Sequence[int]) -> dict[int, int]:
+        """The highest importance of a diary entry written at each of `message_ids` (those that have one)."""
+        if not message_ids:
+            return {}
+        marks = ",".join(str(int(i)) for i in message_ids)
+        result = await self.db.all(
+            f"SELECT message_id, MAX(importance) FROM diary_entries WHERE message_id IN ({marks}) "
+            "AND importance IS NOT NULL GROUP BY message_id")
+        return {r[0]: r[1] for r in result}
+
+    async def frequencies(self, terms: Sequence[str]) -> dict[str, int]:
+        """How many stored messages (every chat, every branch) hold each of `terms`:
+        one count over each term's index entry, never a scan of the messages."""
+        found: dict[str, int] = {}
+        for term in terms:
+            row = await self.db.one("SELECT count(*) FROM messages_fts WHERE messages_fts MATCH ?", (fts_any([term]),))
+            found[term] = int(row[0]) if row else 0
+        return found

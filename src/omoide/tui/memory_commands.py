@@ -37,7 +37,7 @@ async def amnesia_command(app: Host, command: ParsedCommand) -> None:
     if not command.args:
         hidden = app.session.chat.amnesia
         state = f"hiding {', '.join(hidden)}" if hidden else "off"
-        app.notify(f"Amnesia is {state}. /amnesia diary summary memos world profile pinned (or all) hides tiers; /amnesia off brings them back.", timeout=6)
+        app.notify(f"Amnesia is {state}. /amnesia diary summary memos world profile pinned corrections passages (or all) hides tiers; /amnesia off brings them back.", timeout=6)
         return
     off = [a.lower() for a in command.args] == ["off"]
     hidden = await app.session.user.set_amnesia([] if off else command.args)

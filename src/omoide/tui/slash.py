@@ -70,7 +70,7 @@ TABLE: tuple[SlashCommand, ...] = (
     SlashCommand("remember", "/remember [!] [--importance 1-5] TEXT", "Write a line in the character's diary (! = important).", chat.remember_command),
     SlashCommand("recall", "/recall TEXT", "Bring a past moment into the next prompt.", memory.recall_command),
     SlashCommand("profile", "/profile [add TEXT]", "Show and edit your profile; accept what characters learned.", memory.profile_command),
-    SlashCommand("amnesia", "/amnesia TIER...|off", "Hide memory tiers (diary, summary, memos, world, profile, pinned) from this chat.", memory.amnesia_command),
+    SlashCommand("amnesia", "/amnesia TIER...|off", "Hide memory tiers (diary, summary, memos, world, profile, pinned, corrections, passages) from this chat.", memory.amnesia_command),
     SlashCommand("pin", "/pin [TEXT|N|diary N]", "Keep a fact (or message N, or a diary line) in every prompt of the character.", pins.pin_command),
     SlashCommand("pins", "/pins", "List what is pinned for the character.", pins.pins_command),
     SlashCommand("unpin", "/unpin N", "Take pin #N out of the prompts.", pins.unpin_command),

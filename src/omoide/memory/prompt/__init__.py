@@ -16,9 +16,10 @@ cache (llama.cpp, vLLM, OpenAI, Anthropic) reuses the prefix:
     window   the messages no summary covers, timestamped, oldest first (on a play
              script, with each summary part since the rewrite where it was
              written: memory/timeline.py)
-    system   volatile tail: date and time, diary lines since the checkpoint,
-             lore triggered this turn, memos you wrote since, notes on absent
-             characters just mentioned, post-history instructions
+    system   volatile tail: memories that come to mind (memory/passages.py),
+             date and time, diary lines since the checkpoint, lore triggered
+             this turn, memos you wrote since, notes on absent characters just
+             mentioned, post-history instructions
 
     model.py   the shapes: the inputs, the decided context, layers, the assembled prompt
     build.py   build_prompt: lore and its budget, amnesia, profile, world and gossip,

@@ -71,6 +71,7 @@ async def build_prompt(inputs: PromptInputs, count: CountPrompt) -> AssembledPro
         memo_strengths=inputs.memo_strengths,
         hidden=hidden,
         recalled=list(inputs.recalled),
+        passages=list(inputs.passages),
         world="\n\n".join(p for p in (inputs.world, gossip) if p),
         world_notes=inputs.world_notes,
         scene=inputs.scene,

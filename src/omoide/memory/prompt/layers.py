@@ -16,6 +16,7 @@ from omoide.llm.stamps import stamp
 from omoide.memory import corrections, recall
 from omoide.memory.diary import INLINE_INSTRUCTIONS, NATIVE_INSTRUCTIONS, diary_lines, render_diary, select_diary
 from omoide.memory.memos import render_memos
+from omoide.memory.passages import passages_text
 from omoide.memory.prompt.model import DEFAULT_SYSTEM_PROMPT, AssembledPrompt, Layer, PromptContext, SceneFacts, render
 from omoide.memory.prompt.notes import lore_text, macro_env, note_layers, place_notes
 from omoide.memory.weights import memo_text, select_weighted
@@ -174,6 +175,12 @@ def _add_line(out: list[ChatMessage], message: Message, tz: tzinfo | None, scene
     out.append({"role": role, "content": text})
 
 
+def passages_layer(ctx: PromptContext) -> str:
+    """The passages layer: first in the closing system message, after the window
+    (it changes every turn, so it never sits before the cached prefix)."""
+    return "" if "passages" in ctx.hidden else passages_text(ctx.passages, ctx.tz)
+
+
 def tail_text(ctx: PromptContext, state: MemoryState) -> str:
     live = _env(ctx, card=False)
 
@@ -222,6 +229,7 @@ def assemble(
     memos = "" if drop_diary else memos_text(ctx, state)
     plain = window_messages(state.window, ctx.tz, ctx.scene, ctx.user_name, timeline.recaps if timeline else ())[drop_oldest:]
     window, notes = place_notes(plain, ctx.placement.at_depth, _env(ctx, card=False))
+    passages = passages_layer(ctx)
     tail = tail_text(ctx, state)
     note_before, note_after = (expand(n, _env(ctx, card=True)).strip() for n in (ctx.placement.note_before_card, ctx.placement.note_after_card))
     stable = "\n\n".join(part for part in (note_before, card, note_after, profile, world, pinned) if part)
@@ -231,8 +239,9 @@ def assemble(
     if memory or memos:
         head["cache_split"] = len(stable)  # where card, profile, world and pins end: a second cache breakpoint for Anthropic
     messages: list[ChatMessage] = [head, *window]
-    if tail:
-        messages.append({"role": "system", "content": tail})
+    closing = "\n\n".join(part for part in (passages, tail) if part)
+    if closing:
+        messages.append({"role": "system", "content": closing})
     layers = [
         *([Layer("authors_note", note_before)] if note_before else []),
         Layer("card", card),
@@ -244,6 +253,7 @@ def assemble(
         *([Layer("memos", memos)] if ctx.memo_layer else []),
         Layer("window", render(plain), messages=len(plain)),
         *(Layer(name, text, messages=placed) for name, text, placed in note_layers(notes)),
+        *([Layer("passages", passages)] if passages else []),
         Layer("tail", tail),
     ]
     stable_shown, new_shown = selected_diary(ctx, state)
@@ -253,4 +263,4 @@ def assemble(
         shown_memos = [*(state.memos if memos else []), *([] if "memos" in ctx.hidden else state.new_memos)]
         memories += [(m.last_at or m.created_at, f"memo: {memo_text(m)}", ctx.memo_strengths.get(m.id)) for m in shown_memos if not m.gap]
     return AssembledPrompt(messages=messages, layers=layers, memories=memories, recalled=list(ctx.recalled),
-                           window_plain=plain, notes=notes)
+                           passages=[p.why(ctx.tz) for p in ctx.passages] if passages else [], window_plain=plain, notes=notes)

@@ -19,6 +19,7 @@ from omoide.characters.notes import AuthorsNote, DepthNote
 from omoide.characters.placement import Placement
 from omoide.domain.chat import MemoryState, Message
 from omoide.llm.base import ChatMessage, Usage
+from omoide.memory.passages import Passage
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are {{char}} in an ongoing roleplay with {{user}}. Stay in character. "
@@ -73,9 +74,12 @@ class PromptContext:
     memo_strengths: Mapping[int, float] = field(default_factory=dict)
     """Memo id -> strength, for /prompt."""
     hidden: frozenset[str] = frozenset()
-    """Memory tiers /amnesia hides: 'diary', 'summary', 'memos', 'world', 'profile', 'pinned', 'corrections'."""
+    """Memory tiers /amnesia hides: 'diary', 'summary', 'memos', 'world', 'profile', 'pinned', 'corrections',
+    'passages'."""
     recalled: Sequence[str] = ()
     """Past moments the user brought back with /recall, for this turn's tail."""
+    passages: Sequence[Passage] = ()
+    """Memories that come to mind this turn (memory/passages.py), after the window."""
     world: str = ""
     """World memory (omoide.world.prompt.world_block): stable between conversation ends."""
     world_notes: Sequence[str] = ()
@@ -130,6 +134,8 @@ class AssembledPrompt:
     """The diary entries and memos that entered the prompt: (when, 'diary: text' or 'memo: text', strength)."""
     recalled: list[str] = field(default_factory=list)
     """What /recall and the recall tool brought back for this reply."""
+    passages: list[str] = field(default_factory=list)
+    """The memories that came to mind, each with why (its matched words and score parts)."""
     usage: Usage | None = None
     """What the backend reported for the reply to this prompt (cache reads and writes included)."""
     tool_problems: list[str] = field(default_factory=list)
@@ -216,6 +222,8 @@ class PromptInputs:
     hidden: frozenset[str] = frozenset()
     """The tiers /amnesia hides in this chat."""
     recalled: Sequence[str] = ()
+    passages: Sequence[Passage] = ()
+    """Memories that come to mind this turn (the layer decides whether /amnesia hides them)."""
     scene: SceneFacts | None = None
     previous: str | None = None
     """The previous prompt as rendered, for the prefix the two share."""

@@ -19,6 +19,10 @@ from omoide.llm.base import ChatMessage
 from omoide.memory.prompt.model import CountPrompt
 
 
+CLOSING = ("passages", "tail")
+"""The layers of the closing system message, after the window and its notes."""
+
+
 def macro_env(macros: MacroEnv | None, card_macros: MacroEnv | None, *, char: str, user: str, card: bool) -> MacroEnv:
     """The values a layer's macros read: the card's (as of the last checkpoint) or this turn's."""
     env = (card_macros or macros) if card else macros
@@ -72,8 +76,9 @@ async def layer_tokens(layers: Sequence[tuple[str, str]], messages: list[ChatMes
     head = messages[0]
     at = next(i for i, (name, _) in enumerate(layers) if name == "window")
     head_layers = [i for i in range(at) if layers[i][1]]
-    placed = [i for i in range(at + 1, len(layers)) if layers[i][0] != "tail"]
+    placed = [i for i in range(at + 1, len(layers)) if layers[i][0] not in CLOSING]
     tail = next((i for i, (name, text) in enumerate(layers) if name == "tail" and text), None)
+    passages = next((i for i, (name, text) in enumerate(layers) if name == "passages" and text), None)
     with_head = await count([head])
     figures = [0] * len(layers)
     parts: list[str] = []
@@ -89,6 +94,9 @@ async def layer_tokens(layers: Sequence[tuple[str, str]], messages: list[ChatMes
         applied += [n for n in notes if n.layer == layers[i][0]]
         upto = await count([head, *inject_notes(plain, applied)])
         figures[i], before = upto - before, upto
+    if passages is not None:  # the closing message opens with the passages
+        upto = await count([head, *inject_notes(plain, applied), {"role": "system", "content": layers[passages][1]}])
+        figures[passages], before = upto - before, upto
     total = await count(messages) if tail is not None else before
     if tail is not None:
         figures[tail] = total - before

@@ -25,6 +25,7 @@ DESCRIPTIONS = {
     "window": "recent messages, verbatim (and newer summary parts)",
     "character_note": "the card's Character's Note, at its depth in the window",
     "lore_at_depth": "lore placed at a depth of the window (SillyTavern's @ D)",
+    "passages": "memories that come to mind: earlier messages relevant to the latest, word for word (volatile)",
     "tail": "date and time, new diary lines, triggered lore (volatile)",
 }
 
@@ -67,6 +68,9 @@ def inspector_text(prompt: AssembledPrompt | None) -> str:
         lines.append("Memories in the prompt, with their strength (importance, decayed by age, raised by mentions):")
         lines += [f"  {'?' if value is None else f'{value:.2f}'}  {diary.day(when)} {' '.join(text.split())[:76]}"
                   for when, text, value in prompt.memories]
+    if prompt.passages:
+        lines.append("Memories that came to mind, with why (score: relevance x (0.5 + 0.3 importance + 0.2 recency), own replies x 0.8):")
+        lines += [f"  {line}" for line in prompt.passages]
     if prompt.recalled:
         lines.append("Recalled for this reply:")
         lines += [f"  {line}" for line in prompt.recalled]

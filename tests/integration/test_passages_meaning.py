@@ -1,0 +1,122 @@
+"""Memories that come to mind, weighed by meaning where the server has an
+embeddings endpoint: a real OpenAI-compatible client against a fake server
+whose /v1/embeddings places texts by a few words' meaning (no real server
+here embeds), on a real SQLite file."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from omoide.characters.model import Character
+from omoide.chat.session import ChatSession
+from omoide.config.settings import Settings
+from omoide.domain.chat import Role
+from omoide.llm.openai_compat import OpenAICompatBackend
+from omoide.store import Store
+from tests.fakeservers import chat_reply
+
+MIKA = Character(id="mika", name="Mika", first_message="*waves* Hi!")
+MARKET = "The cat, the cat, the cat ran off with the market cat."
+COZY = "My cat Biscuit-1001 sleeps by the radiator."
+SENSES = ({"cozy", "night", "sleeps", "radiator", "warm", "bed"}, {"market", "ran", "street", "off"})
+
+
+def meaning(text: str) -> list[float]:
+    words = set(re.findall(r"[a-z]+", text.lower()))
+    return [float(len(words & sense)) for sense in SENSES] + [0.5]
+
+
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+    embeddings = True
+    asked: list[list[str]]
+    tries = 0
+
+
+class Handler(BaseHTTPRequestHandler):
+    server: Server
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+        body = json.loads(self.rfile.read(int(self.headers.get("content-length", "0"))))
+        if self.path == "/v1/chat/completions":
+            self.send(200, chat_reply("Mm."), "text/event-stream")
+        elif self.path == "/v1/embeddings" and self.server.embeddings:
+            self.server.tries += 1
+            self.server.asked.append(body["input"])
+            data = [{"object": "embedding", "index": i, "embedding": meaning(t)} for i, t in enumerate(body["input"])]
+            self.send(200, json.dumps({"object": "list", "data": data}).encode(), "application/json")
+        else:
+            self.server.tries += self.path == "/v1/embeddings"
+            self.send(404, b'{"error": "not found"}', "application/json")
+
+    def do_GET(self) -> None:  # noqa: N802
+        self.send(404, b'{"error": "not found"}', "application/json")
+
+    def send(self, status: int, body: bytes, kind: str) -> None:
+        self.send_response(status)
+        self.send_header("content-type", kind)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.fixture
+def server() -> Iterator[Server]:
+    found = Server(("127.0.0.1", 0), Handler)
+    found.asked = []
+    threading.Thread(target=found.serve_forever, daemon=True).start()
+    yield found
+    found.shutdown()
+    found.server_close()
+
+
+async def two_cats(store: Store) -> int:
+    chat = await store.chats.create("mika", greeting="*waves* Hi!")
+    head = await store.messages.add(chat.id, chat.head_id, Role.USER, COZY)
+    head = await store.messages.add(chat.id, head.id, Role.USER, MARKET)
+    for i in range(10):
+        head = await store.messages.add(chat.id, head.id, Role.ASSISTANT if i % 2 == 0 else Role.USER, f"Line {i}: tea and bread.")
+    await store.memory.add_summary(chat.id, head.id, content="Tea.", covers_to_id=head.id, diary_to_id=None)
+    return chat.id
+
+
+async def came_to_mind(store: Store, server: Server, **kw: Any) -> tuple[str, str]:
+    settings = Settings(user_name="Kai", base_url=f"http://127.0.0.1:{server.server_address[1]}/v1", summary_threshold=10_000,
+                        recall_passages=1, world_idle_hours=10_000, **kw)
+    session = await ChatSession.open(store, MIKA, settings, OpenAICompatBackend(settings.backend), chat_id=await two_cats(store))
+    for _ in range(2):
+        [_ async for _ in session.send("Does your cat feel cozy at night?")]
+    prompt = session.last_prompt
+    assert prompt is not None
+    [layer] = [layer.text for layer in prompt.layers if layer.name == "passages"]
+    [why] = prompt.passages
+    return layer, why
+
+
+async def test_meaning_from_the_servers_embeddings_picks_the_passage_that_means_it(store: Store, server: Server) -> None:
+    layer, why = await came_to_mind(store, server)
+    assert COZY in layer and MARKET not in layer
+    assert "meaning 1.00" in why
+    assert server.asked and server.asked[0][0] == "Does your cat feel cozy at night?"
+
+
+async def test_without_an_embeddings_endpoint_the_words_decide_and_it_is_asked_once(store: Store, server: Server) -> None:
+    server.embeddings = False
+    layer, why = await came_to_mind(store, server)
+    assert MARKET in layer, "by words alone, the message that says 'cat' four times"
+    assert "meaning" not in why and not server.asked and server.tries == 1
+
+
+async def test_recall_passages_meaning_off_never_asks_for_embeddings(store: Store, server: Server) -> None:
+    layer, why = await came_to_mind(store, server, recall_passages_meaning=False)
+    assert MARKET in layer and "meaning" not in why and server.tries == 0
