@@ -29,7 +29,8 @@ _FACT_WORDS = re.compile(
     r"|love|hate|can't stand|allergic|prefer|secret|actually|not anymore|no longer|moved|married|born|sister|brother"
     r"|mother|father|friend|job|works? as|applied|bought|adopted|lost|found|remember)\b", re.I)
 _QUESTION = re.compile(r"\?\s*$")
-_STOP_NAMES = frozenset({"I", "I'm", "I've", "I'll", "I'd", "Oh", "Ah", "Mm", "Well", "Yes", "No", "OK", "Okay"})
+_STOP_NAMES = frozenset({"I", "I'm", "I've", "I'll", "I'd", "Oh", "Ah", "Mm", "Well", "Yes", "No", "OK", "Okay", "She",
+                         "He", "They", "We", "You", "It", "The", "A", "An", "This", "That", "Her", "His", "My", "Your"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,11 +42,22 @@ class Sentence:
     score: float
 
 
+def names_in(text: str) -> list[str]:
+    """Capitalised words standing mid-sentence (a sentence's, an action's or a
+    quotation's first word is capitalised for other reasons), pronouns left out."""
+    out = []
+    for m in _PROPER.finditer(text):
+        before = text[: m.start()].rstrip()
+        if not before or before[-1] in ".!?*\"'“”(:;—–-…" or m.group() in _STOP_NAMES:
+            continue
+        out.append(m.group())
+    return out
+
+
 def _score(text: str, speaker: str, user: str, character: str) -> float:
     if _QUESTION.search(text) or len(text) < 12:
         return 0.0
-    proper = [m.group() for m in _PROPER.finditer(text) if m.start() > 0 and m.group() not in _STOP_NAMES
-              and m.group() not in (character, user)]  # not the sentence's first word
+    proper = [name for name in names_in(text) if name not in (character, user)]
     value = 2.0 * min(len(proper), 3) + 1.5 * bool(_NUMBER.search(text)) + 1.0 * bool(_TIME_WORDS.search(text))
     value += 1.5 * min(len(_FACT_WORDS.findall(text)), 3)
     if speaker and speaker.casefold() == character.casefold():
@@ -117,8 +129,7 @@ def salient_words(lines: Sequence[str], *, user: str, character: str) -> set[str
     out: set[str] = set()
     skip = {user.casefold(), character.casefold()}
     for s in sentences(lines, user=user, character=character):
-        out |= {m.group().casefold() for m in _PROPER.finditer(s.text)
-                if m.start() > 0 and m.group() not in _STOP_NAMES and m.group().casefold() not in skip}
+        out |= {name.casefold() for name in names_in(s.text) if name.casefold() not in skip}
         out |= {m.group() for m in re.finditer(r"\d{2,}", s.text)}  # "message 3" is no fact; "42 Harbour Lane" is
     return out
 

@@ -178,7 +178,7 @@ def _add_line(out: list[ChatMessage], message: Message, tz: tzinfo | None, scene
 def passages_layer(ctx: PromptContext) -> str:
     """The passages layer: first in the closing system message, after the window
     (it changes every turn, so it never sits before the cached prefix)."""
-    return "" if "passages" in ctx.hidden else passages_text(ctx.passages, ctx.tz)
+    return "" if "passages" in ctx.hidden else corrections.mark_past(passages_text(ctx.passages, ctx.tz), ctx.corrections, ctx.tz)
 
 
 def tail_text(ctx: PromptContext, state: MemoryState) -> str:
