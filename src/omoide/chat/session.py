@@ -72,13 +72,13 @@ class ChatSession:
             user_name, user_persona = chat.persona, personas[chat.persona]
         self.state = ChatState(store, chat, user_name=user_name, user_persona=user_persona)
         self.navigator = Navigator(store, chat)
+        self.gate = ReplyGate()
         self.memory_worker = MemoryWorker(
             store, chat.id, character, settings.memory, summarizer or backend,
-            context_size=settings.backend.context_size, user_name=user_name, on_event=on_memory_event,
+            context_size=settings.backend.context_size, user_name=user_name, on_event=on_memory_event, run=self.gate.run,
         )
         self.book = MemoBook(store, chat.id, self.memory_worker.retry_memo)
         self.weights = ChatMemory(store, chat, settings.memory, character_id=character.id)
-        self.gate = ReplyGate()
         directory = Directory([character])
         self.world = WorldKeeper(
             store, settings.world, summarizer or backend, user_name=settings.user.name,
