@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from omoide.characters.model import Character
-from omoide.chat.events import ReplyDelta, ReplyFinished
+from omoide.chat.events import ReplyDelta, ReplyFinished, TurnEvent
 from omoide.chat.session import ChatSession
 from omoide.config.settings import Settings
 from omoide.llm.base import ChatMessage, Event, TextDelta
@@ -32,8 +32,8 @@ LINES = ["My cat Biscuit knocked the flour off the shelf this morning.", "I move
 
 def watched(settings: Settings, log: list[tuple[str, Any]]) -> Any:
     """The embedded backend, noting in `log` (in the order the event loop sees
-    them) each memory request sent, each piece of text memory work and replies
-    receive, and each memory request that ran to its end."""
+    them) each memory request sent, each piece of text memory work receives,
+    and each memory request that ran to its end."""
     from omoide.llm.local import LocalBackend
 
     class Watched(LocalBackend):
@@ -44,10 +44,9 @@ def watched(settings: Settings, log: list[tuple[str, Any]]) -> Any:
             if memory:
                 log.append(("memory sent", [m.get("content") for m in messages]))
             async for event in super().stream(messages, **kwargs):
-                if isinstance(event, TextDelta):
-                    log.append(("memory text" if memory else "reply text", event.text))
-                    if memory:
-                        self.memory_writing.set()
+                if memory and isinstance(event, TextDelta):
+                    log.append(("memory text", event.text))
+                    self.memory_writing.set()
                 yield event
             if memory:
                 log.append(("memory answered", None))
@@ -81,7 +80,11 @@ async def test_a_message_sent_during_memory_work_is_answered_first_and_the_work_
     assert ("memory answered", None) not in log[log.index(("memory sent", cut)):], "memory work ended before the message was sent"
     sent_at = len(log)
 
-    events = [event async for event in session.send(next(lines))]
+    events: list[TurnEvent] = []
+    async for event in session.send(next(lines)):
+        events.append(event)
+        if isinstance(event, ReplyDelta):
+            log.append(("reply text", event.text))  # as the user sees it
     reply = next(e.message for e in events if isinstance(e, ReplyFinished))
     async with asyncio.timeout(BOUND):
         await session.wait_for_memory_work()
@@ -108,3 +111,37 @@ async def test_a_message_sent_during_memory_work_is_answered_first_and_the_work_
     assert summary.covers_to_id is not None and summary.covers_to_id < reply.parent_id  # type: ignore[operator]
     state = await store.memory.state(reply.id)
     assert state.summary is not None and state.summary.id >= summary.id
+
+
+async def test_after_memory_work_the_next_reply_finds_its_prompt_already_evaluated(
+        store: Store, smollm2_path: Path, omoide_home: Path) -> None:
+    """Memory work changes the start of the next prompt (a summary part, old
+    lines gone); the engine evaluates that while the user reads, so the reply
+    after it evaluates no more than the reply after any other turn: the
+    user's new line and the date."""
+    from omoide.llm.local import LocalBackend
+
+    settings = Settings(user_name="Kai", recent_messages=4, summary_threshold=6, temperature=0.0, context_size=2048)
+    backend = LocalBackend(settings)
+    memory: list[MemoryEvent] = []
+    session = await ChatSession.open(store, MIKA, settings, backend, on_memory_event=memory.append)
+    evaluated: list[tuple[bool, int]] = []
+    """Per turn: (memory work stored something after the turn before, prompt tokens the engine evaluated)."""
+    changed = False
+    for line in LINES * 2:
+        async for _ in session.send(line):
+            pass
+        usage = session.turns.last_prompt.usage if session.turns.last_prompt else None
+        assert usage is not None and usage.prompt_tokens is not None and usage.cache_read_tokens is not None
+        evaluated.append((changed, usage.prompt_tokens - usage.cache_read_tokens))
+        before = len(memory)
+        async with asyncio.timeout(BOUND):
+            await session.wait_for_memory_work()
+        changed = any(isinstance(e, MemoryWorkDone) for e in memory[before:])
+        if sum(after for after, _ in evaluated) >= 2:
+            break
+    assert not [e for e in memory if isinstance(e, MemoryWorkFailed)]
+    after_memory = [n for after, n in evaluated[1:] if after]
+    others = [n for after, n in evaluated[1:] if not after]  # the first reply finds nothing cached
+    assert after_memory and others, evaluated
+    assert max(after_memory) <= max(others) + 8, evaluated

@@ -363,9 +363,14 @@ class ChatSession:
     async def wait_for_memory_work(self) -> None:
         await self.memory_worker.wait()
         await self.world.wait()
+        if self.turns.warming is not None:
+            await asyncio.shield(self.turns.warming)
 
     async def aclose(self) -> None:
         # A reply cut off by the app closing (Ctrl+Q, SIGTERM) is still being stored as interrupted.
         await asyncio.gather(*self.turns.finishing, return_exceptions=True)
         await self.memory_worker.cancel()
         await self.world.cancel()
+        if self.turns.warming is not None:
+            self.turns.warming.cancel()
+            await asyncio.gather(self.turns.warming, return_exceptions=True)
