@@ -360,10 +360,13 @@ class ChatSession:
             self.world.schedule(conversation.id)
         return conversation
 
-    async def wait_for_memory_work(self) -> None:
+    async def wait_for_memory_work(self, *, warm_up: bool = True) -> None:
+        """Until memory work and the world pass have ended, and (`warm_up`) the
+        engine has evaluated the next prompt's new start (TurnRunner.warm),
+        which a process about to exit has no use for."""
         await self.memory_worker.wait()
         await self.world.wait()
-        if self.turns.warming is not None:
+        if warm_up and self.turns.warming is not None:
             await asyncio.shield(self.turns.warming)
 
     async def aclose(self) -> None:
