@@ -213,9 +213,9 @@ class LocalBackend:
     as a continuation of the chat: measured cheaper on the engine's slots
     (benchmarks/memory_slot.py, docs/engine.md)."""
     replies_first = True
-    """Background memory work steps aside while a reply streams (memory/worker.py):
-    it runs on the same cores, and a reply evaluated beside it waited twice as
-    long for its first token. A remote server has cores of its own."""
+    """Background memory work steps aside while a reply streams (memory/worker.py),
+    and the chat's cache is refilled after it (chat/turn.py, `warm`): the engine
+    runs on the same cores as the reply. A remote server has cores of its own."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings

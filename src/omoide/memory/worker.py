@@ -4,10 +4,12 @@
 Runs after a reply is stored and never blocks one. On a backend that shares
 this machine's cores with the replies (the embedded engine: `replies_first`),
 each model call goes through the session's reply gate: a reply that starts
-stops the call in flight, and the call is made again once the reply is stored,
-from what the engine kept of it in memory work's own cache slot. A failure changes nothing
-(the raw messages stay in the prompt), is reported, and the work is tried
-again after a later turn, because the condition that triggered it still holds.
+stops the call in flight, and the call is made again once the reply is
+stored, from what the engine kept of it in memory work's own cache slot.
+
+A failure changes nothing (the raw messages stay in the prompt), is reported,
+and the work is tried again after a later turn, because the condition that
+triggered it still holds.
 """
 
 from __future__ import annotations
