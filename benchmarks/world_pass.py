@@ -122,6 +122,7 @@ async def embedded(home: Path, runs: int, *, passes: bool = True, reply_pass_tok
             return first
 
         async def in_flight(case: str, i: int) -> None:
+            await session.wait_for_memory_work()  # memory work steps aside too: only the pass's step may be in flight
             conversation = await session.end_conversation(background=False)
             started = time.perf_counter()
             task = asyncio.create_task(session.world.run(conversation.id))

@@ -119,11 +119,14 @@ async def test_head_placement_and_other_backends_keep_the_summary_before_the_win
 @pytest.mark.model
 async def test_the_turn_after_a_compression_reads_the_window_from_the_engines_cache(tmp_path: Path, smollm2_path: Path) -> None:
     """On the embedded engine, from its own counts: after each compression the
-    reply evaluates its new lines and the new part, not the window again (as it
-    does with summary_placement = "head")."""
+    reply, with what the engine evaluated ahead of it while the user read
+    (TurnRunner.warm), evaluates its new lines and the new part, not the window
+    again (as it does with summary_placement = "head")."""
     from omoide.llm.local import LocalBackend
 
-    evaluated: dict[str, list[tuple[int, int]]] = {}
+    evaluated: dict[str, list[tuple[int, int, int]]] = {}
+    """Per placement, per reply after a compression: (tokens evaluated ahead of it
+    while the user read, tokens its own prompt evaluated, its prompt's tokens)."""
     for placement in ("auto", "head"):
         # recall_passages = 0: memories that come to mind are evaluated anew every turn
         # wherever the summary goes; this measures only what the summary's placement costs.
@@ -131,21 +134,26 @@ async def test_the_turn_after_a_compression_reads_the_window_from_the_engines_ca
                             max_tokens=12, temperature=0.0, seed=1, context_size=2048, recall_passages=0)
         store = await Store.open(tmp_path / f"{placement}.db")
         session = await ChatSession.open(store, MIKA, settings, LocalBackend(settings), summarizer=summarizer())
-        compressions, after_one = 0, False
+        compressions, after_one, ahead = 0, False, 0
         for i in range(14):
+            session.turns.warmed = None
             await talk(session, 1, start=i)
             usage = session.last_prompt.usage if session.last_prompt else None
             assert usage is not None and usage.prompt_tokens
             if after_one:  # this reply's prompt is the first with the part the previous turn's memory work added
-                evaluated.setdefault(placement, []).append((usage.prompt_tokens - (usage.cache_read_tokens or 0), usage.prompt_tokens))
+                evaluated.setdefault(placement, []).append(
+                    (ahead, usage.prompt_tokens - (usage.cache_read_tokens or 0), usage.prompt_tokens))
+            warm = session.turns.warmed
+            ahead = (warm.prompt_tokens or 0) - (warm.cache_read_tokens or 0) if warm else 0
             summary = (await session.memory()).summary
             parts = summary.content.count("Part ") if summary else 0
             after_one, compressions = parts > compressions, parts
         await session.aclose()
         await store.close()
     assert len(evaluated["auto"]) >= 2 and len(evaluated["head"]) >= 2, evaluated
-    for (auto, prompt), (head, _) in zip(evaluated["auto"], evaluated["head"]):
-        assert auto < prompt / 4 and head > 2 * auto, evaluated
+    for (auto, auto_reply, prompt), (head, head_reply, _) in zip(evaluated["auto"], evaluated["head"]):
+        assert auto < prompt / 4 and head > 2 * auto, evaluated  # what the compression cost the chat's cache
+        assert auto_reply < prompt / 4 and head_reply < prompt / 4, evaluated  # what the reply waited for
 
 
 async def test_the_walk_skips_a_diary_checkpoint_and_stops_at_a_rewrite(store: Store) -> None:

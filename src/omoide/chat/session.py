@@ -79,13 +79,13 @@ class ChatSession:
             user_name, user_persona = chat.persona, personas[chat.persona]
         self.state = ChatState(store, chat, user_name=user_name, user_persona=user_persona)
         self.navigator = Navigator(store, chat, self.shown)
+        self.gate = ReplyGate()
         self.memory_worker = MemoryWorker(
             store, chat.id, character, settings.memory, summarizer or backend,
-            context_size=settings.backend.context_size, user_name=user_name, on_event=on_memory_event,
+            context_size=settings.backend.context_size, user_name=user_name, on_event=on_memory_event, run=self.gate.run,
         )
         self.book = MemoBook(store, chat.id, self.memory_worker.retry_memo)
         self.weights = ChatMemory(store, chat, settings.memory, character_id=character.id)
-        self.gate = ReplyGate()
         directory = Directory([character])
         self.world = WorldKeeper(
             store, settings.world, summarizer or backend, user_name=settings.user.name,
@@ -411,12 +411,20 @@ class ChatSession:
             self.world.schedule(conversation.id)
         return conversation
 
-    async def wait_for_memory_work(self) -> None:
+    async def wait_for_memory_work(self, *, warm_up: bool = True) -> None:
+        """Until memory work and the world pass have ended, and (`warm_up`) the
+        engine has evaluated the next prompt's new start (TurnRunner.warm),
+        which a process about to exit has no use for."""
         await self.memory_worker.wait()
         await self.world.wait()
+        if warm_up and self.turns.warming is not None:
+            await asyncio.shield(self.turns.warming)
 
     async def aclose(self) -> None:
         # A reply cut off by the app closing (Ctrl+Q, SIGTERM) is still being stored as interrupted.
         await asyncio.gather(*self.turns.finishing, return_exceptions=True)
         await self.memory_worker.cancel()
         await self.world.cancel()
+        if self.turns.warming is not None:
+            self.turns.warming.cancel()
+            await asyncio.gather(self.turns.warming, return_exceptions=True)

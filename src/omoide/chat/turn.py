@@ -2,7 +2,11 @@
 decided from, stream the reply into a row stored at once (`ReplyStream`), then
 schedule the memory work that follows it.
 
-Background world work steps aside (`ReplyGate`) until the reply is stored.
+Background world work steps aside (`ReplyGate`) until the reply is stored,
+and so does memory work on the embedded engine; once that memory work has
+changed what the next prompt begins with, the engine evaluates the new
+beginning while the user reads and types (`warm`), so the next reply does
+not wait for it.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from omoide.chat.user import ChatUser
 from omoide.config.settings import Settings
 from omoide.domain.chat import Chat, MemoryState, Message, Role
 from omoide.domain.witness import Reader
-from omoide.llm.base import Backend
+from omoide.llm.base import Backend, Usage
 from omoide.memory.corrections import CUES, Correction, correction
 from omoide.llm.embeddings import Embed, ServerEmbeddings
 from omoide.memory.passages import Passage, Voices, come_to_mind
@@ -81,6 +85,10 @@ class TurnRunner:
         self._cut_told: set[tuple[str, ...]] = set()
         """The card fields whose cut was already said."""
         self._swept = False
+        self.warming: asyncio.Task[None] | None = None
+        """Evaluating the next prompt's beginning after memory work changed it (`warm`)."""
+        self.warmed: Usage | None = None
+        """The engine's counts for the last warm-up: what it evaluated, not the reply."""
 
     def use_backend(self, backend: Backend) -> None:
         if self.worker.backend is self.backend:
@@ -303,9 +311,51 @@ class TurnRunner:
         prefix = None if self.scene.is_scene else chat_prefix(prompt, event.message)
         self.worker.schedule(event.message.id, prefix if self.worker.backend is self.backend else None)
         self.world.prefix = (self.state.chat_id, prefix) if prefix and self.world.backend is self.backend else None
+        if not self.scene.is_scene and getattr(self.backend, "replies_first", False):
+            self.warming = asyncio.get_running_loop().create_task(self.warm(event.message.id, state))
         if not self._swept or self.world.needs_retry:
             self._swept = True
             self.world.schedule_sweep()
+
+    async def warm(self, head_id: int, before: MemoryState) -> None:
+        """After the memory work that follows the reply at `head_id`, if it changed
+        what comes before the window (`before` is the memory the reply was
+        written with), have the engine evaluate the next prompt up to that reply
+        on the chat's cache slot, while the user reads and types. Skipped when
+        the chat moved on meanwhile; a reply that starts stops it. On the
+        embedded engine only: it costs a remote server's time, not ours."""
+        await self.worker.wait()
+        if await self.state.stored_head() != head_id:
+            return
+        try:
+            await self.gate.unless_replying(lambda: self._warm(head_id, before))
+        except Exception:  # noqa: BLE001 - a cache warm-up must never break the chat
+            log.warning("evaluating the next prompt ahead failed", exc_info=True)
+
+    async def _warm(self, head_id: int, before: MemoryState) -> None:
+        state, reader = await self.scene.speaker_memory(head_id, self.character)
+        if _before_window(state) == _before_window(before):
+            return  # the cache still holds the next prompt's beginning
+        if self.summary_in_window:
+            state = await with_timeline(self.store, state)
+        draws = self.tavern.rng.getstate()  # the real turn's macros draw what they would have drawn
+        try:
+            inputs = await self.gather(head_id, state, self.character, reader)
+            prompt = await build_prompt(inputs, self.counter.count)
+        finally:
+            self.tavern.rng.setstate(draws)
+        messages = list(prompt.messages)
+        if len(messages) > 1 and messages[-1]["role"] == "system":
+            messages.pop()  # the volatile tail: the next turn has its own
+        events = self.backend.stream(messages, max_tokens=1)
+        try:
+            async for event in events:
+                if isinstance(event, Usage):
+                    self.warmed = event
+        finally:
+            close = getattr(events, "aclose", None)  # stopped by a reply: stop the engine too
+            if close is not None:
+                await close()
 
     async def _fork(self, reply: Message) -> ChangedElsewhere:
         """Another window wrote on after your message: keep this reply on a branch."""
@@ -316,3 +366,11 @@ class TurnRunner:
             f"(/branch restore {name} goes there).",
             forked=True,
         )
+
+
+def _before_window(state: MemoryState) -> tuple[int | None, tuple[int, ...], tuple[int, ...]]:
+    """What memory work changes at the start of a prompt: the summary (a new
+    part or a rewrite; a diary compression adds a row too), the diary folded
+    in, the memos."""
+    return (state.summary.id if state.summary else None, tuple(e.id for e in state.stable_diary),
+            tuple(m.id for m in state.memos))

@@ -86,7 +86,7 @@ def say(
             problems = session.last_prompt.tool_problems if session.last_prompt else []
             for problem in problems:
                 err.print(safe(f"Note: {problem}", "yellow"), soft_wrap=True)
-            await session.wait_for_memory_work()
+            await session.wait_for_memory_work(warm_up=False)  # the engine's cache ends with this process
             if session.memory_status:
                 err.print(safe(session.memory_status, "yellow"))
         finally:

@@ -212,6 +212,10 @@ class LocalBackend:
     """Memory work is sent as a request of its own (to its own cache slot), not
     as a continuation of the chat: measured cheaper on the engine's slots
     (benchmarks/memory_slot.py, docs/engine.md)."""
+    replies_first = True
+    """Background memory work steps aside while a reply streams (memory/worker.py),
+    and the chat's cache is refilled after it (chat/turn.py, `warm`): the engine
+    runs on the same cores as the reply. A remote server has cores of its own."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings

@@ -1,16 +1,22 @@
 """Background memory work: memos, summary compression and diary compression
 (which keeps entries of importance KEEP_VERBATIM and above word for word).
 
-Runs after a reply is stored and never blocks one. A failure changes nothing
-(the raw messages stay in the prompt), is reported, and the work is tried
-again after a later turn, because the condition that triggered it still holds.
+Runs after a reply is stored and never blocks one. On a backend that shares
+this machine's cores with the replies (the embedded engine: `replies_first`),
+each model call goes through the session's reply gate: a reply that starts
+stops the call in flight, and the call is made again once the reply is
+stored, from what the engine kept of it in memory work's own cache slot.
+
+A failure changes nothing (the raw messages stay in the prompt), is reported,
+and the work is tried again after a later turn, because the condition that
+triggered it still holds.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from omoide.memory import templates
 from omoide.characters.model import Character
@@ -38,6 +44,9 @@ FALLBACK_CHARS = 900
 MIN_CHUNK = 4
 """The fewest messages a summary request is cut down to so that it continues the chat's prompt."""
 
+Runner = Callable[[Callable[[], Awaitable[str]]], Awaitable[str]]
+"""Runs one model call (the session's `ReplyGate.run`: after any reply, made again if a reply cut it short)."""
+
 
 class MemoryWorker:
     def __init__(
@@ -51,6 +60,7 @@ class MemoryWorker:
         context_size: int,
         user_name: str,
         on_event: Callable[[MemoryEvent], None] | None = None,
+        run: Runner | None = None,
     ) -> None:
         self.store = store
         self.chat_id = chat_id
@@ -63,6 +73,8 @@ class MemoryWorker:
         self.speaker_names: dict[str, str] = {}
         """In a group scene: character id -> name, so summaries and memos say who spoke."""
         self.on_event = on_event
+        self.run = run
+        """The reply gate's runner, used where the backend says `replies_first`."""
         self.status = ""
         self.failures = 0
         self._task: asyncio.Task[None] | None = None
@@ -342,11 +354,16 @@ class MemoryWorker:
         ignores max_tokens or never ends its stream is given up, not waited on.
         `messages` continue the chat's prompt where they fit, unless `laid_out`
         says that was already decided."""
-        parts: list[str] = []
-        size = 0
         if not laid_out:
             messages = await continued(self.backend, self.prefix, messages, max_tokens=max_tokens,
                                        context_size=self.context_size)
+        if self.run is not None and getattr(self.backend, "replies_first", False):
+            return await self.run(lambda: self._answer(messages, max_tokens))
+        return await self._answer(messages, max_tokens)
+
+    async def _answer(self, messages: list[ChatMessage], max_tokens: int) -> str:
+        parts: list[str] = []
+        size = 0
         events = self.backend.stream(messages, max_tokens=max_tokens, cache_key=cache_key_of(self.prefix, messages))
         try:
             async with asyncio.timeout(self.settings.timeout):

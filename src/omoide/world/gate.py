@@ -5,7 +5,9 @@ through `run()`: it waits until no reply is streaming, and if a reply starts
 while the call is in flight, the call is cancelled (an embedded model stops at
 once and frees its lock) and started again after the reply. So the next reply
 never waits for an end-of-conversation pass, only (at worst) for the one call
-in flight to stop.
+in flight to stop. Memory work on the embedded engine goes through `run()`
+too; warming the chat's cache goes through `unless_replying()`, which a
+reply stops for good.
 """
 
 from __future__ import annotations
@@ -62,3 +64,24 @@ class ReplyGate:
                 self.preempted += 1  # a reply started: try again once it is over
             finally:
                 self._background.discard(task)
+
+    async def unless_replying(self, call: Callable[[], Awaitable[T]]) -> T | None:
+        """Run `call` now if no reply streams; a reply that starts stops it, and
+        it is not made again (None)."""
+        if self.replying:
+            return None
+        task: asyncio.Task[T] = asyncio.ensure_future(call())
+        self._background.add(task)
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                task.cancel()
+                raise
+            if not task.cancelled():
+                raise
+            self.preempted += 1
+            return None
+        finally:
+            self._background.discard(task)
