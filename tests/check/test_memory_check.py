@@ -134,3 +134,43 @@ def test_an_unknown_arm_is_named_with_the_ones_there_are(omoide_home: Path) -> N
     out = runner.invoke(app, ["memory", "check", "--oracle", "--arms", "summary,telepathy"])
     assert out.exit_code == 1
     assert "telepathy" in out.output and "both+world" in out.output
+
+
+async def test_the_json_escapes_c1_controls_in_answers_and_the_model_name(
+    omoide_home: Path, fault_server  # type: ignore[no-untyped-def]
+) -> None:
+    """A model named and answering with CSI/OSC: `--json` writes them as \\u escapes
+    (as `export` does), so printing the figures never drives the terminal."""
+    import asyncio
+    import subprocess
+    import sys
+
+    from tests.faultserver import Reply, Request, stream_reply
+
+    hostile = "CSI \x9b31m, OSC \x9d0;title\x9c, DEL \x7f"
+
+    def reply(request: Request) -> Reply:
+        if not request.path.endswith("/chat/completions"):
+            return Reply(status=404, body=b"{}")
+        return stream_reply(f"I recall: {hostile}")
+
+    class Forever(list):  # type: ignore[type-arg]
+        def __bool__(self) -> bool:
+            return True
+
+        def pop(self, index: int = -1):  # type: ignore[no-untyped-def]
+            return reply
+
+    fault_server.replies = Forever()
+    env = {**os.environ, "OMOIDE_BASE_URL": fault_server.base_url, "OMOIDE_MODEL": f"model {hostile}",
+           "OMOIDE_DISCOVER_SERVERS": "[]"}
+    result = await asyncio.to_thread(
+        subprocess.run, [sys.executable, "-m", "omoide.cli.app", "memory", "check", "--arms", "window", "--padding", "1", "--json"],
+        capture_output=True, timeout=300, env=env,
+    )
+    assert result.returncode == 0, result.stderr.decode()[-2000:]
+    for control in ("\x9b", "\x9d", "\x9c", "\x7f"):
+        assert control.encode() not in result.stdout, control
+    data = json.loads(result.stdout)
+    assert data["model"] == f"model {hostile}"
+    assert any(hostile in a["answer"] for a in data["arms"][0]["answers"])

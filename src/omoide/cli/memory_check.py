@@ -4,7 +4,6 @@ memory style and against baselines (omoide.check; docs/memory-check.md)."""
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 from typing import TYPE_CHECKING, Annotated
 
@@ -53,7 +52,9 @@ def check(
         stderr().print(Text("Interrupted: no figures (a check cut short measures nothing whole).", style="dim"))
         raise typer.Exit(130) from None
     if as_json:
-        sys.stdout.write(json.dumps(report.as_json(), ensure_ascii=False, indent=1) + "\n")
+        from omoide.safe_text import json_text
+
+        sys.stdout.write(json_text(report.as_json(), indent=1) + "\n")
         return
     from omoide.check.report import show
 

@@ -19,7 +19,11 @@ from omoide.domain.chat import Role
 from omoide.errors import OmoideError
 from omoide.exchange import sillytavern as st
 from omoide.exchange.speakers import match_speakers
+from omoide.safe_text import some
 from omoide.store import Store
+
+SPEAKERS_NAMED = 10
+"""Speakers a refusal names; the rest are counted (a group chat can have thousands)."""
 
 
 async def import_tavern_chat(store: Store, path: Path, *, characters: Sequence[str], cards: Sequence[Path],
@@ -40,8 +44,8 @@ async def import_tavern_chat(store: Store, path: Path, *, characters: Sequence[s
         raise OmoideError(f"{path} does not say which character it is with.", "Name it: --character ID.")
     cast = match_speakers(speakers, explicit=explicit, given=given, cards=read, library=library)
     if cast.unmatched or cast.ambiguous:
-        problems = [f"no character is called {', '.join(cast.unmatched)}"] if cast.unmatched else []
-        problems += [f"several characters are called {', '.join(cast.ambiguous)}"] if cast.ambiguous else []
+        problems = [f"no character is called {some(cast.unmatched, limit=SPEAKERS_NAMED)}"] if cast.unmatched else []
+        problems += [f"several characters are called {some(cast.ambiguous, limit=SPEAKERS_NAMED)}"] if cast.ambiguous else []
         raise OmoideError(
             f"Cannot import {path}: {'; '.join(problems)}. Nothing was imported.",
             "Import their cards with it (--card FILE, repeatable) or name them (--character 'NAME=ID').",
