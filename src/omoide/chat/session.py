@@ -46,6 +46,7 @@ from omoide.memory.worker import MemoryWorker
 from omoide.scene.cast import SceneCast
 from omoide.scene.opening import create_chat, scene_chat
 from omoide.store import Store
+from omoide.chat.library import open_library
 from omoide.world.gate import ReplyGate
 from omoide.world.keeper import Directory, WorldKeeper
 from omoide.world.profile import ProfileBook
@@ -79,7 +80,7 @@ class ChatSession:
         self.book = MemoBook(store, chat.id, self.memory_worker.retry_memo)
         self.weights = ChatMemory(store, chat, settings.memory, character_id=character.id)
         self.gate = ReplyGate()
-        directory = Directory([character])
+        directory = Directory([character], library=open_library(store))
         self.world = WorldKeeper(
             store, settings.world, summarizer or backend, user_name=settings.user.name,
             context_size=settings.backend.context_size, directory=directory, gate=self.gate, emit=self.memory_worker.report,

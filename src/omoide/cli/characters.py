@@ -12,8 +12,9 @@ from rich.text import Text
 
 from omoide import locations
 from omoide.characters.cards import export_card_json, export_card_png, import_card
-from omoide.characters.library import find_character, scan_characters, source_kind
-from omoide.characters.model import LoreEntry, substitute
+from omoide.characters.library import source_kind
+from omoide.chat.library import command_library
+from omoide.characters.model import LoreEntry
 from omoide.cli.common import fail, stdout, stderr
 from omoide.errors import CharacterError, OmoideError
 from omoide.safe_text import inert, oneline, safe
@@ -30,14 +31,13 @@ def _short(text: str, width: int = 70) -> str:
 @app.command("list")
 def list_() -> None:
     """The characters you can chat with: shipped ones, imported ones and your own."""
-    listing = scan_characters()
+    entries, problems = command_library().survey()
     table = Table("id", "name", "source", "about", title="Characters")
-    for c in listing.characters:
-        about = substitute(c.description, char=c.display_name, user="you")
-        table.add_row(safe(c.id), safe(c.display_name), source_kind(c), Text(_short(about)))
+    for c in entries:
+        table.add_row(safe(c.id), safe(c.display_name), c.kind, Text(_short(c.about)))
     stdout().print(table)
     err = stderr()
-    for problem in listing.problems:
+    for problem in problems:
         err.print(Text.assemble(("Skipped: ", "yellow"), inert(problem.message), " ", (inert(problem.hint), "dim")), soft_wrap=True)
 
 
@@ -49,7 +49,7 @@ def _lore_label(entry: LoreEntry) -> str:
 def show(name: Annotated[str, typer.Argument(help="Character id or name.")]) -> None:
     """Everything a character says about itself, and where its files are."""
     try:
-        c = find_character(name, notice=_tell)
+        c = command_library().find(name, notice=_tell)
     except OmoideError as exc:
         fail(exc)
     out = stdout()
@@ -144,7 +144,7 @@ def export(
 ) -> None:
     """Export a character as a Character Card: V3, with a V2 copy inside PNGs."""
     try:
-        character = find_character(name, notice=_tell)
+        character = command_library().find(name, notice=_tell)
         if format is CardFormat.json:
             data = export_card_json(character)
         else:
@@ -172,7 +172,7 @@ def lore(
     from omoide.characters.lorebook import load_lorebook_file
 
     try:
-        character = find_character(name, notice=_tell) if name else None
+        character = command_library().find(name, notice=_tell) if name else None
         target = attach_lorebook(file, character)
         entries = len(load_lorebook_file(target).entries)
     except OmoideError as exc:

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from omoide.characters.model import Character
+from omoide.domain.library import Named
 from omoide.domain.chat import Message
 from omoide.domain.world import Mention
 
@@ -26,7 +26,7 @@ class Known:
     aliases: tuple[str, ...]
 
 
-def known_from(characters: Iterable[Character]) -> list[Known]:
+def known_from(characters: Iterable[Named]) -> list[Known]:
     known = []
     for c in characters:
         names = {c.id, c.name, c.nickname, c.name.split()[0] if c.name.split() else ""}
