@@ -24,7 +24,7 @@ from typing import Protocol
 from omoide import locations
 from omoide.characters.cards import load_character
 from omoide.characters.folder import CARD_FILE, CHARACTER_FILE, LOREBOOK_FILE
-from omoide.characters.model import Character, substitute
+from omoide.characters.model import Character
 from omoide.domain.library import IndexedCard
 from omoide.errors import CharacterError
 
@@ -60,7 +60,7 @@ def _directory(bundled: bool) -> Path:
     return locations.bundled_characters_dir() if bundled else locations.user_characters_dir()
 
 
-def _stat_part(path: Path) -> str:
+def _stat_part(path: str | Path) -> str:
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -70,6 +70,10 @@ def _stat_part(path: Path) -> str:
     return f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
 
 
+_READ_FILES = (CHARACTER_FILE, LOREBOOK_FILE, CARD_FILE)
+"""The files `load_character` reads."""
+
+
 def dir_stamp(directory: Path) -> str:
     """A characters folder as it stands: a folder added, removed or renamed in it changes this."""
     return f"{directory}|{_stat_part(directory)}"
@@ -77,12 +81,15 @@ def dir_stamp(directory: Path) -> str:
 
 def folder_stamp(folder: Path) -> str:
     """A character folder and the files a character is read from, as they stand."""
-    return "|".join(_stat_part(path) for path in (folder, folder / CHARACTER_FILE, folder / LOREBOOK_FILE, folder / CARD_FILE))
+    where = str(folder)  # plain strings: ten thousand folders are stamped per listing
+    return "|".join(_stat_part(path) for path in (where, *(os.path.join(where, name) for name in _READ_FILES)))
 
 
 def _about(character: Character) -> str:
-    description = character.description[: ABOUT_CHARS * 4]
-    return " ".join(substitute(description, char=character.display_name, user="you").split())[:ABOUT_CHARS]
+    """What lists say about a character: the start of its description (else its
+    scenario, else its personality) on one line, macros left for the list to fill."""
+    text = character.description.strip() or character.scenario.strip() or character.personality.strip()
+    return " ".join(text[: ABOUT_CHARS * 4].split())[:ABOUT_CHARS]
 
 
 class Library:

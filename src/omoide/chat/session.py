@@ -80,7 +80,9 @@ class ChatSession:
         self.book = MemoBook(store, chat.id, self.memory_worker.retry_memo)
         self.weights = ChatMemory(store, chat, settings.memory, character_id=character.id)
         self.gate = ReplyGate()
-        directory = Directory([character], library=open_library(store))
+        self.library = open_library(store)
+        """The characters there are, through the index in the database."""
+        directory = Directory([character], library=self.library)
         self.world = WorldKeeper(
             store, settings.world, summarizer or backend, user_name=settings.user.name,
             context_size=settings.backend.context_size, directory=directory, gate=self.gate, emit=self.memory_worker.report,

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.cells import cell_len, set_cell_size
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
@@ -14,7 +17,8 @@ from omoide import locations
 from omoide.characters.cards import export_card_json, export_card_png, import_card
 from omoide.characters.library import source_kind
 from omoide.chat.library import command_library
-from omoide.characters.model import LoreEntry
+from omoide.characters.model import LoreEntry, substitute
+from omoide.domain.library import IndexedCard
 from omoide.cli.common import fail, stdout, stderr
 from omoide.errors import CharacterError, OmoideError
 from omoide.safe_text import inert, oneline, safe
@@ -28,14 +32,38 @@ def _short(text: str, width: int = 70) -> str:
     return oneline(text, width)
 
 
+def _about(entry: IndexedCard) -> str:
+    return substitute(entry.about, char=entry.display_name, user="you")
+
+
+TABLE_ROWS = 200
+"""Longer lists are printed as plain columns: laying out a table of 10,000 rows takes rich seconds."""
+
+
+def _plain_list(out: Console, entries: Sequence[IndexedCard]) -> None:
+    """The list as aligned columns, one character a line, every cell inert."""
+    idw = min(max(cell_len(oneline(c.id)) for c in entries), 24)
+    namew = min(max(cell_len(oneline(c.display_name)) for c in entries), 24)
+    aboutw = max(out.width - idw - namew - 8 - 6, 20)
+    lines = [f"{'id':<{idw}}  {'name':<{namew}}  {'source':<8}  about"]
+    lines += [f"{set_cell_size(oneline(c.id, idw), idw)}  {set_cell_size(oneline(c.display_name, namew), namew)}  "
+              f"{c.kind:<8}  {oneline(_about(c), aboutw)}".rstrip() for c in entries]
+    out.file.write("\n".join(lines) + "\n")
+    out.file.flush()
+
+
 @app.command("list")
 def list_() -> None:
     """The characters you can chat with: shipped ones, imported ones and your own."""
     entries, problems = command_library().survey()
-    table = Table("id", "name", "source", "about", title="Characters")
-    for c in entries:
-        table.add_row(safe(c.id), safe(c.display_name), c.kind, Text(_short(c.about)))
-    stdout().print(table)
+    out = stdout()
+    if len(entries) > TABLE_ROWS:
+        _plain_list(out, entries)
+    else:
+        table = Table("id", "name", "source", "about", title="Characters")
+        for c in entries:
+            table.add_row(safe(c.id), safe(c.display_name), c.kind, Text(_short(_about(c))))
+        out.print(table)
     err = stderr()
     for problem in problems:
         err.print(Text.assemble(("Skipped: ", "yellow"), inert(problem.message), " ", (inert(problem.hint), "dim")), soft_wrap=True)

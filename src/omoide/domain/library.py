@@ -32,7 +32,8 @@ class IndexedCard:
     name: str = ""
     nickname: str = ""
     about: str = ""
-    """The start of the description, macros filled in, for lists."""
+    """The start of the description (else the scenario, else the personality) on
+    one line, for lists; its {{char}} and {{user}} are filled in where it is shown."""
     kind: str = ""
     """'bundled', 'imported' or 'user'; empty when the folder could not be read."""
     problem: str = ""

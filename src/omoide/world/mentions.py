@@ -36,16 +36,39 @@ def known_from(characters: Iterable[Named]) -> list[Known]:
     return known
 
 
+_WORD = re.compile(r"\w+")
+
+
 class MentionScanner:
+    """Finds absent characters named in a text, each by its own pattern. A library
+    can hold thousands: a character's pattern is compiled and tried only when the
+    text holds the first word of one of its names (which a match must contain)."""
+
     def __init__(self, known: Sequence[Known], present: Iterable[str]) -> None:
-        absent = [k for k in known if k.key not in set(present)]
-        self._patterns = [
-            (k, re.compile(r"(?<!\w)(?:" + "|".join(re.escape(a) for a in k.aliases) + r")(?!\w)", re.IGNORECASE))
-            for k in absent
-        ]
+        here = set(present)
+        self._absent = [k for k in known if k.key not in here]
+        self._by_word: dict[str, list[int]] = {}
+        self._always: list[int] = []
+        for i, k in enumerate(self._absent):
+            for alias in k.aliases:
+                word = _WORD.search(alias)
+                if word is None:
+                    self._always.append(i)
+                else:
+                    self._by_word.setdefault(word.group().lower(), []).append(i)
+        self._patterns: dict[int, re.Pattern[str]] = {}
+
+    def _pattern(self, i: int) -> re.Pattern[str]:
+        if i not in self._patterns:
+            aliases = self._absent[i].aliases
+            self._patterns[i] = re.compile(r"(?<!\w)(?:" + "|".join(re.escape(a) for a in aliases) + r")(?!\w)", re.IGNORECASE)
+        return self._patterns[i]
 
     def scan(self, text: str) -> list[Known]:
-        return [k for k, pattern in self._patterns if pattern.search(text)]
+        candidates = set(self._always)
+        for word in {w.lower() for w in _WORD.findall(text)}:
+            candidates.update(self._by_word.get(word, ()))
+        return [self._absent[i] for i in sorted(candidates) if self._pattern(i).search(text)]
 
     def mentions(self, messages: Sequence[Message]) -> list[Mention]:
         """Each absent character named in `messages`, with the first message naming them."""
