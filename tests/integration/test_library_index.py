@@ -83,7 +83,7 @@ async def test_say_to_one_character_never_opens_another_card(omoide_home: Path, 
     alice = omoide_home / "data" / "characters" / "alice" / "character.toml"
     bob = omoide_home / "data" / "characters" / "bob" / "character.toml"
     for toml in (alice, bob):
-        os.utime(toml, (0, toml.stat().st_mtime))
+        os.utime(toml, ns=(0, toml.stat().st_mtime_ns))
     again = await asyncio.to_thread(omoide, "say", "Bob", "Still there?", env=env)
     assert again.returncode == 0, again.stderr
     assert "The tide is in." in again.stdout
@@ -156,3 +156,41 @@ async def test_the_index_migration_upgrades_a_database_made_before_it(tmp_path: 
     assert [c.title for c in chats] == ["old"]
     tables = {r[0] for r in sqlite3.connect(path).execute("SELECT name FROM sqlite_schema")}
     assert {"library_cards", "library_dirs"} <= tables
+
+
+async def test_the_picker_lists_from_the_index_and_reads_only_the_card_chosen(omoide_home: Path, store: Store) -> None:
+    """`/characters` with an indexed library: every name and description is shown
+    without a card being read; Enter reads the one chosen and the chat switches to it."""
+    from omoide.characters.library import Library
+    from omoide.config.settings import load_settings
+    from omoide.chat.session import ChatSession
+    from omoide.store.library import CardIndexFile
+    from omoide.tui.app import OmoideApp
+    from tests.scripted import ScriptedBackend
+    from tests.tui.test_app import type_and_send, wait_for
+
+    folders = [character(omoide_home, name.lower(), name) for name in ("Alice", "Bob", "Carol")]
+    if not _reading_updates_atime(omoide_home):
+        pytest.skip("this file system does not record when a file is read")
+    bob = Library(CardIndexFile(store.db.path)).find("Bob")  # indexes the library
+    for folder in folders:
+        toml = folder / "character.toml"
+        os.utime(toml, ns=(0, toml.stat().st_mtime_ns))
+    session = await ChatSession.open(store, bob, load_settings(), ScriptedBackend())
+    app = OmoideApp(session)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await wait_for(pilot, lambda: app.query_one("#input").has_focus)
+        await type_and_send(pilot, "/characters")
+        await wait_for(pilot, lambda: bool(app.screen.query("#characters")))
+        await pilot.pause()
+        shown = "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+        for name in ("Alice", "Bob", "Carol"):
+            assert name in shown and f"{name} keeps the lighthouse." in shown
+        assert [(f / "character.toml").stat().st_atime for f in folders] == [0, 0, 0], "the picker read a card"
+        options = app.screen.query_one("#characters")
+        ids = [options.get_option_at_index(i).id for i in range(options.option_count)]  # type: ignore[attr-defined]
+        options.highlighted = ids.index("carol")  # type: ignore[attr-defined]
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.session.character.name == "Carol")
+    assert (folders[2] / "character.toml").stat().st_atime > 0
+    assert (folders[0] / "character.toml").stat().st_atime == 0

@@ -67,7 +67,8 @@ def _stat_part(path: str | Path) -> str:
         return "-"
     except OSError as exc:
         return f"!{exc.errno}"
-    return f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
+    # Not the change time: it moves on a chmod or a touch of the access time, which change no card.
+    return f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
 
 
 _READ_FILES = (CHARACTER_FILE, LOREBOOK_FILE, CARD_FILE)

@@ -28,7 +28,7 @@ class IndexedCard:
     bundled: bool
     stamp: str
     """What the folder and its files looked like when it was read (inode, size,
-    modification and change times): a different stamp means read it again."""
+    modification time): a different stamp means read it again."""
     name: str = ""
     nickname: str = ""
     about: str = ""

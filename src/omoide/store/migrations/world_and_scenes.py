@@ -243,7 +243,7 @@ WORLD_AND_SCENES.append(
         """
         -- The library index: each character folder's names and the start of its
         -- description as last read, with a stamp of its files (inode, size,
-        -- modification and change times), so a command reads only the cards it
+        -- modification time), so a command reads only the cards it
         -- uses. key_* are the casefolded id, name and nickname, for lookups.
         -- library_dirs stamps the characters folders themselves: while theirs is
         -- unchanged no folder was added, removed or renamed.
