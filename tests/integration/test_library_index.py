@@ -194,3 +194,17 @@ async def test_the_picker_lists_from_the_index_and_reads_only_the_card_chosen(om
         await wait_for(pilot, lambda: app.session.character.name == "Carol")
     assert (folders[2] / "character.toml").stat().st_atime > 0
     assert (folders[0] / "character.toml").stat().st_atime == 0
+
+
+def test_a_long_list_is_printed_as_plain_columns_with_every_character(omoide_home: Path) -> None:
+    for i in range(205):
+        character(omoide_home, f"c{i:03d}", f"Card {i}", "{{char}} waits for {{user}} at the pier.")
+    (omoide_home / "data" / "characters" / "broken").mkdir()
+    result = omoide("characters", "list")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["id", "name", "source", "about"]
+    rows = [line.split(None, 4) for line in lines[1:]]
+    assert [r[0] for r in rows if r[0].startswith("c")] == [f"c{i:03d}" for i in range(205)]
+    assert ["c007", "Card", "7", "user", "Card 7 waits for you at the pier."] in rows
+    assert "broken has no character.toml" in " ".join(result.stderr.split())

@@ -69,6 +69,12 @@ class CardIndexFile:
     def cards(self) -> list[IndexedCard]:
         return [_card(row) for row in self._read(f"SELECT {_COLUMNS} FROM library_cards ORDER BY folder, bundled DESC")]
 
+    def names(self) -> list[IndexedCard]:
+        """Every entry with its names only (no stamp, no description): for naming characters."""
+        rows = self._read("SELECT folder, bundled, '', name, nickname, '', kind, problem, '' FROM library_cards "
+                          "ORDER BY folder, bundled DESC")
+        return [_card(row) for row in rows]
+
     def lookup(self, key: str) -> list[IndexedCard]:
         """The folders whose id, name or nickname is `key` (casefolded), by id."""
         rows = self._read(f"SELECT {_COLUMNS} FROM library_cards WHERE key_id = ? OR key_name = ? OR key_nickname = ? "

@@ -72,6 +72,7 @@ class Directory:
         self._by_id: dict[str, Character] | None = None
         self._named: list[Named] | None = None
         self._read: dict[str, Character | None] = {}
+        self._known: list[Known] | None = None
 
     @property
     def characters(self) -> dict[str, Character]:
@@ -122,7 +123,9 @@ class Directory:
         return self._read[key]
 
     def known(self) -> list[Known]:
-        return known_from(self.named())
+        if self._known is None or self._by_id is not None or self._load is not None:
+            self._known = known_from(self.named())
+        return self._known
 
     def description(self, key: str, user: str) -> str:
         character = self.get(key)

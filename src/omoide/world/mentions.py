@@ -42,20 +42,20 @@ _WORD = re.compile(r"\w+")
 class MentionScanner:
     """Finds absent characters named in a text, each by its own pattern. A library
     can hold thousands: a character's pattern is compiled and tried only when the
-    text holds the first word of one of its names (which a match must contain)."""
+    text holds every word of one of its names (which a match must contain)."""
 
     def __init__(self, known: Sequence[Known], present: Iterable[str]) -> None:
         here = set(present)
         self._absent = [k for k in known if k.key not in here]
-        self._by_word: dict[str, list[int]] = {}
+        self._by_word: dict[str, list[tuple[int, frozenset[str]]]] = {}
         self._always: list[int] = []
         for i, k in enumerate(self._absent):
             for alias in k.aliases:
-                word = _WORD.search(alias)
-                if word is None:
+                words = [w.lower() for w in _WORD.findall(alias)]
+                if not words:
                     self._always.append(i)
                 else:
-                    self._by_word.setdefault(word.group().lower(), []).append(i)
+                    self._by_word.setdefault(words[0], []).append((i, frozenset(words)))
         self._patterns: dict[int, re.Pattern[str]] = {}
 
     def _pattern(self, i: int) -> re.Pattern[str]:
@@ -66,8 +66,9 @@ class MentionScanner:
 
     def scan(self, text: str) -> list[Known]:
         candidates = set(self._always)
-        for word in {w.lower() for w in _WORD.findall(text)}:
-            candidates.update(self._by_word.get(word, ()))
+        words = {w.lower() for w in _WORD.findall(text)}
+        for word in words:
+            candidates.update(i for i, needed in self._by_word.get(word, ()) if needed <= words)
         return [self._absent[i] for i in sorted(candidates) if self._pattern(i).search(text)]
 
     def mentions(self, messages: Sequence[Message]) -> list[Mention]:
