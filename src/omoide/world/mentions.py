@@ -39,6 +39,12 @@ def known_from(characters: Iterable[Named]) -> list[Known]:
 _WORD = re.compile(r"\w+")
 
 
+def _words(alias: str) -> list[str]:
+    """The \\w runs of `alias`, lowercased (split on spaces when that gives the same: it is quicker)."""
+    parts = alias.lower().split()
+    return parts if all(p.isalnum() for p in parts) else [w.lower() for w in _WORD.findall(alias)]
+
+
 class MentionScanner:
     """Finds absent characters named in a text, each by its own pattern. A library
     can hold thousands: a character's pattern is compiled and tried only when the
@@ -51,7 +57,7 @@ class MentionScanner:
         self._always: list[int] = []
         for i, k in enumerate(self._absent):
             for alias in k.aliases:
-                words = [w.lower() for w in _WORD.findall(alias)]
+                words = _words(alias)
                 if not words:
                     self._always.append(i)
                 else:
