@@ -208,3 +208,16 @@ def test_a_long_list_is_printed_as_plain_columns_with_every_character(omoide_hom
     assert [r[0] for r in rows if r[0].startswith("c")] == [f"c{i:03d}" for i in range(205)]
     assert ["c007", "Card", "7", "user", "Card 7 waits for you at the pier."] in rows
     assert "broken has no character.toml" in " ".join(result.stderr.split())
+
+
+def test_characters_list_reads_only_the_cards_that_changed(omoide_home: Path) -> None:
+    alice = character(omoide_home, "alice", "Alice") / "character.toml"
+    bob = character(omoide_home, "bob", "Bob") / "character.toml"
+    if not _reading_updates_atime(omoide_home):
+        pytest.skip("this file system does not record when a file is read")
+    listed(omoide_home)  # indexes the library
+    character(omoide_home, "bob", "Bob", "Bob mends nets.")
+    for toml in (alice, bob):
+        os.utime(toml, ns=(0, toml.stat().st_mtime_ns))
+    assert ("bob", "Bob", "user", "Bob mends nets.") in listed(omoide_home)
+    assert bob.stat().st_atime > 0 and alice.stat().st_atime == 0, "characters list read an unchanged card"
