@@ -16,7 +16,7 @@ from __future__ import annotations
 import difflib
 import logging
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -205,6 +205,19 @@ class Library:
         listing.problems[:0] = self._dir_problems
         listing.characters = [by_id[key] for key in sorted(by_id)]
         return listing
+
+    def called(self, names: Iterable[str]) -> list[Character]:
+        """The characters whose id, name or nickname is one of `names` (letter case
+        and surrounding spaces aside), by id: only their cards are read."""
+        wanted = {n.strip().casefold() for n in names}
+        found = []
+        for entry in self.entries():
+            if wanted & {entry.folder.casefold(), entry.name.strip().casefold(), entry.nickname.strip().casefold()}:
+                try:
+                    found.append(self._character(entry))
+                except CharacterError:  # changed since it was listed: not there for this
+                    continue
+        return found
 
     # -- one character -----------------------------------------------------------------------
 
