@@ -11,8 +11,10 @@ these are for display only.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from rich.text import Text
 
@@ -32,6 +34,20 @@ def _visible(match: re.Match[str]) -> str:
 def inert(text: str) -> str:
     """`text` with CRLF/CR as newlines and every other control character made visible."""
     return _CONTROL.sub(_visible, _NEWLINES.sub("\n", text))
+
+
+_JSON_RAW_CONTROLS = re.compile("[\x7f-\x9f\u2028\u2029]")
+
+
+def json_text(value: Any, *, indent: int | None = None) -> str:
+    """`value` as JSON with non-ASCII kept readable and every control character
+    escaped: for anything omoide prints or writes as JSON. `json.dumps(...,
+    ensure_ascii=False)` escapes C0 controls but writes DEL and the 8-bit C1
+    controls (CSI, OSC among them) raw, and a terminal acts on those when the
+    JSON is printed or `cat`; here each is a \\u escape, the same JSON to a parser."""
+    text = json.dumps(value, ensure_ascii=False, indent=indent)
+    # Outside strings JSON has only ASCII punctuation, so these can only be in strings.
+    return _JSON_RAW_CONTROLS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def safe(text: str, style: str = "") -> Text:
@@ -74,15 +90,3 @@ def markdown_literal(text: str) -> str:
     `[` in a name cannot start emphasis or a link."""
     return _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(inert(text).split()))
 
-
-_JSON_UNSAFE = re.compile(r"[\x7f-\x9f\u2028\u2029]")
-
-
-def json_text(data: object) -> str:
-    """JSON for a terminal: C0 controls are escaped by json itself; C1 controls
-    (U+0080-U+009F, which some terminals obey as escape sequences), DEL and the
-    line separators are escaped too, so model text in it stays inert."""
-    import json
-
-    dumped = json.dumps(data, ensure_ascii=False, indent=1)
-    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", dumped)

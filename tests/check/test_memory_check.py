@@ -164,3 +164,49 @@ def test_a_small_context_shows_when_full_context_stops_fitting(omoide_home: Path
     full = report.arms[0]
     assert full.overflow_at is not None and full.overflow_at > 0
     assert full.accuracy(kept=True) is not None and full.accuracy(kept=True) < 1.0  # what no longer fit is lost
+
+
+async def test_the_json_escapes_c1_controls_in_answers_and_the_model_name(
+    omoide_home: Path, tmp_path: Path, fault_server  # type: ignore[no-untyped-def]
+) -> None:
+    """A model named and answering with CSI/OSC: `--json` writes them as \\u escapes
+    (as `export` does), so printing the figures never drives the terminal."""
+    import asyncio
+    import subprocess
+    import sys
+
+    from tests.faultserver import Reply, Request, stream_reply
+
+    hostile = "CSI \x9b31m, OSC \x9d0;title\x9c, DEL \x7f"
+
+    def reply(request: Request) -> Reply:
+        if not request.path.endswith("/chat/completions"):
+            return Reply(status=404, body=b"{}")
+        return stream_reply(f"I recall: {hostile}")
+
+    class Forever(list):  # type: ignore[type-arg]
+        def __bool__(self) -> bool:
+            return True
+
+        def pop(self, index: int = -1):  # type: ignore[no-untyped-def]
+            return reply
+
+    fault_server.replies = Forever()
+    story = tmp_path / "tiny.json"
+    story.write_text(json.dumps({
+        "format": 1, "name": "tiny", "facts": [{"id": "cat", "evidence": [["biscuit"], ["cat"]]}],
+        "questions": [{"id": "cat", "category": "single", "ask": "What is my pet called?", "answer": "biscuit",
+                       "needs": ["cat"]}],
+        "events": [{"user": "My cat is Biscuit.", "fact": "cat"}, {"ask": "cat"}]}))
+    env = {**os.environ, "OMOIDE_BASE_URL": fault_server.base_url, "OMOIDE_MODEL": f"model {hostile}",
+           "OMOIDE_DISCOVER_SERVERS": "[]"}
+    result = await asyncio.to_thread(
+        subprocess.run, [sys.executable, "-m", "omoide.cli.app", "memory", "check", "--arms", "window", "--scenario", str(story), "--json"],
+        capture_output=True, timeout=300, env=env,
+    )
+    assert result.returncode == 0, result.stderr.decode()[-2000:]
+    for control in ("\x9b", "\x9d", "\x9c", "\x7f"):
+        assert control.encode() not in result.stdout, control
+    data = json.loads(result.stdout)
+    assert data["model"] == f"model {hostile}"
+    assert any(hostile in a["answer"] for a in data["arms"][0]["answers"])

@@ -107,6 +107,19 @@ def test_a_group_chat_becomes_a_scene_and_exports_every_name(tmp_path: Path) -> 
     assert lines[2]["swipes"] == ["Coming up.", "We're out."] and lines[0]["original_avatar"] == "Alice.png"
 
 
+def test_a_group_chat_with_thousands_of_unknown_speakers_names_a_few_and_counts_the_rest(tmp_path: Path) -> None:
+    """A group chat of 5,000 speakers no character is called: the refusal stays a
+    readable line or two (a few names and how many more), not 135 KB naming them all."""
+    speakers = [f"Stranger{i:04d}" for i in range(5000)]
+    chat = jsonl(tmp_path / "crowd.jsonl", *({"name": name, "is_user": False, "mes": "Hello."} for name in speakers))
+    refused = run("import-chat", str(chat))
+    said = " ".join(refused.output.split())
+    assert refused.exit_code == 1 and "no character is called Stranger0000, Stranger0001" in said
+    assert "and 4,990 more" in said and "Stranger4999" not in said
+    assert len(refused.output) < 2000
+    assert "No chats yet" in run("chats").output
+
+
 def test_a_one_on_one_chat_finds_its_character_by_name(tmp_path: Path) -> None:
     assert run("characters", "import", str(card_file(tmp_path, "Orin"))).exit_code == 0
     chat = jsonl(tmp_path / "orin.jsonl", {"user_name": "Kai", "character_name": "Orin", "create_date": "2026-4-1@20h1m2s", "chat_metadata": {}},

@@ -94,3 +94,17 @@ async def test_amnesia_world_hides_world_memory_and_mention_notes_until_off(stor
     system, tail = chat.calls[-1]["messages"][0]["content"], chat.calls[-1]["messages"][-1]["content"]
     assert "What Suzune carries" in system and "regular customer" in system
     assert "## Mentioned\nWren was just mentioned." in tail
+
+
+def test_the_mention_scanner_finds_names_among_thousands_by_whole_words() -> None:
+    """Names of several words, any letter case, never inside another word; a library
+    of 5,000 other characters changes nothing but what is tried."""
+    from omoide.world.mentions import Known, MentionScanner
+
+    crowd = [Known(f"k{i}", f"Keeper {i}", (f"Keeper Number {i}",)) for i in range(5000)]
+    wanted = [Known("mara", "Mara", ("Mara Vell", "Mara")), Known("obrien", "O'Brien", ("O'Brien",)),
+              Known("you", "You", ("you",))]
+    scanner = MentionScanner([*crowd, *wanted], present=["you"])
+    assert [k.key for k in scanner.scan("Did MARA VELL see o'brien at the pier?")] == ["mara", "obrien"]
+    assert scanner.scan("Tamara and O'Briens left.") == []
+    assert [k.key for k in scanner.scan("keeper number 4321 waved")] == ["k4321"]

@@ -23,6 +23,7 @@ from omoide.characters.folder import load_character_folder, read_kept_card, save
 from omoide.characters.model import Character, Lorebook
 from omoide.characters.png import PNGError, blank_png, read_chunks, replace_text_chunks, text_chunks, write_chunks
 from omoide.errors import CharacterError
+from omoide.safe_text import json_text
 
 MAX_CARD_BYTES = 20 * 1024 * 1024
 MAX_DEPTH = 100
@@ -253,7 +254,7 @@ def export_card_json(character: Character) -> bytes:
         _overlay(card, card_fields(character, raw.get("character_book")))
     else:
         card = export_card(character, spec_of(raw) if raw is not None else V3)
-    return json.dumps(card, ensure_ascii=False, indent=2).encode("utf-8")
+    return json_text(card, indent=2).encode("utf-8")
 
 
 def _chunk_text(card: dict[str, Any]) -> str:

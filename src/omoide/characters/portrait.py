@@ -20,6 +20,11 @@ def portrait_file(character: Character) -> Path | None:
     source = character.source
     if source is None:
         return None
+    return portrait_in(source)
+
+
+def portrait_in(source: Path) -> Path | None:
+    """The portrait in a character's folder (or the PNG card itself), or None."""
     candidates = [source] if source.suffix.lower() == ".png" else [source / name for name in PORTRAIT_FILES]
     for path in candidates:
         try:

@@ -6,13 +6,15 @@ the session a runtime opens."""
 
 from __future__ import annotations
 
+import functools
 import sys
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from omoide.world import identity
-from omoide.characters.library import default_character, find_character
+from omoide.characters.library import Library
+from omoide.chat.library import open_library
 from omoide.characters.model import Character
 from omoide.config.settings import Settings, load_settings
 from omoide.memory.events import MemoryEvent
@@ -45,11 +47,17 @@ class Workspace:
             raise
         return cls(settings, store)
 
+    @functools.cached_property
+    def library(self) -> Library:
+        return open_library(self.store)
+
     def character(self, name: str | None) -> Character:
         """The character a command names (an ambiguous name is explained on stderr)."""
-        return find_character(name, notice=_tell) if name else default_character()
+        return self.library.find(name, notice=_tell) if name else self.library.default()
 
     async def aclose(self) -> None:
+        if "library" in self.__dict__:
+            self.library.close()
         await self.store.close()
 
 

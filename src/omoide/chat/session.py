@@ -51,6 +51,7 @@ from omoide.scene.cast import SceneCast
 from omoide.scene.opening import create_chat, scene_chat
 from omoide.scene.speakers import Choice
 from omoide.store import Store
+from omoide.chat.library import open_library
 from omoide.world.gate import ReplyGate
 from omoide.world.keeper import Directory, WorldKeeper
 from omoide.world.profile import ProfileBook
@@ -86,7 +87,9 @@ class ChatSession:
         )
         self.book = MemoBook(store, chat.id, self.memory_worker.retry_memo)
         self.weights = ChatMemory(store, chat, settings.memory, character_id=character.id)
-        directory = Directory([character])
+        self.library = open_library(store)
+        """The characters there are, through the index in the database."""
+        directory = Directory([character], library=self.library)
         self.world = WorldKeeper(
             store, settings.world, summarizer or backend, user_name=settings.user.name,
             context_size=settings.backend.context_size, directory=directory, gate=self.gate, emit=self.memory_worker.report,

@@ -24,6 +24,7 @@ from omoide.config.settings import Settings
 from omoide.errors import BackendError
 from omoide.llm.base import Backend, ChatMessage, TextDelta, ToolCall
 from omoide.memory.diary import NATIVE_INSTRUCTIONS, SAVE_MEMORY
+from omoide.safe_text import json_text
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +66,7 @@ def _remember(key: str, found: ToolForm) -> None:
         if not isinstance(data, dict):
             data = {}
         data[key] = {"form": found.form, "reason": found.reason}
-        locations.write_private(path, json.dumps(data, indent=1, ensure_ascii=False))
+        locations.write_private(path, json_text(data, indent=1))
     except OSError as exc:  # not fatal: the server is simply asked again next time
         log.warning("could not record the tool form in %s: %s", path, exc)
 

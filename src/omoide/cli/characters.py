@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.cells import cell_len, set_cell_size
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from omoide import locations
 from omoide.characters.cards import MAX_CARD_BYTES, export_card_json, export_card_png, import_card
 from omoide.characters.library import find_character, scan_characters, source_kind
+from omoide.chat.library import command_library
 from omoide.characters.model import LoreEntry, substitute
+from omoide.domain.library import IndexedCard
 from omoide.cli.common import fail, stdout, stderr
 from omoide.errors import CharacterError, OmoideError
 from omoide.safe_text import inert, oneline, safe
@@ -27,17 +32,40 @@ def _short(text: str, width: int = 70) -> str:
     return oneline(text, width)
 
 
+def _about(entry: IndexedCard) -> str:
+    return substitute(entry.about, char=entry.display_name, user="you")
+
+
+TABLE_ROWS = 200
+"""Longer lists are printed as plain columns: laying out a table of 10,000 rows takes rich seconds."""
+
+
+def _plain_list(out: Console, entries: Sequence[IndexedCard]) -> None:
+    """The list as aligned columns, one character a line, every cell inert."""
+    idw = min(max(cell_len(oneline(c.id)) for c in entries), 24)
+    namew = min(max(cell_len(oneline(c.display_name)) for c in entries), 24)
+    aboutw = max(out.width - idw - namew - 8 - 6, 20)
+    lines = [f"{'id':<{idw}}  {'name':<{namew}}  {'source':<8}  about"]
+    lines += [f"{set_cell_size(oneline(c.id, idw), idw)}  {set_cell_size(oneline(c.display_name, namew), namew)}  "
+              f"{c.kind:<8}  {oneline(_about(c), aboutw)}".rstrip() for c in entries]
+    out.file.write("\n".join(lines) + "\n")
+    out.file.flush()
+
+
 @app.command("list")
 def list_() -> None:
     """The characters you can chat with: shipped ones, imported ones and your own."""
-    listing = scan_characters()
-    table = Table("id", "name", "source", "about", title="Characters")
-    for c in listing.characters:
-        about = substitute(c.description, char=c.display_name, user="you")
-        table.add_row(safe(c.id), safe(c.display_name), source_kind(c), Text(_short(about)))
-    stdout().print(table)
+    entries, problems = command_library().survey()
+    out = stdout()
+    if len(entries) > TABLE_ROWS:
+        _plain_list(out, entries)
+    else:
+        table = Table("id", "name", "source", "about", title="Characters")
+        for c in entries:
+            table.add_row(safe(c.id), safe(c.display_name), c.kind, Text(_short(_about(c))))
+        out.print(table)
     err = stderr()
-    for problem in listing.problems:
+    for problem in problems:
         err.print(Text.assemble(("Skipped: ", "yellow"), inert(problem.message), " ", (inert(problem.hint), "dim")), soft_wrap=True)
 
 
@@ -49,7 +77,7 @@ def _lore_label(entry: LoreEntry) -> str:
 def show(name: Annotated[str, typer.Argument(help="Character id or name.")]) -> None:
     """Everything a character says about itself, and where its files are."""
     try:
-        c = find_character(name, notice=_tell)
+        c = command_library().find(name, notice=_tell)
     except OmoideError as exc:
         fail(exc)
     out = stdout()
@@ -146,7 +174,7 @@ def export(
 ) -> None:
     """Export a character as a Character Card: V3, with a V2 copy inside PNGs."""
     try:
-        character = find_character(name, notice=_tell)
+        character = command_library().find(name, notice=_tell)
         if format is CardFormat.json:
             data = export_card_json(character)
         else:
@@ -174,7 +202,7 @@ def lore(
     from omoide.characters.lorebook import load_lorebook_file
 
     try:
-        character = find_character(name, notice=_tell) if name else None
+        character = command_library().find(name, notice=_tell) if name else None
         target = attach_lorebook(file, character)
         entries = len(load_lorebook_file(target).entries)
     except OmoideError as exc:

@@ -18,6 +18,8 @@ from omoide.safe_text import safe, some
 console = Console(soft_wrap=True)
 MODELS_NAMED = 10
 """A server's models named on its line; the rest are counted (`omoide models` lists more)."""
+CHARACTERS_NAMED = 20
+"""Characters named on their line; the rest are counted (`omoide characters list` lists them)."""
 
 
 def _ok(label: str, detail: str) -> None:
@@ -113,10 +115,11 @@ async def run_doctor() -> bool:
         healthy = False
 
     try:
-        from omoide.characters.library import list_characters
+        from omoide.characters.library import Library
+        from omoide.store.library import CardIndexFile
 
-        characters = list_characters()
-        _ok("characters", ", ".join(c.id for c in characters) or "none")
+        ids = [c.id for c in Library(CardIndexFile(locations.database_file())).entries()]  # the index: no card is read
+        _ok("characters", f"{len(ids):,}: {some(ids, limit=CHARACTERS_NAMED)}" if len(ids) > CHARACTERS_NAMED else ", ".join(ids) or "none")
     except OmoideError as exc:
         _bad("characters", exc)
         healthy = False

@@ -98,7 +98,6 @@ def import_chat(
 ) -> None:
     """Import a SillyTavern chat; swipes become alternatives you can switch between, and a
     group chat becomes a scene (each speaker matched to a character by name)."""
-    from omoide.characters.library import list_characters
     from omoide.chat.runtime import Workspace
     from omoide.exchange.chat_import import import_tavern_chat
 
@@ -106,7 +105,7 @@ def import_chat(
         workspace = await Workspace.open()
         try:
             return await import_tavern_chat(workspace.store, Path(file), characters=character or [], cards=card or [],
-                                            find=workspace.character, library=list_characters())
+                                            find=workspace.character, library=workspace.library.called)
         finally:
             await workspace.aclose()
 

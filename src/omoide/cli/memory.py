@@ -71,7 +71,7 @@ def memos(
     retry: Annotated[bool, typer.Option("--retry", help="Try the gaps again with the summarizer backend.")] = False,
 ) -> None:
     """Print the memo book: a memo of highlights for every batch of messages on the chat's path."""
-    from omoide.exchange.jsontext import json_text
+    from omoide.safe_text import json_text
     from omoide.exchange.memobook import book_markdown, gap_line, memo_json
     from omoide.memory.book import MemoBook
     from omoide.chat.runtime import Runtime, Workspace

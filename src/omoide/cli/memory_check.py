@@ -5,7 +5,6 @@ docs/memory-check.md)."""
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import sys
 from pathlib import Path
@@ -74,7 +73,7 @@ def check(
     if as_json:
         from omoide.safe_text import json_text
 
-        sys.stdout.write(json_text(report.as_json()) + "\n")
+        sys.stdout.write(json_text(report.as_json(), indent=1) + "\n")
         return
     from omoide.check.report import show
 

@@ -20,6 +20,7 @@ from omoide.domain.world import Conversation, Item, Update, UpdateKind, WorldVie
 from omoide.world.render import about_name, relationship_lines, update_line, value_lines
 
 if TYPE_CHECKING:
+    from omoide.characters.library import Library
     from omoide.chat.runtime import Workspace
 
 out, err = stdout(), stderr()
@@ -65,8 +66,9 @@ def end(
                            f"{'is' if len(conversation.characters) == 1 else 'are'} remembering it…"))
             result = await session.world.run(conversation.id)
             failed.extend(result.failed)
+            names = _names(runtime.library, conversation)
             for update in await runtime.store.world.updates(conversation_id=conversation.id):
-                out.print(update_line(update, _names(conversation)))
+                out.print(update_line(update, names))
         finally:
             await runtime.aclose()
 
@@ -80,10 +82,9 @@ def end(
             err.print(safe(f"  {line}", style="yellow"))
 
 
-def _names(conversation: Conversation | None = None) -> dict[str, str]:
-    from omoide.characters.library import list_characters
-
-    names = {c.id: c.display_name for c in list_characters()}
+def _names(library: Library, conversation: Conversation | None = None) -> dict[str, str]:
+    """Every character's name by id, from the library's index (no card is read)."""
+    names = {c.id: c.display_name for c in library.names()}
     if conversation is not None:
         names.update({p.key: p.name for p in conversation.participants})
     return names
@@ -103,7 +104,7 @@ def world(
         workspace: Workspace = await Workspace.open()
         try:
             char = workspace.character(character)
-            book = WorldBook(workspace.store, _names())
+            book = WorldBook(workspace.store, _names(workspace.library))
             return char.display_name, await book.view(char.id), await book.pending(char.id), book.names
         finally:
             await workspace.aclose()
@@ -159,7 +160,7 @@ def log_command(
         workspace: Workspace = await Workspace.open()
         try:
             char = workspace.character(character)
-            book = WorldBook(workspace.store, _names())
+            book = WorldBook(workspace.store, _names(workspace.library))
             return char.display_name, await book.log(char.id, limit), await book.edits(char.id), book.names
         finally:
             await workspace.aclose()

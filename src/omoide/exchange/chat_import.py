@@ -19,12 +19,17 @@ from omoide.domain.chat import Role
 from omoide.errors import OmoideError
 from omoide.exchange import sillytavern as st
 from omoide.exchange.speakers import match_speakers
+from omoide.safe_text import some
 from omoide.store import Store
+
+SPEAKERS_NAMED = 10
+"""Speakers a refusal names; the rest are counted (a group chat can have thousands)."""
 
 
 async def import_tavern_chat(store: Store, path: Path, *, characters: Sequence[str], cards: Sequence[Path],
-                             find: Callable[[str], Character], library: Sequence[Character]) -> str:
-    """Import the chat at `path`; returns what to tell the user."""
+                             find: Callable[[str], Character], library: Callable[[Sequence[str]], Sequence[Character]]) -> str:
+    """Import the chat at `path`; returns what to tell the user. `library(names)` gives
+    the library's characters with any of those names (or ids)."""
     parsed = st.read_chat(path)
     explicit: dict[str, Character] = {}
     given: list[Character] = []
@@ -38,10 +43,10 @@ async def import_tavern_chat(store: Store, path: Path, *, characters: Sequence[s
     speakers = parsed.speakers or ([given[0].name] if given else [])
     if not speakers:
         raise OmoideError(f"{path} does not say which character it is with.", "Name it: --character ID.")
-    cast = match_speakers(speakers, explicit=explicit, given=given, cards=read, library=library)
+    cast = match_speakers(speakers, explicit=explicit, given=given, cards=read, library=library(speakers))
     if cast.unmatched or cast.ambiguous:
-        problems = [f"no character is called {', '.join(cast.unmatched)}"] if cast.unmatched else []
-        problems += [f"several characters are called {', '.join(cast.ambiguous)}"] if cast.ambiguous else []
+        problems = [f"no character is called {some(cast.unmatched, limit=SPEAKERS_NAMED)}"] if cast.unmatched else []
+        problems += [f"several characters are called {some(cast.ambiguous, limit=SPEAKERS_NAMED)}"] if cast.ambiguous else []
         raise OmoideError(
             f"Cannot import {path}: {'; '.join(problems)}. Nothing was imported.",
             "Import their cards with it (--card FILE, repeatable) or name them (--character 'NAME=ID').",

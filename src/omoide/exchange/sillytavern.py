@@ -29,7 +29,7 @@ from typing import Any
 from omoide import locations
 from omoide.domain.chat import Message, MessageStatus, Role
 from omoide.errors import OmoideError
-from omoide.exchange.jsontext import json_text
+from omoide.safe_text import json_text
 from omoide.safe_text import markdown_literal
 from omoide.store import ImportNode
 

@@ -110,7 +110,7 @@ class SceneCast:
         """The conversation's gossip target: drawn once per conversation (seeded by
         the chat and the conversation's first message, so every process agrees)."""
         here = {c.id for c in present}
-        absent = [speakers.Candidate(c.id, c.display_name) for c in sorted(self.directory.characters.values(), key=lambda c: c.id)
+        absent = [speakers.Candidate(c.id, c.display_name) for c in self.directory.named()
                   if c.id not in here]
         seed = self.settings.seed
         rng = random.Random(f"{seed}:{chat.id}:{first_id}")

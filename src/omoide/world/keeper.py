@@ -31,7 +31,9 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from omoide.characters.library import Library
 from omoide.characters.model import Character, substitute
+from omoide.domain.library import Named
 from omoide.config.sections import WorldSettings
 from omoide.domain.chat import Chat, Message, Role
 from omoide.errors import CommandError, NothingYet, OmoideError
@@ -59,32 +61,71 @@ MENTION_DEPTH = 4
 
 class Directory:
     """The characters there are: for names, descriptions and mention scanning.
-    Read from the library on first use."""
+    Names come from the library's index on first use; a character's card is
+    read only when that character is needed (a `load` reads them all instead)."""
 
-    def __init__(self, extra: Iterable[Character] = (), load: Callable[[], list[Character]] | None = None) -> None:
-        self._extra = list(extra)
+    def __init__(self, extra: Iterable[Character] = (), load: Callable[[], list[Character]] | None = None,
+                 library: Library | None = None) -> None:
+        self._extra = {c.id: c for c in extra}
         self._load = load
+        self._library = library
         self._by_id: dict[str, Character] | None = None
+        self._named: list[Named] | None = None
+        self._read: dict[str, Character | None] = {}
+        self._known: list[Known] | None = None
 
     @property
     def characters(self) -> dict[str, Character]:
+        """Every character, each card read (a scene's /invite by name)."""
         if self._by_id is None:
-            if self._load is None:
-                from omoide.characters.library import list_characters
-
-                self._load = list_characters
-            try:
-                found = self._load()
-            except OmoideError:
-                found = []
-            self._by_id = {c.id: c for c in [*found, *self._extra]}
+            found = self._loaded() if self._load is not None else self._scanned()
+            self._by_id = {c.id: c for c in [*found, *self._extra.values()]}
         return self._by_id
 
+    def _scanned(self) -> list[Character]:
+        try:
+            return (self._library or Library()).scan().characters
+        except OmoideError:
+            return []
+
+    def _loaded(self) -> list[Character]:
+        assert self._load is not None
+        try:
+            found = self._load()
+        except OmoideError:
+            found = []
+        return list(found)
+
+    def named(self) -> list[Named]:
+        """Every character's id and names, sorted by id: from the index, no card read."""
+        if self._by_id is not None or self._load is not None:
+            return sorted(self.characters.values(), key=lambda c: c.id)
+        if self._named is None:
+            try:
+                entries: list[Named] = list((self._library or Library()).names())
+            except OmoideError:
+                entries = []
+            by_id: dict[str, Named] = {e.id: e for e in entries}
+            by_id.update(self._extra)
+            self._named = [by_id[key] for key in sorted(by_id)]
+        return self._named
+
     def get(self, key: str) -> Character | None:
-        return self.characters.get(key)
+        if self._by_id is not None or self._load is not None:
+            return self.characters.get(key)
+        if key in self._extra:
+            return self._extra[key]
+        if key not in self._read:
+            try:
+                self._read[key] = (self._library or Library()).load(key)
+            except OmoideError:
+                self._read[key] = None
+        return self._read[key]
 
     def known(self) -> list[Known]:
-        return known_from(self.characters.values())
+        if self._known is None or self._by_id is not None or self._load is not None:
+            self._known = known_from(self.named())
+        return self._known
 
     def description(self, key: str, user: str) -> str:
         character = self.get(key)

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from omoide.characters.model import Character
+from omoide.domain.library import Named
 from omoide.domain.chat import Message
 from omoide.domain.world import Mention
 
@@ -26,7 +26,7 @@ class Known:
     aliases: tuple[str, ...]
 
 
-def known_from(characters: Iterable[Character]) -> list[Known]:
+def known_from(characters: Iterable[Named]) -> list[Known]:
     known = []
     for c in characters:
         names = {c.id, c.name, c.nickname, c.name.split()[0] if c.name.split() else ""}
@@ -36,16 +36,46 @@ def known_from(characters: Iterable[Character]) -> list[Known]:
     return known
 
 
+_WORD = re.compile(r"\w+")
+
+
+def _words(alias: str) -> list[str]:
+    """The \\w runs of `alias`, lowercased (split on spaces when that gives the same: it is quicker)."""
+    parts = alias.lower().split()
+    return parts if all(p.isalnum() for p in parts) else [w.lower() for w in _WORD.findall(alias)]
+
+
 class MentionScanner:
+    """Finds absent characters named in a text, each by its own pattern. A library
+    can hold thousands: a character's pattern is compiled and tried only when the
+    text holds every word of one of its names (which a match must contain)."""
+
     def __init__(self, known: Sequence[Known], present: Iterable[str]) -> None:
-        absent = [k for k in known if k.key not in set(present)]
-        self._patterns = [
-            (k, re.compile(r"(?<!\w)(?:" + "|".join(re.escape(a) for a in k.aliases) + r")(?!\w)", re.IGNORECASE))
-            for k in absent
-        ]
+        here = set(present)
+        self._absent = [k for k in known if k.key not in here]
+        self._by_word: dict[str, list[tuple[int, frozenset[str]]]] = {}
+        self._always: list[int] = []
+        for i, k in enumerate(self._absent):
+            for alias in k.aliases:
+                words = _words(alias)
+                if not words:
+                    self._always.append(i)
+                else:
+                    self._by_word.setdefault(words[0], []).append((i, frozenset(words)))
+        self._patterns: dict[int, re.Pattern[str]] = {}
+
+    def _pattern(self, i: int) -> re.Pattern[str]:
+        if i not in self._patterns:
+            aliases = self._absent[i].aliases
+            self._patterns[i] = re.compile(r"(?<!\w)(?:" + "|".join(re.escape(a) for a in aliases) + r")(?!\w)", re.IGNORECASE)
+        return self._patterns[i]
 
     def scan(self, text: str) -> list[Known]:
-        return [k for k, pattern in self._patterns if pattern.search(text)]
+        candidates = set(self._always)
+        words = {w.lower() for w in _WORD.findall(text)}
+        for word in words:
+            candidates.update(i for i, needed in self._by_word.get(word, ()) if needed <= words)
+        return [self._absent[i] for i in sorted(candidates) if self._pattern(i).search(text)]
 
     def mentions(self, messages: Sequence[Message]) -> list[Mention]:
         """Each absent character named in `messages`, with the first message naming them."""

@@ -7,10 +7,11 @@ Never edit a migration that has shipped; add a new one at the end of
 from __future__ import annotations
 
 from omoide.store.migrations.foundation import FOUNDATION
+from omoide.store.migrations.library import LIBRARY
 from omoide.store.migrations.pins import PINS
 from omoide.store.migrations.record import Migration
 from omoide.store.migrations.world_and_scenes import WORLD_AND_SCENES
 
-MIGRATIONS: list[Migration] = [*FOUNDATION, *WORLD_AND_SCENES, *PINS]
+MIGRATIONS: list[Migration] = [*FOUNDATION, *WORLD_AND_SCENES, *PINS, *LIBRARY]
 
 __all__ = ["MIGRATIONS", "Migration"]

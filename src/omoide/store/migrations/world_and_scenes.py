@@ -235,3 +235,4 @@ WORLD_AND_SCENES.append(
         """,
     ),
 )
+

@@ -6,6 +6,7 @@ Ctrl+T, and (as a list, with the portrait) on the first-run screen."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -15,9 +16,10 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from omoide.characters.library import scan_characters
+from omoide.characters.library import Library, folder_of
 from omoide.characters.model import Character, substitute
-from omoide.characters.portrait import portrait_file
+from omoide.characters.portrait import portrait_in
+from omoide.domain.library import IndexedCard
 from omoide.tui.command_line import ParsedCommand
 from omoide.safe_text import oneline
 from omoide.tui.host import Host
@@ -31,11 +33,13 @@ TAGLINE = 90
 _SENTENCE = re.compile(r"(?<=[.!?])\s")
 
 
-def tagline(character: Character, user_name: str) -> str:
+def tagline(character: Character | IndexedCard, user_name: str) -> str:
     """The card's description in one line: its first sentence, or its start."""
-    text = oneline(substitute(character.description, char=character.display_name, user=user_name))
+    about = character.about if isinstance(character, IndexedCard) else (
+        character.description.strip() or character.scenario.strip() or character.personality.strip())
+    text = oneline(substitute(about, char=character.display_name, user=user_name))
     first = _SENTENCE.split(text, maxsplit=1)[0] if text else ""
-    line = oneline(first or character.scenario or character.personality or "(no description)")
+    line = oneline(first or "(no description)")
     return line if len(line) <= TAGLINE else line[:TAGLINE].rsplit(" ", 1)[0].rstrip(",;:") + "…"  # at a word
 
 
@@ -46,7 +50,7 @@ def fit_list(options: OptionList, screen_height: int, most: int, around: int) ->
     options.styles.max_height = max(3, min(most, screen_height * 9 // 10 - around))
 
 
-def character_options(characters: list[Character], user_name: str, current: str | None) -> list[Option]:
+def character_options(characters: Sequence[Character | IndexedCard], user_name: str, current: str | None) -> list[Option]:
     """One option per character, named by its id: the name, a mark on the current
     one, and the tagline; card text is shown inert (a `Text`, never markup)."""
     options = []
@@ -57,10 +61,10 @@ def character_options(characters: list[Character], user_name: str, current: str 
     return options
 
 
-def show_portrait(portrait: Portrait, characters: list[Character], character_id: str | None, *, enabled: bool) -> None:
+def show_portrait(portrait: Portrait, characters: list[IndexedCard], character_id: str | None, *, enabled: bool) -> None:
     """Draw the portrait of the character `character_id` (hidden: none, or portraits off)."""
-    character = next((c for c in characters if c.id == character_id), None)
-    portrait.show(portrait_file(character) if enabled and character is not None else None)
+    entry = next((c for c in characters if c.id == character_id), None)
+    portrait.show(portrait_in(folder_of(entry)) if enabled and entry is not None else None)
 
 
 LIST_ROWS = 20
@@ -83,12 +87,15 @@ class CharacterPicker(ModalScreen[Character | None]):
         Binding("i", "import_card", "Import a card", id="characters.import"),
     ]
 
-    def __init__(self, user_name: str, current: str | None, *, portraits: bool = True) -> None:
+    def __init__(self, user_name: str, current: str | None, library: Library | None = None, *,
+                 portraits: bool = True) -> None:
         super().__init__()
         self.user_name = user_name
         self.current = current
+        self.library = library or Library()
+        """Names and descriptions come from its index: a card is read when it is chosen."""
         self.portraits = portraits
-        self.characters: list[Character] = []
+        self.characters: list[IndexedCard] = []
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -106,14 +113,13 @@ class CharacterPicker(ModalScreen[Character | None]):
         fit_list(self.query_one(OptionList), self.size.height, LIST_ROWS, AROUND_LIST)
 
     def reload(self, highlight: str | None) -> None:
-        listing = scan_characters()
-        self.characters = listing.characters
+        self.characters, problems = self.library.survey()
         options = self.query_one(OptionList)
         options.clear_options()
         options.add_options(character_options(self.characters, self.user_name, self.current))
         ids = [c.id for c in self.characters]
         options.highlighted = ids.index(highlight) if highlight in ids else 0
-        skipped = [f"Skipped: {oneline(p.message)}" for p in listing.problems]
+        skipped = [f"Skipped: {oneline(p.message)}" for p in problems]
         self.query_one("#characters-problems", Static).update("\n".join(skipped))
         options.focus()
 
@@ -121,7 +127,8 @@ class CharacterPicker(ModalScreen[Character | None]):
         show_portrait(self.query_one(Portrait), self.characters, event.option.id, enabled=self.portraits)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        self.dismiss(next((c for c in self.characters if c.id == event.option.id), None))
+        chosen = event.option.id
+        self.dismiss(self.library.load(chosen) if chosen is not None else None)
 
     def action_import_card(self) -> None:
         from omoide.tui.screens.import_card import ImportCardScreen
@@ -142,7 +149,7 @@ def open_picker(app: Host) -> None:
         if character is not None:
             await app.switch_character(character)
 
-    app.push_screen(CharacterPicker(app.session.user.name, app.session.character.id,
+    app.push_screen(CharacterPicker(app.session.user.name, app.session.character.id, app.session.library,
                                     portraits=app.session.settings.ui.portraits), chosen)
 
 

@@ -28,8 +28,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from omoide.characters.library import scan_characters
+from omoide.characters.library import Library
 from omoide.characters.model import Character
+from omoide.domain.library import IndexedCard
 from omoide.config.file import update_config
 from omoide.errors import OmoideError
 from omoide.world.identity import DEFAULT_NAME, clean_name
@@ -52,8 +53,10 @@ class Welcome:
     """The first-run part of the screen: your name and the characters."""
 
     name: str
-    characters: list[Character]
+    characters: list[IndexedCard]
+    """Named from the library's index: the card of the one chosen is read when it is chosen."""
     current: str
+    library: Library
     portraits: bool = True
     """Show the highlighted character's portrait beside the list (`[ui] portraits`)."""
 
@@ -175,7 +178,8 @@ class FirstRunScreen(ModalScreen[FirstRunResult | None]):
                     self.query_one("#first-run-name", Input).focus()
                     return
             index = self.query_one("#first-run-characters", OptionList).highlighted
-            character = self.welcome.characters[index] if index is not None and self.welcome.characters else None
+            entry = self.welcome.characters[index] if index is not None and self.welcome.characters else None
+            character = self.welcome.library.load(entry.id) if entry is not None else None
         choice = None
         if decision in ("once", "default"):
             choice = self.choices[self.query_one("#first-run-models", OptionList).highlighted or 0]
@@ -198,7 +202,7 @@ async def _offer(app: Host, *, welcome: bool, probe: bool) -> None:
     choices = choose.server_choices(await choose.find_servers(session.settings)) if probe else []
     if not welcome and not choices:
         return
-    greet = Welcome(session.user.name, scan_characters().characters, session.character.id,
+    greet = Welcome(session.user.name, session.library.entries(), session.character.id, session.library,
                     portraits=session.settings.ui.portraits) if welcome else None
     offer = recommend() if welcome and not choices and choose.needs_first_run(session.settings) else None
 

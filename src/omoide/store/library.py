@@ -1,0 +1,104 @@
+"""The library index in the database (migration 0022_library_index).
+
+The library (characters/library.py) is synchronous and runs before and
+beside the chat's own connection, so the index has a small sqlite3
+connection of its own on the same file. The index is a cache of the folders:
+when it cannot be read or written (no database yet, locked, a full disk) the
+library reads the folders as it did without one, and says so only in the log.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from omoide.domain.library import IndexedCard
+
+log = logging.getLogger(__name__)
+
+BUSY_TIMEOUT_S = 10.0
+_COLUMNS = "folder, bundled, stamp, name, nickname, about, kind, problem, hint"
+
+
+def _card(row: sqlite3.Row | tuple[object, ...]) -> IndexedCard:
+    folder, bundled, stamp, name, nickname, about, kind, problem, hint = row
+    return IndexedCard(str(folder), bool(bundled), str(stamp), str(name), str(nickname), str(about), str(kind),
+                       str(problem), str(hint))
+
+
+class CardIndexFile:
+    """The index of the database at `path` (made by `Store.open`'s migrations).
+    Each call opens and closes its own connection: a library lives as long as a
+    chat, and holds no file open in between."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @contextmanager
+    def _connection(self) -> Iterator[sqlite3.Connection | None]:
+        if not self.path.is_file():
+            yield None
+            return
+        try:
+            conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+        except sqlite3.Error as exc:
+            log.warning("the library index in %s cannot be opened (%s); the character folders are read instead", self.path, exc)
+            yield None
+            return
+        try:
+            found = conn.execute("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'library_cards'").fetchone()
+            yield conn if found is not None else None  # not yet migrated: the next Store.open adds the table
+        finally:
+            conn.close()
+
+    def _read(self, sql: str, params: Sequence[object] = ()) -> list[tuple[object, ...]]:
+        try:
+            with self._connection() as conn:
+                return [] if conn is None else list(conn.execute(sql, params).fetchall())
+        except sqlite3.Error as exc:
+            log.warning("the library index in %s cannot be read (%s)", self.path, exc)
+            return []
+
+    def dirs(self) -> dict[str, str]:
+        """The stamps of the characters folders when the index was last brought up to date."""
+        return {str(which): str(stamp) for which, stamp in self._read("SELECT which, stamp FROM library_dirs")}
+
+    def cards(self) -> list[IndexedCard]:
+        return [_card(row) for row in self._read(f"SELECT {_COLUMNS} FROM library_cards ORDER BY folder, bundled DESC")]
+
+    def names(self) -> list[IndexedCard]:
+        """Every entry with its names only (no stamp, no description): for naming characters."""
+        rows = self._read("SELECT folder, bundled, '', name, nickname, '', kind, problem, '' FROM library_cards "
+                          "ORDER BY folder, bundled DESC")
+        return [_card(row) for row in rows]
+
+    def lookup(self, key: str) -> list[IndexedCard]:
+        """The folders whose id, name or nickname is `key` (casefolded), by id."""
+        rows = self._read(f"SELECT {_COLUMNS} FROM library_cards WHERE key_id = ? OR key_name = ? OR key_nickname = ? "
+                          "ORDER BY folder, bundled DESC", (key, key, key))
+        return [_card(row) for row in rows]
+
+    def write(self, dirs: dict[str, str], changed: Sequence[IndexedCard], removed: Sequence[tuple[bool, str]]) -> None:
+        try:
+            with self._connection() as conn:
+                if conn is None:
+                    return
+                with conn:  # a transaction: committed whole or rolled back
+                    conn.execute("BEGIN IMMEDIATE")
+                    conn.executemany("DELETE FROM library_cards WHERE bundled = ? AND folder = ?",
+                                     [(int(bundled), folder) for bundled, folder in removed])
+                    conn.executemany(
+                        f"INSERT OR REPLACE INTO library_cards ({_COLUMNS}, key_id, key_name, key_nickname) "
+                        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        [(c.folder, int(c.bundled), c.stamp, c.name, c.nickname, c.about, c.kind, c.problem, c.hint,
+                          c.folder.casefold(), c.name.casefold(), c.nickname.casefold()) for c in changed],
+                    )
+                    conn.executemany("INSERT OR REPLACE INTO library_dirs (which, stamp) VALUES (?, ?)", list(dirs.items()))
+        except sqlite3.Error as exc:  # a cache: the folders stay the truth, read again next time
+            log.warning("the library index in %s cannot be written (%s)", self.path, exc)
+
+    def close(self) -> None:
+        """Nothing is held open between calls."""
