@@ -121,7 +121,9 @@ async def test_after_memory_work_the_next_reply_finds_its_prompt_already_evaluat
     user's new line and the date."""
     from omoide.llm.local import LocalBackend
 
-    settings = Settings(user_name="Kai", recent_messages=4, summary_threshold=6, temperature=0.0, context_size=2048)
+    # No passages: they come anew after the window every turn, whatever memory work did; this is about what comes before it.
+    settings = Settings(user_name="Kai", recent_messages=4, summary_threshold=6, temperature=0.0, context_size=2048,
+                        recall_passages=0)
     backend = LocalBackend(settings)
     memory: list[MemoryEvent] = []
     session = await ChatSession.open(store, MIKA, settings, backend, on_memory_event=memory.append)
