@@ -439,3 +439,22 @@ async def test_lore_left_out_by_the_budget_is_reported_in_the_prompt_and_the_log
     assert "Lighthouse skipped: over the token budget (256)" in prompt.lore
     assert "Lighthouse skipped: over the token budget (256)" in inspector_text(prompt)
     assert "lore entry 'Lighthouse' skipped: over the token budget (256)" in caplog.text
+
+
+async def test_a_rewrite_written_badly_keeps_the_summary_it_was_to_fold_in(store: Store) -> None:
+    """With summary_merge_chars = 0 every compression rewrites the whole summary;
+    when a rewrite is refused, the story's own words are added to the summary
+    there was, never put in its place."""
+    first = "Kai and Mika talked about his cat Biscuit-1001, who sleeps on the radiator, and she listened."
+    summarizer = ScriptedBackend([[first], ["*giggles* Hi! I'm so happy you came back to see me today!"]])
+    session = await open_session(store, ScriptedBackend(default=lambda m: ["ok"]), summarizer, [], recent_messages=3,
+                                 summary_threshold=4, summary_merge_chars=0)
+    await run_turn(session, "My cat is called Biscuit-1001.")
+    await run_turn(session, "He sleeps on the radiator.")
+    await session.wait_for_memory_work()
+    assert "Biscuit-1001" in (await session.memory()).summary.content  # type: ignore[union-attr]
+    for text in ("On Sunday I met Dario at the Lisbon aquarium.", "Dario says hello.", "The weather turned."):
+        await run_turn(session, text)
+        await session.wait_for_memory_work()
+    content = (await session.memory()).summary.content  # type: ignore[union-attr]
+    assert "Biscuit-1001" in content and "Lisbon" in content and "giggles" not in content

@@ -32,7 +32,7 @@ from omoide.memory.memo_work import MemoWork
 from omoide.memory.scene_memory import SceneMemory, plan_diary
 from omoide.memory.shared import ChatPrefix, cache_key_of, continued
 from omoide.memory.summary import (
-    SUMMARY_MAX_TOKENS, Compression, InvalidSummary, dated, instructions_of, quoted, split_for_compression, validate_diary,
+    SUMMARY_MAX_TOKENS, Compression, InvalidSummary, append_segment, dated, instructions_of, quoted, split_for_compression, validate_diary,
     validate_summary,
 )
 from omoide.store import Store
@@ -218,7 +218,8 @@ class MemoryWorker:
             lines = quoted(chunk, name, self.user_name, self.speaker_names)
             written = await self._complete(request, compression.max_tokens(chunk), laid_out=True)
             kept = validate_summary(compression.kept(written), name=name, user=self.user_name)
-            if why := spoiled(kept, instructions=instructions_of(request), lines=lines, user=self.user_name,
+            covered = [*lines, *compression.summary.splitlines()] if compression.rewrite else lines
+            if why := spoiled(kept, instructions=instructions_of(request), lines=covered, user=self.user_name,
                               character=name):
                 raise InvalidSummary(why)
             text = compression.text(dated(kept, chunk))
@@ -228,8 +229,9 @@ class MemoryWorker:
                 self._emit(MemoryWorkFailed("summary", _reason(exc)))
                 return
             # The model wrote badly, or failed again and again: keep the story's own words instead.
-            own = fallback_summary(lines, user=self.user_name, character=name, budget_chars=FALLBACK_CHARS)
-            text = compression.text(dated(own, chunk))
+            own = dated(fallback_summary(lines, user=self.user_name, character=name, budget_chars=FALLBACK_CHARS), chunk)
+            # A rewrite that failed must not lose the summary it was to fold in: the words are added to it instead.
+            text = append_segment(compression.summary, own) if compression.summary else own
             self._emit(MemoryNotice(f"summary: {_reason(exc)}; kept the sentences with names, numbers and dates instead"))
         _, diary_head = await self._diary_pointer(head_id)
         anchor = await self._anchor(head_id)
