@@ -130,7 +130,8 @@ def salient_words(lines: Sequence[str], *, user: str, character: str) -> set[str
     skip = {user.casefold(), character.casefold()}
     for s in sentences(lines, user=user, character=character):
         out |= {name.casefold() for name in names_in(s.text) if name.casefold() not in skip}
-        out |= {m.group() for m in re.finditer(r"\d{2,}", s.text)}  # "message 3" is no fact; "42 Harbour Lane" is
+        # A counter ("message 12") is no fact; a number with letters or of three digits is ("B-1001", "1984").
+        out |= {m.group().casefold() for m in re.finditer(r"\b(?:\w*[A-Za-z]\w*\d\w*|\w*\d\w*[A-Za-z]\w*|\d{3,})\b", s.text)}
     return out
 
 
