@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 T = TypeVar("T")
 
@@ -50,30 +50,24 @@ class ReplyGate:
     async def run(self, call: Callable[[], Awaitable[T]]) -> T:
         while True:
             await self._idle.wait()
-            task: asyncio.Task[T] = asyncio.ensure_future(call())
-            self._background.add(task)
-            try:
-                return await asyncio.shield(task)
-            except asyncio.CancelledError:
-                current = asyncio.current_task()
-                if current is not None and current.cancelling():
-                    task.cancel()
-                    raise
-                if not task.cancelled():
-                    raise
-                self.preempted += 1  # a reply started: try again once it is over
-            finally:
-                self._background.discard(task)
+            finished, result = await self._attempt(call)
+            if finished:
+                return cast(T, result)
+            # a reply started: try again once it is over
 
     async def unless_replying(self, call: Callable[[], Awaitable[T]]) -> T | None:
         """Run `call` now if no reply streams; a reply that starts stops it, and
         it is not made again (None)."""
         if self.replying:
             return None
+        return (await self._attempt(call))[1]
+
+    async def _attempt(self, call: Callable[[], Awaitable[T]]) -> tuple[bool, T | None]:
+        """(True, its result), or (False, None) when a reply that started stopped it."""
         task: asyncio.Task[T] = asyncio.ensure_future(call())
         self._background.add(task)
         try:
-            return await asyncio.shield(task)
+            return True, await asyncio.shield(task)
         except asyncio.CancelledError:
             current = asyncio.current_task()
             if current is not None and current.cancelling():
@@ -82,6 +76,6 @@ class ReplyGate:
             if not task.cancelled():
                 raise
             self.preempted += 1
-            return None
+            return False, None
         finally:
             self._background.discard(task)
