@@ -211,13 +211,12 @@ class MemoryWorker:
         self._emit(MemoryWorkStarted("summary"))
         name = self.character.display_name
         compression = Compression.of(state.summary.content if state.summary else None, self.settings.summary_merge_chars)
-        lines = quoted(chunk, name, self.user_name, self.speaker_names)
         try:
             chunk, request = await self._chunk_that_continues(
                 chunk, lambda part: compression.request(name, self.user_name, part, self.speaker_names))
-            lines = quoted(chunk, name, self.user_name, self.speaker_names)
             written = await self._complete(request, compression.max_tokens(chunk), laid_out=True)
             kept = validate_summary(compression.kept(written), name=name, user=self.user_name)
+            lines = quoted(chunk, name, self.user_name, self.speaker_names)
             covered = [*lines, *compression.summary.splitlines()] if compression.rewrite else lines
             if why := spoiled(kept, instructions=instructions_of(request), lines=covered, user=self.user_name,
                               character=name):
@@ -229,6 +228,7 @@ class MemoryWorker:
                 self._emit(MemoryWorkFailed("summary", _reason(exc)))
                 return
             # The model wrote badly, or failed again and again: keep the story's own words instead.
+            lines = quoted(chunk, name, self.user_name, self.speaker_names)  # chunk: cut to what was sent, if it was
             own = dated(fallback_summary(lines, user=self.user_name, character=name, budget_chars=FALLBACK_CHARS), chunk)
             # A rewrite that failed must not lose the summary it was to fold in: the words are added to it instead.
             text = append_segment(compression.summary, own) if compression.summary else own
