@@ -200,3 +200,24 @@ async def test_the_both_style_keeps_the_summary_and_adds_the_memos_before_its_wi
     prompt = session.last_prompt
     assert prompt is not None and [layer.name for layer in prompt.layers] == ["card", "memory", "memos", "window", "passages", "tail"]
     assert state.summary is not None and state.summary.covers_to_id is not None
+
+
+@pytest.mark.parametrize("answer", [
+    ["*smiles warmly* Oh, what a lovely day at the bakery!"],  # no highlights at all
+    [GOOD],  # highlights of another story: none of this batch's names
+])
+async def test_a_memo_the_model_spoils_keeps_the_batchs_own_words_and_says_so(store: Store, answer: list[str]) -> None:
+    from omoide.memory.events import MemoryNotice
+
+    summarizer = ScriptedBackend(default=lambda m: answer)
+    events: list[MemoryEvent] = []
+    session = await open_session(store, summarizer, events)
+    await turns(session, 1, "My sister Hanako moved to Sapporo last spring.")
+    await turns(session, 3)
+    [memo] = await session.book.pages()
+    assert not memo.gap
+    text = " ".join(memo.highlights)
+    assert "Hanako" in text and "Sapporo" in text and "Kinako" not in text
+    assert memo.highlights[0].startswith("Kai said: His sister Hanako")  # word for word, its date kept by the memo
+    notices = [e.note for e in events if isinstance(e, MemoryNotice)]
+    assert any(f"memo for messages {memo.span}" in n and "kept the sentences" in n for n in notices), notices

@@ -79,15 +79,17 @@ def sentences(lines: Iterable[str], *, user: str, character: str) -> list[Senten
     return out
 
 
-def extract(lines: Sequence[str], *, user: str, character: str, budget_chars: int, least: float = 2.0) -> list[str]:
-    """The best sentences of `lines` within `budget_chars`, in the order said, as
-    `[stamp] Speaker: sentence` (the stamp once per line of the result)."""
+def extract(lines: Sequence[str], *, user: str, character: str, budget_chars: int, least: float = 2.0,
+            most: int | None = None) -> list[str]:
+    """The best sentences of `lines` (at most `most` of them) within
+    `budget_chars`, in the order said, as `[stamp] Speaker: sentence` (the stamp
+    once per line of the result)."""
     found = [s for s in sentences(lines, user=user, character=character) if s.score >= least]
     chosen: list[Sentence] = []
     used = 0
     for s in sorted(found, key=lambda s: (-s.score, -s.order)):  # the newer of two equals: later facts correct earlier
         size = len(s.stamp) + len(s.speaker) + len(s.text) + 4
-        if used + size > budget_chars:
+        if used + size > budget_chars or (most is not None and len(chosen) >= most):
             continue
         chosen.append(s)
         used += size
@@ -148,13 +150,15 @@ def echoes(written: str, instructions: str, *, size: int = 4, share: float = 0.3
     return sum(run in known for run in runs) >= share * len(runs)
 
 
-def spoiled(written: str, *, instructions: str, lines: Sequence[str], user: str, character: str) -> str | None:
+def spoiled(written: str, *, instructions: str, lines: Sequence[str], user: str, character: str,
+            least_names: int = 2) -> str | None:
     """Why memory work that `written` is must be refused, or None: it repeats its
-    instructions, or it keeps none of the names and numbers of what it covers."""
+    instructions, or it keeps none of the names and numbers of what it covers
+    (checked when what it covers holds at least `least_names` of them)."""
     if echoes(written, instructions):
         return "the model repeated its instructions instead of summarizing"
     wanted = salient_words(lines, user=user, character=character)
-    if len(wanted) >= 2:
+    if len(wanted) >= least_names:
         folded = written.casefold()
         if not any(re.search(rf"(?<![\w]){re.escape(w)}(?![\w])", folded) for w in wanted):
             return "the model's summary kept none of the names and numbers it covers"

@@ -15,9 +15,9 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from omoide.config.sections import MemorySettings
 from omoide.domain.chat import Memo, MemoAuthor, Message
 from omoide.errors import OmoideError
-from omoide.memory.events import MemoryEvent, MemoryWorkDone, MemoryWorkFailed, MemoryWorkStarted
+from omoide.memory.events import MemoryEvent, MemoryNotice, MemoryWorkDone, MemoryWorkFailed, MemoryWorkStarted
 from omoide.llm.base import ChatMessage
-from omoide.memory.memos import due_batches, memo_request, near_stretch, parse_highlights
+from omoide.memory.memos import due_batches, fallback_highlights, memo_lines, memo_task, near_stretch, read_memo
 from omoide.memory.summary import InvalidSummary
 from omoide.store import Store
 
@@ -27,8 +27,24 @@ MEMO_MAX_TOKENS = 240
 """Three one-sentence highlights need far less; a model that rambles is cut off."""
 
 
-def _text(batch: Sequence[Message]) -> str:
-    return "\n".join(m.content for m in batch)
+async def write_memo(complete: Callable[[list[ChatMessage]], Awaitable[str]], batch: Sequence[Message], *,
+                     name: str, user: str, names: Mapping[str, str] | None) -> tuple[list[str], str | None]:
+    """A memo's highlights for `batch`, and why the model's were not used (None
+    when they were). A backend that fails gives no highlights (the batch becomes
+    a gap to retry); a reply that is no memo, or a spoiled one, gives the batch's
+    own sentences with names, numbers and dates instead (none: a gap)."""
+    lines = memo_lines(name, user, batch, names=names)
+    request = memo_task(name, user, lines)
+    try:
+        return read_memo(await complete(request), request, lines, name=name, user=user), None
+    except OmoideError as exc:
+        return [], exc.message
+    except InvalidSummary as exc:
+        return fallback_highlights(lines, name=name, user=user), str(exc)
+
+
+def fallback_notice(span: str, reason: str) -> MemoryNotice:
+    return MemoryNotice(f"memo for messages {span}: {reason}; kept the sentences with names, numbers and dates instead")
 
 
 class MemoWork:
@@ -55,15 +71,15 @@ class MemoWork:
         for first, last in due_batches(path, self.settings.memo_batch, covered):
             self.emit(MemoryWorkStarted("memo"))
             batch = path[path.index(first) : path.index(last) + 1]
-            try:
-                answer = await self.complete(memo_request(name, user, batch, names=names), MEMO_MAX_TOKENS, last.id)
-                highlights = parse_highlights(answer, _text(batch))
-            except (OmoideError, InvalidSummary) as exc:
-                reason = exc.message if isinstance(exc, OmoideError) else str(exc)
+            highlights, reason = await write_memo(lambda request: self.complete(request, MEMO_MAX_TOKENS, last.id), batch,
+                                                  name=name, user=user, names=names)
+            if not highlights:
                 await self.store.memos.add(self.chat_id, last.id, author=MemoAuthor.MODEL, first_id=first.id, reason=reason)
                 failed += 1
                 self.emit(MemoryWorkFailed("memo", f"no memo for messages #{first.id}–#{last.id}: {reason}"))
                 continue
+            if reason:
+                self.emit(fallback_notice(f"#{first.id}–#{last.id}", reason))
             memo = await self.store.memos.add(self.chat_id, last.id, author=MemoAuthor.MODEL, first_id=first.id, highlights=highlights)
             self.emit(MemoryWorkDone("memo", memo=memo))
         return failed
@@ -76,14 +92,14 @@ class MemoWork:
         first = await self.store.messages.get(memo.first_id)
         batch = await self.store.messages.path_slice(memo.anchor_id, first.depth, memo.anchor_depth - first.depth + 1)
         self.emit(MemoryWorkStarted("memo"))
-        try:
-            answer = await self.complete(memo_request(name, user, batch, names=names), MEMO_MAX_TOKENS, memo.anchor_id)
-            highlights = parse_highlights(answer, _text(batch))
-        except (OmoideError, InvalidSummary) as exc:
-            reason = exc.message if isinstance(exc, OmoideError) else str(exc)
+        highlights, reason = await write_memo(lambda request: self.complete(request, MEMO_MAX_TOKENS, memo.anchor_id), batch,
+                                              name=name, user=user, names=names)
+        if not highlights:
             revised = await self.store.memos.revise(memo.id, author=MemoAuthor.MODEL, at_id=at_id, reason=reason)
             self.emit(MemoryWorkFailed("memo", f"no memo for messages {memo.span}: {reason}"))
             return revised
+        if reason:
+            self.emit(fallback_notice(memo.span, reason))
         revised = await self.store.memos.revise(memo.id, author=MemoAuthor.MODEL, at_id=at_id, highlights=highlights)
         self.emit(MemoryWorkDone("memo", memo=revised))
         return revised

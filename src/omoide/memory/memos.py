@@ -16,7 +16,8 @@ from datetime import tzinfo
 
 from omoide.domain.chat import Memo, MemoAuthor, Message, Role
 from omoide.llm.base import ChatMessage
-from omoide.memory.summary import InvalidSummary
+from omoide.memory.extract import extract, reported, spoiled
+from omoide.memory.summary import InvalidSummary, instructions_of
 from omoide.llm.stamps import stamp
 from omoide.memory.window import speaker_label
 
@@ -46,18 +47,29 @@ _MARKER = re.compile(
     r"\s*[:：.\-–]?\s*(.*)$",
     re.IGNORECASE,
 )
+_STAMP = re.compile(r"^\[[^\]]*\]\s*")
 _BULLET = re.compile(r"^\s*[-•]\s+(.*)$")
 _REFUSAL = re.compile(r"\b(I can(?:no|')t|I'm sorry|I am sorry|as an AI|I cannot|I won't)\b", re.IGNORECASE)
 _ROLEPLAY = ("*", '"', "“", "「", "(")
 
 
-def memo_request(name: str, user: str, batch: Sequence[Message], tz: tzinfo | None = None,
-                 names: Mapping[str, str] | None = None) -> list[ChatMessage]:
-    lines = [
+def memo_lines(name: str, user: str, batch: Sequence[Message], tz: tzinfo | None = None,
+               names: Mapping[str, str] | None = None) -> list[str]:
+    """The batch's messages as a memo request quotes them: `[04/01 22:15] Kai: ...`."""
+    return [
         f"{stamp(m.created_at, tz)} {speaker_label(m, name, user, names)}: {m.content.strip()}"
         for m in batch
         if m.role in (Role.USER, Role.ASSISTANT) and m.content.strip()
     ]
+
+
+def memo_request(name: str, user: str, batch: Sequence[Message], tz: tzinfo | None = None,
+                 names: Mapping[str, str] | None = None) -> list[ChatMessage]:
+    return memo_task(name, user, memo_lines(name, user, batch, tz, names))
+
+
+def memo_task(name: str, user: str, lines: Sequence[str]) -> list[ChatMessage]:
+    """The request for a memo of the quoted `lines`."""
     return [
         {"role": "system", "content": MEMO_PROMPT.format(name=name, user=user)},
         {"role": "user", "content": "Messages:\n" + "\n".join(lines) + "\n\nJourney Highlights:"},
@@ -92,6 +104,25 @@ def parse_highlights(text: str, source: str = "") -> list[str]:
             raise InvalidSummary("the model wrote a roleplay reply instead of highlights")
         raise InvalidSummary("the reply had no highlights in it")
     return found[:MAX_HIGHLIGHTS]
+
+
+def read_memo(answer: str, request: Sequence[ChatMessage], lines: Sequence[str], *, name: str, user: str) -> list[str]:
+    """The highlights of a model's memo of `lines` (as `request` quoted them);
+    InvalidSummary when they are no highlights, repeat the instructions, or keep
+    none of the names and numbers the batch holds."""
+    highlights = parse_highlights(answer, "\n".join(lines))
+    if why := spoiled("\n".join(highlights), instructions=instructions_of(request), lines=lines, user=user,
+                      character=name, least_names=1):
+        raise InvalidSummary(why.replace("summary", "memo").replace("summarizing", "writing highlights"))
+    return highlights
+
+
+def fallback_highlights(lines: Sequence[str], *, name: str, user: str) -> list[str]:
+    """A memo no model wrote: the batch's sentences that carry names, numbers,
+    dates and places, word for word, told as said ("Kai said: ..."); empty
+    when none does (the batch then stays a gap)."""
+    kept = extract(lines, user=user, character=name, budget_chars=MAX_HIGHLIGHTS * MAX_HIGHLIGHT_CHARS, most=MAX_HIGHLIGHTS)
+    return [_STAMP.sub("", reported(line))[:MAX_HIGHLIGHT_CHARS] for line in kept]  # a memo carries its batch's dates
 
 
 def clean_user_highlights(text: str) -> list[str]:

@@ -21,14 +21,15 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from omoide.config.sections import MemorySettings
-from omoide.domain.chat import DiaryEntry, Memo, MemoAuthor, Message, Role
+from omoide.domain.chat import DiaryEntry, MemoAuthor, Message, Role
 from omoide.domain.witness import Attendance, Reader
-from omoide.errors import OmoideError
 from omoide.llm.base import ChatMessage
 from omoide.memory.boundary import readable_summary, witnessed
 from omoide.memory.diary import compression_due
-from omoide.memory.memos import due_batches, memo_request, parse_highlights
-from omoide.memory.summary import Compression, InvalidSummary, dated, split_for_compression, validate_summary
+from omoide.memory.events import MemoryEvent, MemoryWorkDone, MemoryWorkFailed
+from omoide.memory.memo_work import MEMO_MAX_TOKENS, fallback_notice, write_memo
+from omoide.memory.memos import due_batches
+from omoide.memory.summary import Compression, dated, split_for_compression, validate_summary
 from omoide.memory.weights import DEFAULT_IMPORTANCE, KEEP_VERBATIM
 from omoide.store import Store
 from omoide.store.memory import WINDOW_CAP
@@ -36,8 +37,6 @@ from omoide.store.memory import WINDOW_CAP
 OWN_CHUNK_CAP = 80
 """Most messages one of a character's own compressions takes (a character that
 cannot read a long chat summary catches up over several turns)."""
-MEMO_MAX_TOKENS = 240
-
 Complete = Callable[[list[ChatMessage], int], Awaitable[str]]
 
 
@@ -126,16 +125,16 @@ class SceneMemory:
             made += 1
         return made
 
-    async def own_memos(self, head_id: int, *, reach: int, user: str, names: Mapping[str, str]) -> list[Memo | str]:
+    async def own_memos(self, head_id: int, *, reach: int, user: str, names: Mapping[str, str]) -> list[MemoryEvent]:
         """A memo of its own for each character that witnessed part of a full
-        batch near `head_id` (and has none for it): the memos made, and for each
-        that failed, why (it is stored as a gap)."""
+        batch near `head_id` (and has none for it): an event for each memo made,
+        each kept from the story's words, and each that failed (stored as a gap)."""
         attendance = await self.attendance(head_id)
         if not attendance.scene:
             return []
         path = await self.store.messages.path(head_id, limit=reach)
         have = {(m.anchor_id, m.owner) for m in await self.store.memos.on_path(head_id, cap=reach) if m.owner}
-        out: list[Memo | str] = []
+        out: list[MemoryEvent] = []
         for first, last in due_batches(path, self.settings.memo_batch, set()):
             batch = path[path.index(first): path.index(last) + 1]
             for key in attendance.everyone():
@@ -145,19 +144,19 @@ class SceneMemory:
                 if not _said(part):
                     continue
                 name = names.get(key, key)
-                try:
-                    answer = await self.complete(memo_request(name, user, part, names=names), MEMO_MAX_TOKENS)
-                    highlights = parse_highlights(answer, "\n".join(m.content for m in part))
-                except (OmoideError, InvalidSummary) as exc:
-                    reason = exc.message if isinstance(exc, OmoideError) else str(exc)
+                highlights, reason = await write_memo(lambda request: self.complete(request, MEMO_MAX_TOKENS), part,
+                                                      name=name, user=user, names=names)
+                if not highlights:
                     await self.store.memos.add(self.chat_id, last.id, author=MemoAuthor.MODEL, first_id=first.id,
                                                reason=reason, owner=key)
-                    out.append(f"no memo of {name}'s for messages #{first.id}–#{last.id}: {reason}")
+                    out.append(MemoryWorkFailed("memo", f"no memo of {name}'s for messages #{first.id}–#{last.id}: {reason}"))
                     continue
+                if reason:
+                    out.append(fallback_notice(f"#{first.id}–#{last.id} ({name}'s)", reason))
                 memo = await self.store.memos.add(self.chat_id, last.id, author=MemoAuthor.MODEL, first_id=first.id,
                                                   highlights=highlights, owner=key)
                 if memo is not None:
-                    out.append(memo)
+                    out.append(MemoryWorkDone("memo", memo=memo))
         return out
 
 

@@ -168,12 +168,10 @@ class MemoryWorker:
         await self._compress_diary(head_id)
 
     async def _own_memos(self, head_id: int) -> None:
-        for made in await self.scene.own_memos(head_id, reach=self.memos.reach, user=self.user_name, names=self._names()):
-            if isinstance(made, str):
+        for event in await self.scene.own_memos(head_id, reach=self.memos.reach, user=self.user_name, names=self._names()):
+            if isinstance(event, MemoryWorkFailed):
                 self.failures += 1
-                self._emit(MemoryWorkFailed("memo", made))
-            else:
-                self._emit(MemoryWorkDone("memo", memo=made))
+            self._emit(event)
 
     async def _own_summaries(self, head_id: int) -> None:
         try:
