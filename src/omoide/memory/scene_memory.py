@@ -29,7 +29,7 @@ from omoide.memory.diary import compression_due
 from omoide.memory.events import MemoryEvent, MemoryWorkDone, MemoryWorkFailed
 from omoide.memory.memo_work import MEMO_MAX_TOKENS, fallback_notice, write_memo
 from omoide.memory.memos import due_batches
-from omoide.memory.summary import Compression, dated, split_for_compression, validate_summary
+from omoide.memory.summary import Compression, split_for_compression, validate_summary
 from omoide.memory.weights import DEFAULT_IMPORTANCE, KEEP_VERBATIM
 from omoide.store import Store
 from omoide.store.memory import WINDOW_CAP
@@ -118,7 +118,7 @@ class SceneMemory:
             name = names.get(key, key)
             compression = Compression.of(summary.content if summary else None, self.settings.summary_merge_chars)
             written = await self.complete(compression.request(name, user, chunk, names), compression.max_tokens(chunk))
-            answer = dated(validate_summary(compression.kept(written), name=name, user=user), chunk)
+            answer = compression.dated(validate_summary(compression.kept(written), name=name, user=user), chunk)
             text = compression.text(answer)
             await self.store.memory.add_summary(self.chat_id, anchor, content=text, covers_to_id=chunk[-1].id,
                                                 diary_to_id=None, owner=key)

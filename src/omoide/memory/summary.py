@@ -48,6 +48,7 @@ SEGMENT_MIN_TOKENS = 128
 """The least room a summary's next part gets, however short its messages."""
 DATE_SPAN = re.compile(r"^\[\d{2}/\d{2} \d{2}:\d{2}(?: – \d{2}/\d{2} \d{2}:\d{2})?\] ")
 """The dates a summary paragraph opens with (`dated`)."""
+_STAMP_TIME = re.compile(r"\d{2}/\d{2} \d{2}:\d{2}")
 
 
 class InvalidSummary(ValueError):
@@ -154,6 +155,21 @@ class Compression:
         """What was written, cut back to its last whole sentence (its limit may
         stop it mid-way), but for a rewrite, as written."""
         return written if self.rewrite else whole_sentences(written)
+
+    def dated(self, answer: str, chunk: Sequence[Message], tz: tzinfo | None = None) -> str:
+        """`answer` opening with when what it tells happened: a part, its messages'
+        span; a rewrite, from the first date of the summary it folds in to its
+        last message (dated by its chunk alone, a rewrite of a month said it all
+        happened last night)."""
+        if not self.rewrite:
+            return dated(answer, chunk, tz)
+        own = dated(DATE_SPAN.sub("", answer.strip()), chunk, tz)
+        first, now = _STAMP_TIME.search(self.summary), DATE_SPAN.match(own)
+        if first is None or now is None:
+            return own
+        end = _STAMP_TIME.findall(now.group())[-1]
+        span = f"[{first.group()}]" if first.group() == end else f"[{first.group()} – {end}]"
+        return f"{span} {own[now.end():]}"
 
     def text(self, answer: str) -> str:
         """The summary after this compression."""

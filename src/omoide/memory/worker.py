@@ -219,7 +219,7 @@ class MemoryWorker:
             if why := spoiled(kept, instructions=instructions_of(request), lines=covered, user=self.user_name,
                               character=name):
                 raise InvalidSummary(why)
-            text = compression.text(dated(kept, chunk))
+            text = compression.text(compression.dated(kept, chunk))
         except (OmoideError, InvalidSummary) as exc:
             self.failures += 1
             if isinstance(exc, OmoideError) and self.failures < self.settings.fallback_after:

@@ -1,0 +1,69 @@
+"""The extractive writer (memory/extract.py): what memory work keeps when no
+model writes it. Its sentences are not the memory check's: the categories are."""
+
+from __future__ import annotations
+
+from omoide.memory.extract import extract, fallback_summary
+
+PASSING = [
+    "[05/01 18:00] Noor: The 7:40 bus from Westbury was late again because of roadworks near Hallam Bridge.",
+    "[05/01 18:03] Noor: Margit says the bakery in Castlegate sells the best rolls on Sundays.",
+    "[05/01 18:06] Noor: I counted 14 herons on the river by Millford this morning.",
+]
+
+
+def kept(lines: list[str], budget: int = 400) -> str:
+    return "\n".join(extract(lines, user="Noor", character="Ines", budget_chars=budget))
+
+
+def test_a_lasting_fact_without_a_name_outweighs_passing_detail_full_of_names() -> None:
+    for fact in ("I really can't stand coriander, it ruins everything.",  # a dislike
+                 "I could eat apricot jam all day, every day.",  # a liking
+                 "I swear I'll bring you a copy of that record on Friday.",  # a promise
+                 "Last night we built a kite out of newspaper together."):  # what they did together
+        text = kept([*PASSING, f"[05/01 18:09] Noor: {fact}"], budget=160)
+        assert fact in text, (fact, text)
+        assert "Westbury" not in text
+
+
+def test_a_sentence_that_names_what_the_one_before_it_says_is_kept_with_it() -> None:
+    text = kept(["[05/02 19:00] Noor: I finally named my old van. It's called Albatross, for the way it wobbles."])
+    assert "named my old van. It's called Albatross" in text
+
+
+def test_what_the_character_tells_of_herself_is_kept_like_what_the_user_tells() -> None:
+    text = kept([*PASSING, "[05/02 19:03] Ines: *She laughs.* I grew up above a clock shop in Tarbes."], budget=160)
+    assert "Tarbes" in text
+
+
+def test_a_rewritten_summary_keeps_each_sentence_with_its_own_date_not_its_paragraphs() -> None:
+    summary = ("[05/01 18:00 – 05/09 21:00] They talked. [05/01 18:09] Noor said: her brother is called Tarik. "
+               "[05/06 20:15] Noor said: she moved to Lyon last week.")
+    text = kept([summary])
+    assert "[05/01 18:09] Noor said: her brother is called Tarik." in text
+    assert "[05/06 20:15] Noor said: she moved to Lyon last week." in text
+
+
+def test_the_fallback_summary_tells_the_facts_as_said_in_the_third_person() -> None:
+    text = fallback_summary(["[05/03 10:00] Noor: My cat is called Pudding and I work at the harbour office."],
+                            user="Noor", character="Ines", budget_chars=300)
+    assert text == "[05/03 10:00] Noor said: Their cat is called Pudding and they work at the harbour office."
+
+
+def test_a_rewritten_summary_is_dated_from_its_first_day_not_by_its_last_messages() -> None:
+    from datetime import datetime, timezone
+
+    from omoide.domain.chat import Message, Role
+    from omoide.memory.summary import Compression
+
+    at = datetime(2026, 5, 9, 21, 0, tzinfo=timezone.utc)
+    chunk = [Message(id=9, chat_id=1, parent_id=8, role=Role.USER, content="We said goodnight.", created_at=at)]
+    folded = "[05/01 18:00 – 05/02 19:00] Noor's brother is called Tarik.\n\n[05/06 20:15] Noor moved to Lyon."
+    rewrite = Compression.of(folded, merge_chars=10)
+    assert rewrite.rewrite
+    first = rewrite.dated("Noor's brother Tarik; Noor moved to Lyon; they said goodnight.", chunk, timezone.utc)
+    assert first.startswith("[05/01 18:00 – 05/09 21:00] Noor's brother")
+    again = rewrite.dated("[05/09 21:00] Noor's brother Tarik.", chunk, timezone.utc)  # a span the model wrote is replaced
+    assert again == "[05/01 18:00 – 05/09 21:00] Noor's brother Tarik."
+    part = Compression.of(folded, merge_chars=10_000)
+    assert part.dated("They said goodnight.", chunk, timezone.utc) == "[05/09 21:00] They said goodnight."
