@@ -287,7 +287,8 @@ async def test_a_character_renamed_or_added_since_the_index_is_still_found_when_
     omoide_home: Path, store: Store
 ) -> None:
     """The folders win over the index: a card renamed in place is named by its new
-    name once a listing saw it, and a new folder (the characters folder changed) at once."""
+    name once a listing saw it, and a new folder (the characters folder changed) at
+    once, before the chat opens or during it."""
     from omoide.characters.library import Library
     from omoide.chat.session import ChatSession
     from omoide.config.settings import Settings
@@ -309,6 +310,11 @@ async def test_a_character_renamed_or_added_since_the_index_is_still_found_when_
     tail = chat.calls[-1]["messages"][-1]["content"]
     assert "Captain Bellamy was just mentioned." in tail and "Mira Sol was just mentioned." in tail
     assert "Tom Bell was just mentioned" not in tail
+
+    character(omoide_home, "nell", "Nell Quay")  # during the chat: the index cannot answer until the folders are read
+    async for _ in session.send("Nell Quay rowed out."):
+        pass
+    assert "Nell Quay was just mentioned." in chat.calls[-1]["messages"][-1]["content"]
 
 
 async def test_omoide_say_finds_the_names_in_an_index_made_before_names_were_indexed_by_word(

@@ -192,19 +192,19 @@ class Library:
             return [e.id for e in self.entries()]
         return self.index.ids()
 
-    def named_with(self, words: Collection[str]) -> list[IndexedCard]:
+    def named_with(self, words: Collection[str]) -> list[IndexedCard] | None:
         """`names()` of the characters with a name beginning with one of `words`
         (domain/naming.py's first words: a message holding none of them cannot
-        name the character): from the index, only their rows read."""
+        name the character), from the index: only their rows are read. None when
+        the index cannot answer (none, or a folder came or went since): then
+        `names()` reads every folder and brings the index up to date."""
         if self.index is None or not self._unchanged_dirs():
-            everyone = self.entries()
-        else:
-            by_id: dict[str, IndexedCard] = {}
-            for entry in self.index.named_with(words):  # bundled before user for each folder name
-                if entry.readable:
-                    by_id[entry.folder] = entry
-            everyone = [by_id[key] for key in sorted(by_id)]
-        return [e for e in everyone if not first_words(aliases(e)).isdisjoint(words)]
+            return None
+        by_id: dict[str, IndexedCard] = {}
+        for entry in self.index.named_with(words):  # bundled before user for each folder name
+            if entry.readable:
+                by_id[entry.folder] = entry
+        return [by_id[key] for key in sorted(by_id) if not first_words(aliases(by_id[key])).isdisjoint(words)]
 
     def survey(self) -> tuple[list[IndexedCard], list[CharacterError]]:
         """`entries()`, and the problems with the folders that could not be read: no card is read

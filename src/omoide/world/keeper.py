@@ -135,16 +135,18 @@ class Directory:
     def known_among(self, words: set[str]) -> list[Known]:
         """`known()` of the characters a text of `words` (mentions.words_of) may
         name, sorted by id: from the index only their names are read, however
-        large the library."""
-        if self._by_id is not None or self._load is not None or self._named is not None:
-            return [k for k in self.known() if named_by(k, words)]
-        try:
-            entries: list[Named] = list((self._library or Library()).named_with(words))
-        except OmoideError:
-            entries = []
-        by_id: dict[str, Named] = {e.id: e for e in entries if e.id not in self._extra}
-        by_id.update(self._extra)
-        return [k for k in known_from(by_id[key] for key in sorted(by_id)) if named_by(k, words)]
+        large the library. When the index cannot answer, every name is read
+        once (`known()`), as before there was one."""
+        if self._by_id is None and self._load is None:
+            try:
+                entries = (self._library or Library()).named_with(words)
+            except OmoideError:
+                entries = None
+            if entries is not None:
+                by_id: dict[str, Named] = {e.id: e for e in entries if e.id not in self._extra}
+                by_id.update(self._extra)
+                return [k for k in known_from(by_id[key] for key in sorted(by_id)) if named_by(k, words)]
+        return [k for k in self.known() if named_by(k, words)]
 
     def known(self) -> list[Known]:
         if self._known is None or self._by_id is not None or self._load is not None:
