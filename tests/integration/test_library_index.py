@@ -335,3 +335,24 @@ async def test_omoide_say_finds_the_names_in_an_index_made_before_names_were_ind
     assert said.returncode == 0, said.stderr
     sent = fault_server.requests[-1].json()["messages"][-1]["content"]
     assert "Old Tom was just mentioned." in sent
+
+
+async def test_a_name_after_a_thousand_other_words_is_still_found(omoide_home: Path, store: Store) -> None:
+    """The words of a long message are looked up in several statements (store/library.py's
+    WORDS_PER_QUERY): a name whose word comes after the first statement's is found."""
+    from omoide.characters.library import Library
+    from omoide.chat.session import ChatSession
+    from omoide.config.settings import Settings
+    from omoide.store.library import WORDS_PER_QUERY, CardIndexFile
+    from tests.scripted import ScriptedBackend
+
+    character(omoide_home, "alice", "Alice")
+    character(omoide_home, "zed", "Zed Quill")
+    index = CardIndexFile(store.db.path)
+    Library(index).entries()
+    filler = " ".join(f"aa{i:04d}" for i in range(2 * WORDS_PER_QUERY + 10))  # sorted before "zed"
+    chat = ScriptedBackend()
+    session = await ChatSession.open(store, Library(index).find("alice"), Settings(user_name="Kai", gossip_rate=0.0), chat)
+    async for _ in session.send(f"{filler} and then Zed Quill came."):
+        pass
+    assert "Zed Quill was just mentioned." in chat.calls[-1]["messages"][-1]["content"]
