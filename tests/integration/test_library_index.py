@@ -9,6 +9,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -221,3 +222,136 @@ def test_characters_list_reads_only_the_cards_that_changed(omoide_home: Path) ->
         os.utime(toml, ns=(0, toml.stat().st_mtime_ns))
     assert ("bob", "Bob", "user", "Bob mends nets.") in listed(omoide_home)
     assert bob.stat().st_atime > 0 and alice.stat().st_atime == 0, "characters list read an unchanged card"
+
+
+def crew(home: Path, count: int) -> None:
+    """`count` characters no message below names, each with a name of its own."""
+    for i in range(count):
+        character(home, f"c{i:03d}", f"Crew{i:03d} Member")
+
+
+class RowsRead:
+    """Every row the library index hands out (store/library.py reads through `_read`)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from omoide.store.library import CardIndexFile
+
+        self.rows = 0
+        read = CardIndexFile._read
+
+        def counted(index: CardIndexFile, sql: str, params: Sequence[object] = ()) -> list[tuple[object, ...]]:
+            rows = read(index, sql, params)
+            self.rows += len(rows)
+            return rows
+
+        monkeypatch.setattr(CardIndexFile, "_read", counted)
+
+
+async def test_a_turn_reads_only_the_index_rows_of_the_names_its_messages_may_hold(
+    omoide_home: Path, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With 300 characters in the library, the hidden notes on the characters a
+    message names (a name of two words, one with accents, any letter case) are
+    found from a handful of index rows, not by reading every name. Before, each
+    command read every name in the index and built a scanner over them all."""
+    from omoide.characters.library import Library
+    from omoide.chat.session import ChatSession
+    from omoide.config.settings import Settings
+    from omoide.store.library import CardIndexFile
+    from tests.scripted import ScriptedBackend
+
+    crew(omoide_home, 300)
+    character(omoide_home, "oldtom", "Old Tom")
+    character(omoide_home, "zoe", "Zoë Ångström")
+    character(omoide_home, "alice", "Alice")
+    Library(CardIndexFile(store.db.path)).entries()  # indexes the library, as any command does
+    read = RowsRead(monkeypatch)
+    chat = ScriptedBackend()
+    session = await ChatSession.open(store, Library(CardIndexFile(store.db.path)).find("alice"),
+                                     Settings(user_name="Kai", gossip_rate=0.0), chat)
+    async for _ in session.send("Did OLD TOM see zoë ångström, crew012 member or Alice at the pier? Crew0130 did not."):
+        pass
+    tail = chat.calls[-1]["messages"][-1]["content"]
+    assert "Old Tom was just mentioned." in tail and "Zoë Ångström was just mentioned." in tail
+    assert "Crew012 Member was just mentioned." in tail
+    assert "Crew013 Member" not in tail and "Alice was just mentioned" not in tail  # not a whole word; present
+    assert read.rows < 20, f"a turn read {read.rows} rows of an index of 303 characters"
+
+    conversation = await session.end_conversation(background=False)
+    assert sorted(m.name for m in conversation.mentions) == ["Crew012 Member", "Old Tom", "Zoë Ångström"]
+    assert read.rows < 40, f"the turn and the end of the conversation read {read.rows} rows of 303"
+
+
+async def test_a_character_renamed_or_added_since_the_index_is_still_found_when_named(
+    omoide_home: Path, store: Store
+) -> None:
+    """The folders win over the index: a card renamed in place is named by its new
+    name once a listing saw it, and a new folder (the characters folder changed) at
+    once, before the chat opens or during it."""
+    from omoide.characters.library import Library
+    from omoide.chat.session import ChatSession
+    from omoide.config.settings import Settings
+    from omoide.store.library import CardIndexFile
+    from tests.scripted import ScriptedBackend
+
+    crew(omoide_home, 3)
+    character(omoide_home, "alice", "Alice")
+    character(omoide_home, "tom", "Tom Bell")
+    index = CardIndexFile(store.db.path)
+    Library(index).entries()
+    character(omoide_home, "tom", "Captain Bellamy")
+    Library(index).entries()  # a listing reads the changed card again
+    character(omoide_home, "mira", "Mira Sol")
+    chat = ScriptedBackend()
+    session = await ChatSession.open(store, Library(index).find("alice"), Settings(user_name="Kai", gossip_rate=0.0), chat)
+    async for _ in session.send("Captain Bellamy and Mira Sol sailed; Tom Bell did not."):
+        pass
+    tail = chat.calls[-1]["messages"][-1]["content"]
+    assert "Captain Bellamy was just mentioned." in tail and "Mira Sol was just mentioned." in tail
+    assert "Tom Bell was just mentioned" not in tail
+
+    character(omoide_home, "nell", "Nell Quay")  # during the chat: the index cannot answer until the folders are read
+    async for _ in session.send("Nell Quay rowed out."):
+        pass
+    assert "Nell Quay was just mentioned." in chat.calls[-1]["messages"][-1]["content"]
+
+
+async def test_omoide_say_finds_the_names_in_an_index_made_before_names_were_indexed_by_word(
+    omoide_home: Path, fault_server  # type: ignore[no-untyped-def]
+) -> None:
+    """A database indexed by the release before (migration 0022 only) is indexed again on
+    upgrade, so `omoide say` still tells the model who was just mentioned."""
+    character(omoide_home, "alice", "Alice")
+    character(omoide_home, "oldtom", "Old Tom")
+    assert omoide("characters", "list").returncode == 0  # made and indexed by this release
+    database = omoide_home / "data" / "omoide.db"
+    with sqlite3.connect(database) as conn:  # as the release before left it: the index without its words
+        conn.execute("DROP TABLE library_words")
+        conn.execute("DELETE FROM schema_migrations WHERE name >= '0023_library_words'")
+    conn.close()
+    env = replying(fault_server)
+    said = await asyncio.to_thread(omoide, "say", "alice", "Have you seen old tom?", env=env)
+    assert said.returncode == 0, said.stderr
+    sent = fault_server.requests[-1].json()["messages"][-1]["content"]
+    assert "Old Tom was just mentioned." in sent
+
+
+async def test_a_name_after_a_thousand_other_words_is_still_found(omoide_home: Path, store: Store) -> None:
+    """The words of a long message are looked up in several statements (store/library.py's
+    WORDS_PER_QUERY): a name whose word comes after the first statement's is found."""
+    from omoide.characters.library import Library
+    from omoide.chat.session import ChatSession
+    from omoide.config.settings import Settings
+    from omoide.store.library import WORDS_PER_QUERY, CardIndexFile
+    from tests.scripted import ScriptedBackend
+
+    character(omoide_home, "alice", "Alice")
+    character(omoide_home, "zed", "Zed Quill")
+    index = CardIndexFile(store.db.path)
+    Library(index).entries()
+    filler = " ".join(f"aa{i:04d}" for i in range(2 * WORDS_PER_QUERY + 10))  # sorted before "zed"
+    chat = ScriptedBackend()
+    session = await ChatSession.open(store, Library(index).find("alice"), Settings(user_name="Kai", gossip_rate=0.0), chat)
+    async for _ in session.send(f"{filler} and then Zed Quill came."):
+        pass
+    assert "Zed Quill was just mentioned." in chat.calls[-1]["messages"][-1]["content"]

@@ -57,6 +57,19 @@ def test_the_reason_names_every_weight() -> None:
 
 def test_gossip_target_rate() -> None:
     rng = random.Random(5)
-    assert all(gossip_target([MIKA], 1.0, rng) == MIKA for _ in range(100))
-    assert all(gossip_target([MIKA], 0.0, rng) is None for _ in range(100))
-    assert gossip_target([], 1.0, rng) is None
+    assert all(gossip_target(lambda: [MIKA], 1.0, rng) == MIKA for _ in range(100))
+    assert all(gossip_target(lambda: [MIKA], 0.0, rng) is None for _ in range(100))
+    assert gossip_target(lambda: [], 1.0, rng) is None
+
+
+def test_the_absent_are_listed_only_when_a_target_is_drawn() -> None:
+    """A library can hold thousands: naming them all is left until a draw needs them."""
+    asked: list[int] = []
+
+    def absent() -> list[Candidate]:
+        asked.append(1)
+        return [MIKA]
+
+    rng = random.Random(5)
+    drawn = [gossip_target(absent, 0.3, rng) for _ in range(200)]
+    assert len(asked) == sum(1 for d in drawn if d is not None) and 20 < len(asked) < 120

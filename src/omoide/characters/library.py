@@ -16,7 +16,7 @@ from __future__ import annotations
 import difflib
 import logging
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -26,6 +26,7 @@ from omoide.characters.cards import load_character
 from omoide.characters.folder import CARD_FILE, CHARACTER_FILE, LOREBOOK_FILE
 from omoide.characters.model import Character
 from omoide.domain.library import IndexedCard
+from omoide.domain.naming import aliases, first_words
 from omoide.errors import CharacterError
 
 DEFAULT_ID = "suzune"
@@ -41,6 +42,8 @@ class CardIndex(Protocol):
     def dirs(self) -> dict[str, str]: ...
     def cards(self) -> list[IndexedCard]: ...
     def names(self) -> list[IndexedCard]: ...
+    def ids(self) -> list[str]: ...
+    def named_with(self, words: Collection[str]) -> list[IndexedCard]: ...
     def lookup(self, key: str) -> list[IndexedCard]: ...
     def write(self, dirs: dict[str, str], changed: Sequence[IndexedCard], removed: Sequence[tuple[bool, str]]) -> None: ...
     def close(self) -> None: ...
@@ -182,6 +185,26 @@ class Library:
             if entry.readable:
                 by_id[entry.folder] = entry
         return [by_id[key] for key in sorted(by_id)]
+
+    def ids(self) -> list[str]:
+        """The ids of `entries()`: while no folder was added, removed or renamed, from the index."""
+        if self.index is None or not self._unchanged_dirs():
+            return [e.id for e in self.entries()]
+        return self.index.ids()
+
+    def named_with(self, words: Collection[str]) -> list[IndexedCard] | None:
+        """`names()` of the characters with a name beginning with one of `words`
+        (domain/naming.py's first words: a message holding none of them cannot
+        name the character), from the index: only their rows are read. None when
+        the index cannot answer (none, or a folder came or went since): then
+        `names()` reads every folder and brings the index up to date."""
+        if self.index is None or not self._unchanged_dirs():
+            return None
+        by_id: dict[str, IndexedCard] = {}
+        for entry in self.index.named_with(words):  # bundled before user for each folder name
+            if entry.readable:
+                by_id[entry.folder] = entry
+        return [by_id[key] for key in sorted(by_id) if not first_words(aliases(by_id[key])).isdisjoint(words)]
 
     def survey(self) -> tuple[list[IndexedCard], list[CharacterError]]:
         """`entries()`, and the problems with the folders that could not be read: no card is read

@@ -110,9 +110,8 @@ class SceneCast:
         """The conversation's gossip target: drawn once per conversation (seeded by
         the chat and the conversation's first message, so every process agrees)."""
         here = {c.id for c in present}
-        absent = [speakers.Candidate(c.id, c.display_name) for c in self.directory.named()
-                  if c.id not in here]
         seed = self.settings.seed
         rng = random.Random(f"{seed}:{chat.id}:{first_id}")
-        target = speakers.gossip_target(absent, self.gossip_rate, rng)
-        return self.character(target.key) if target else None
+        target = speakers.gossip_target(lambda: [key for key in self.directory.ids() if key not in here],
+                                        self.gossip_rate, rng)
+        return self.character(target) if target else None

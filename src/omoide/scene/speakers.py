@@ -17,11 +17,14 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 FAMILIARITY_PULL = 3.0
 RECENCY_CAP = 4
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,8 +108,10 @@ def turns_since(speakers: Sequence[str]) -> dict[str, int]:
     return out
 
 
-def gossip_target(absent: Sequence[Candidate], rate: float, rng: random.Random) -> Candidate | None:
-    """With probability `rate`, one absent character for the conversation to bring up."""
-    if not absent or rate <= 0 or rng.random() >= rate:
+def gossip_target(absent: Callable[[], Sequence[T]], rate: float, rng: random.Random) -> T | None:
+    """With probability `rate`, one absent character for the conversation to bring
+    up. `absent` is asked only then: a library can hold thousands."""
+    if rate <= 0 or rng.random() >= rate:
         return None
-    return rng.choice(list(absent))
+    found = absent()
+    return rng.choice(found) if found else None

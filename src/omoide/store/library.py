@@ -11,15 +11,18 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 from omoide.domain.library import IndexedCard
+from omoide.domain.naming import aliases, first_words
 
 log = logging.getLogger(__name__)
 
 BUSY_TIMEOUT_S = 10.0
+WORDS_PER_QUERY = 500
+"""Words looked up per statement: well under SQLite's limit on bound values."""
 _COLUMNS = "folder, bundled, stamp, name, nickname, about, kind, problem, hint"
 
 
@@ -49,8 +52,9 @@ class CardIndexFile:
             yield None
             return
         try:
-            found = conn.execute("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'library_cards'").fetchone()
-            yield conn if found is not None else None  # not yet migrated: the next Store.open adds the table
+            found = conn.execute("SELECT count(*) FROM sqlite_schema WHERE type = 'table' "
+                                 "AND name IN ('library_cards', 'library_words')").fetchone()
+            yield conn if found == (2,) else None  # not yet migrated: the next Store.open adds the tables
         finally:
             conn.close()
 
@@ -75,6 +79,24 @@ class CardIndexFile:
                           "ORDER BY folder, bundled DESC")
         return [_card(row) for row in rows]
 
+    def ids(self) -> list[str]:
+        """The id of every folder that could be read, sorted."""
+        return [str(row[0]) for row in self._read("SELECT DISTINCT folder FROM library_cards WHERE problem = '' ORDER BY folder")]
+
+    def named_with(self, words: Collection[str]) -> list[IndexedCard]:
+        """The entries (names only, as `names`) of every folder where an entry has
+        a name beginning with one of `words` (domain/naming.py), by folder, bundled first."""
+        ordered = sorted(set(words))
+        found: dict[tuple[bool, str], IndexedCard] = {}
+        for start in range(0, len(ordered), WORDS_PER_QUERY):
+            chunk = ordered[start:start + WORDS_PER_QUERY]
+            rows = self._read("SELECT folder, bundled, '', name, nickname, '', kind, problem, '' FROM library_cards "
+                              "WHERE bundled IN (0, 1) AND folder IN (SELECT folder FROM library_words WHERE word IN "
+                              f"({', '.join('?' * len(chunk))}))", chunk)
+            for card in map(_card, rows):
+                found[(card.bundled, card.folder)] = card
+        return [found[key] for key in sorted(found, key=lambda k: (k[1], not k[0]))]
+
     def lookup(self, key: str) -> list[IndexedCard]:
         """The folders whose id, name or nickname is `key` (casefolded), by id."""
         rows = self._read(f"SELECT {_COLUMNS} FROM library_cards WHERE key_id = ? OR key_name = ? OR key_nickname = ? "
@@ -90,11 +112,18 @@ class CardIndexFile:
                     conn.execute("BEGIN IMMEDIATE")
                     conn.executemany("DELETE FROM library_cards WHERE bundled = ? AND folder = ?",
                                      [(int(bundled), folder) for bundled, folder in removed])
+                    conn.executemany("DELETE FROM library_words WHERE bundled = ? AND folder = ?",
+                                     [*((int(bundled), folder) for bundled, folder in removed),
+                                      *((int(c.bundled), c.folder) for c in changed)])
                     conn.executemany(
                         f"INSERT OR REPLACE INTO library_cards ({_COLUMNS}, key_id, key_name, key_nickname) "
                         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         [(c.folder, int(c.bundled), c.stamp, c.name, c.nickname, c.about, c.kind, c.problem, c.hint,
                           c.folder.casefold(), c.name.casefold(), c.nickname.casefold()) for c in changed],
+                    )
+                    conn.executemany(
+                        "INSERT OR IGNORE INTO library_words (word, bundled, folder) VALUES (?, ?, ?)",
+                        [(word, int(c.bundled), c.folder) for c in changed if c.readable for word in first_words(aliases(c))],
                     )
                     conn.executemany("INSERT OR REPLACE INTO library_dirs (which, stamp) VALUES (?, ?)", list(dirs.items()))
         except sqlite3.Error as exc:  # a cache: the folders stay the truth, read again next time

@@ -46,7 +46,7 @@ from omoide.world.book import WorldBook
 from omoide.world.boundary import continues, witnessed_by
 from omoide.world.conversation import ConversationPass, PassResult
 from omoide.world.gate import ReplyGate
-from omoide.world.mentions import Known, MentionScanner, known_from
+from omoide.world.mentions import Known, MentionScanner, known_from, named_by, words_of
 from omoide.domain.world import APPLYING, LIST_FIELDS, Conversation, Field, Participant, UpdateKind, dump_items, load_items, user_key
 from omoide.world.prompt import mention_note, world_block
 
@@ -122,6 +122,32 @@ class Directory:
                 self._read[key] = None
         return self._read[key]
 
+    def ids(self) -> list[str]:
+        """Every character's id, sorted: from the index, no name or card read."""
+        if self._by_id is not None or self._load is not None:
+            return sorted(self.characters)
+        try:
+            found = set((self._library or Library()).ids())
+        except OmoideError:
+            found = set()
+        return sorted(found | set(self._extra))
+
+    def known_among(self, words: set[str]) -> list[Known]:
+        """`known()` of the characters a text of `words` (mentions.words_of) may
+        name, sorted by id: from the index only their names are read, however
+        large the library. When the index cannot answer, every name is read
+        once (`known()`), as before there was one."""
+        if self._by_id is None and self._load is None:
+            try:
+                entries = (self._library or Library()).named_with(words)
+            except OmoideError:
+                entries = None
+            if entries is not None:
+                by_id: dict[str, Named] = {e.id: e for e in entries if e.id not in self._extra}
+                by_id.update(self._extra)
+                return [k for k in known_from(by_id[key] for key in sorted(by_id)) if named_by(k, words)]
+        return [k for k in self.known() if named_by(k, words)]
+
     def known(self) -> list[Known]:
         if self._known is None or self._by_id is not None or self._load is not None:
             self._known = known_from(self.named())
@@ -176,7 +202,6 @@ class WorldKeeper:
         self._tasks: set[asyncio.Task[None]] = set()
         self._running: set[int] = set()
         self.last_result: PassResult | None = None
-        self._scanner: tuple[tuple[str, ...], MentionScanner] | None = None
         self._book: WorldBook | None = None
         self.needs_retry = False
         """A pass failed somewhere: the next sweep (after the next reply) runs it again."""
@@ -213,7 +238,7 @@ class WorldKeeper:
                 f"Nothing was said to {names} since the last conversation ended.",
                 f"Talk to {names} first (`omoide chat {chat.character}`); the end of a conversation is when they remember it.",
             )
-        scanner = MentionScanner(self.directory.known(), [p.key for p in participants])
+        scanner = MentionScanner(self.directory.known_among(words_of(messages)), [p.key for p in participants])
         mentions = scanner.mentions(messages)
         return await self.store.world.add_conversation(
             chat.id, messages[0].id, messages[-1].id, participants, mentions, reason
@@ -263,10 +288,9 @@ class WorldKeeper:
         last MENTION_DEPTH messages (tail), as PromptContext fields."""
         view = await self.store.world.view(character.id)
         me = character.display_name
-        present = tuple(p.key for p in participants)
-        if self._scanner is None or self._scanner[0] != present:
-            self._scanner = (present, MentionScanner(self.directory.known(), present))
-        named = {k.key: k for m in window[-MENTION_DEPTH:] for k in self._scanner[1].scan(m.content)}
+        recent = window[-MENTION_DEPTH:]
+        scanner = MentionScanner(self.directory.known_among(words_of(recent)), [p.key for p in participants])
+        named = {k.key: k for m in recent for k in scanner.scan(m.content)}
         return {
             "world": world_block(view, me, [p for p in participants if p.key != character.id]),
             "world_notes": [mention_note(view, me, k.key, k.name) for k in named.values()],

@@ -2,7 +2,9 @@
 
 Every message is scanned for each known character's id, name, nickname and
 first name, as whole words, ignoring letter case. Names are escaped, so a
-name is never read as a pattern.
+name is never read as a pattern. The keeper scans only the characters a
+message's words may name (`words_of`, looked up in the library's index by the
+first word of each name), so what a turn costs does not grow with the library.
 """
 
 from __future__ import annotations
@@ -11,12 +13,10 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from omoide.domain.library import Named
 from omoide.domain.chat import Message
+from omoide.domain.library import Named
+from omoide.domain.naming import ALWAYS, alias_words, aliases, first_words, text_words
 from omoide.domain.world import Mention
-
-MIN_ALIAS = 3
-"""Shorter names (an 'Al', an 'Ed') would match too many ordinary words."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,20 +29,21 @@ class Known:
 def known_from(characters: Iterable[Named]) -> list[Known]:
     known = []
     for c in characters:
-        names = {c.id, c.name, c.nickname, c.name.split()[0] if c.name.split() else ""}
-        aliases = tuple(sorted((n.strip() for n in names if len(n.strip()) >= MIN_ALIAS), key=len, reverse=True))
-        if aliases:
-            known.append(Known(c.id, c.display_name, aliases))
+        names = aliases(c)
+        if names:
+            known.append(Known(c.id, c.display_name, names))
     return known
 
 
-_WORD = re.compile(r"\w+")
+def words_of(messages: Sequence[Message]) -> set[str]:
+    """Every word of `messages`, and ALWAYS: the first words the characters they
+    may name begin with (Directory.known_among looks those up)."""
+    return {ALWAYS}.union(*(text_words(m.content) for m in messages))
 
 
-def _words(alias: str) -> list[str]:
-    """The \\w runs of `alias`, lowercased (split on spaces when that gives the same: it is quicker)."""
-    parts = alias.lower().split()
-    return parts if all(p.isalnum() for p in parts) else [w.lower() for w in _WORD.findall(alias)]
+def named_by(known: Known, words: set[str]) -> bool:
+    """Whether a name of `known` begins with one of `words`."""
+    return not first_words(known.aliases).isdisjoint(words)
 
 
 class MentionScanner:
@@ -57,7 +58,7 @@ class MentionScanner:
         self._always: list[int] = []
         for i, k in enumerate(self._absent):
             for alias in k.aliases:
-                words = _words(alias)
+                words = alias_words(alias)
                 if not words:
                     self._always.append(i)
                 else:
@@ -72,7 +73,7 @@ class MentionScanner:
 
     def scan(self, text: str) -> list[Known]:
         candidates = set(self._always)
-        words = {w.lower() for w in _WORD.findall(text)}
+        words = text_words(text)
         for word in words:
             candidates.update(i for i, needed in self._by_word.get(word, ()) if needed <= words)
         return [self._absent[i] for i in sorted(candidates) if self._pattern(i).search(text)]

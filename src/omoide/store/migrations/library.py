@@ -1,4 +1,4 @@
-"""Migration 0022: the library index (store/library.py)."""
+"""Migrations 0022 and 0023: the library index (store/library.py)."""
 
 from __future__ import annotations
 
@@ -33,6 +33,25 @@ LIBRARY: list[Migration] = [
         CREATE INDEX library_cards_by_name ON library_cards(key_name);
         CREATE INDEX library_cards_by_nickname ON library_cards(key_nickname);
         CREATE TABLE library_dirs (which TEXT PRIMARY KEY, stamp TEXT NOT NULL);
+        """,
+    ),
+    Migration(
+        "0023_library_words",
+        """
+        -- The word each name of an indexed character begins with (its id, name,
+        -- nickname and first name, lowercased: domain/naming.py), so the words of
+        -- a message find the characters it may name without reading every name.
+        -- The index is a cache: emptied here, it is read again from the folders
+        -- by the next command, which fills in the words.
+        CREATE TABLE library_words (
+            word TEXT NOT NULL,
+            bundled INTEGER NOT NULL,
+            folder TEXT NOT NULL,
+            PRIMARY KEY (word, bundled, folder)
+        ) WITHOUT ROWID;
+        CREATE INDEX library_words_by_folder ON library_words(bundled, folder);
+        DELETE FROM library_cards;
+        DELETE FROM library_dirs;
         """,
     ),
 ]
