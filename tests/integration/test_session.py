@@ -458,3 +458,22 @@ async def test_a_rewrite_written_badly_keeps_the_summary_it_was_to_fold_in(store
         await session.wait_for_memory_work()
     content = (await session.memory()).summary.content  # type: ignore[union-attr]
     assert "Biscuit-1001" in content and "Lisbon" in content and "giggles" not in content
+
+
+async def test_a_summary_the_model_spoils_again_and_again_stays_bounded_and_keeps_the_first_fact(store: Store) -> None:
+    """Every rewrite refused: the summary it was to fold in and the new words are
+    chosen from together, within a bound, so the summary no longer grows with
+    the story, and a lasting fact said first outweighs the day's passing detail."""
+    spoiled = "*giggles* Hi! I'm so happy you came back to see me today!"
+    summarizer = ScriptedBackend(default=lambda m: [spoiled])
+    session = await open_session(store, ScriptedBackend(default=lambda m: ["ok"]), summarizer, [], recent_messages=3,
+                                 summary_threshold=4, summary_merge_chars=600)
+    await run_turn(session, "My cat is called Biscuit-1001.")
+    sizes = []
+    for day in range(30):
+        await run_turn(session, f"The {day % 12 + 1}:15 train from Hollow Bay to Carrow Point was late again, day {day}.")
+        await session.wait_for_memory_work()
+        sizes.append(len((await session.memory()).summary.content))  # type: ignore[union-attr]
+    content = (await session.memory()).summary.content  # type: ignore[union-attr]
+    assert "Biscuit-1001" in content and "giggles" not in content
+    assert max(sizes[10:]) < 600 + 900 + 100, sizes  # a rewrite's bound, and one part appended after it
