@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Awaitable, Callable
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 
 from omoide.domain.chat import DiaryAuthor, MessageStatus, Role
 from omoide.errors import NotAnOmoideDatabase, NotFound, StoreError
-from omoide.store import Store
+from omoide.memory.corrections import CUES
+from omoide.store import SearchHit, Store
 from omoide.store.connection import migrate
 from omoide.store.migrations import MIGRATIONS
 
@@ -226,6 +229,44 @@ async def test_search_finds_words_across_branches_and_survives_odd_input(store: 
     assert await store.messages.search("streaming") == []
     assert await store.messages.search('"unbalanced AND (') == []
     assert await store.messages.search("   ") == []
+
+
+async def _steps(store: Store, query: Callable[[], Awaitable[object]]) -> int:
+    """How many SQLite virtual-machine steps `query` takes (deterministic, unlike a time)."""
+    steps = [0]
+
+    def count() -> int:
+        steps[0] += 1
+        return 0
+
+    await store.db.conn.set_progress_handler(count, 1)
+    try:
+        await query()
+    finally:
+        await store.db.conn.set_progress_handler(None, 1)
+    return steps[0]
+
+
+async def test_full_text_searches_in_a_chat_do_not_read_the_whole_chat(store: Store) -> None:
+    """The corrections every turn looks for, and a search in one chat, read the
+    index newest first: in a chat of 600 messages of which one matches, they
+    take under ten SQLite steps a message, where testing each message of the
+    chat against the index (as they used to) takes over a thousand."""
+    chat = await store.chats.create("suzune", greeting="Welcome.")
+    head = (await store.messages.add(chat.id, chat.head_id, Role.USER, "Actually my cat is Mochi, not Biscuit.")).id
+    for i in range(600):
+        head = (await store.messages.add(chat.id, head, Role.USER, f"Rain again today, tea number {i}.")).id
+
+    async def corrections() -> list[tuple[int, datetime, str]]:
+        return await store.recall.said_with(chat.id, CUES, limit=200)
+
+    async def search() -> list[SearchHit]:
+        return await store.messages.search("biscuit", chat_id=chat.id)
+
+    assert [text for _, _, text in await corrections()] == ["Actually my cat is Mochi, not Biscuit."]
+    assert [h.message.content for h in await search()] == ["Actually my cat is Mochi, not Biscuit."]
+    assert await _steps(store, corrections) < 10 * 600
+    assert await _steps(store, search) < 10 * 600
 
 
 async def test_per_turn_queries_use_indexes(store: Store) -> None:

@@ -282,7 +282,7 @@ class MessageRepository:
             f"""SELECT {rows.M_MESSAGE_COLUMNS},
                        {rows.snippet_sql('messages_fts')} AS snippet
                 FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid
-                WHERE {' AND '.join(where)} ORDER BY m.id DESC LIMIT ?""",
+                WHERE {' AND '.join(where)} ORDER BY messages_fts.rowid DESC LIMIT ?""",  # the index first (store/recall.py: said_with)
             (*params, limit),
         )
         return [SearchHit(rows.message(r), r["snippet"]) for r in result]

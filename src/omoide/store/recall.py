@@ -45,12 +45,14 @@ class RecallRepository:
 
     async def said_with(self, chat_id: int, terms: Sequence[str], *, limit: int = 50) -> list[tuple[int, datetime, str]]:
         """Your messages of the chat (every branch) holding any of `terms`, newest
-        first: (id, when, text). Indexed (FTS5) and bounded."""
+        first: (id, when, text). Indexed (FTS5) and bounded: the index is read
+        newest first and stops at `limit` (ordered by the chat's own column, SQLite
+        would test every message of the chat against the index instead)."""
         if not terms:
             return []
         rows_ = await self.db.all(
             """SELECT m.id, m.created_at, m.content FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid
-               WHERE messages_fts MATCH ? AND m.chat_id = ? AND m.role = 'user' ORDER BY m.id DESC LIMIT ?""",
+               WHERE messages_fts MATCH ? AND m.chat_id = ? AND m.role = 'user' ORDER BY messages_fts.rowid DESC LIMIT ?""",
             (fts_any(terms), chat_id, limit),
         )
         return [(int(r["id"]), rows.ts(r["created_at"]), str(r["content"])) for r in rows_]
