@@ -30,6 +30,9 @@ class Database:
         self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
         """When things written now happen: the wall clock, or a simulated one (the
         memory check spreads a conversation over days; tests set their own)."""
+        self.writes = 0
+        """Write transactions ended (committed or rolled back) on this connection:
+        what was read while one was open may not stand once it ends."""
 
     def now_iso(self) -> str:
         """The time stamp of a row written now, by `clock`."""
@@ -43,6 +46,13 @@ class Database:
                     yield conn
             except (sqlite3.OperationalError, OSError) as exc:
                 raise storage_error(self.path, exc) from exc
+            finally:
+                self.writes += 1
+
+    def version(self) -> tuple[int, int]:
+        """Changes with every write of this connection, ended or under way (not
+        with another connection's: PRAGMA data_version tells those)."""
+        return self.writes, self.conn.total_changes
 
     async def one(self, sql: str, params: Params = ()) -> sqlite3.Row | None:
         try:
