@@ -282,3 +282,20 @@ async def test_per_turn_queries_use_indexes(store: Store) -> None:
         plans.append(" ".join(r["detail"] for r in rows_))
     for plan in plans:
         assert "SCAN" not in plan.replace("SCAN CONSTANT ROW", ""), plan
+
+
+async def test_term_frequencies_count_every_chat_and_branch_in_one_statement_per_fifty_terms(store: Store) -> None:
+    chat = await store.chats.create("suzune", greeting="Welcome.")
+    other = await store.chats.create("wren", greeting="Hello.")
+    a = await store.messages.add(chat.id, chat.head_id, Role.USER, "The kite flew over the harbour.")
+    await store.messages.add(chat.id, a.id, Role.ASSISTANT, "A red kite!")
+    await store.messages.add(chat.id, a.id, Role.ASSISTANT, "Kites again, and the harbour.")  # a swipe: another branch
+    await store.messages.add(other.id, other.head_id, Role.USER, "No kite here.")
+    terms = ["kite", "harbour", "nothing", *(f"word{n}" for n in range(60)), 'odd"quote']
+    statements: list[str] = []
+    await store.db.conn.set_trace_callback(statements.append)
+    found = await store.recall.frequencies(terms)
+    await store.db.conn.set_trace_callback(None)
+    assert found["kite"] == 3 and found["harbour"] == 2 and found["nothing"] == 0 and found['odd"quote'] == 0
+    assert set(found) == set(terms)
+    assert len([s for s in statements if not s.startswith("--")]) == 2  # (FTS5's own lookups start with --)
