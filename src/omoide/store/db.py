@@ -55,16 +55,14 @@ class Database:
         return self.writes, self.conn.total_changes
 
     async def one(self, sql: str, params: Params = ()) -> sqlite3.Row | None:
-        try:
-            async with self.conn.execute(sql, params) as cur:
-                row: sqlite3.Row | None = await cur.fetchone()
-                return row
-        except sqlite3.OperationalError as exc:
-            raise storage_error(self.path, exc) from exc
+        """The first row of a query that reads one (by id, an aggregate, LIMIT 1)."""
+        found = await self.all(sql, params)
+        return found[0] if found else None
 
     async def all(self, sql: str, params: Params = ()) -> list[sqlite3.Row]:
+        # One trip to aiosqlite's thread for the statement and its rows (a cursor
+        # takes three: execute, fetch, close); a turn reads some seventy times.
         try:
-            async with self.conn.execute(sql, params) as cur:
-                return list(await cur.fetchall())
+            return list(await self.conn.execute_fetchall(sql, params))
         except sqlite3.OperationalError as exc:
             raise storage_error(self.path, exc) from exc
