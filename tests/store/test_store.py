@@ -299,3 +299,16 @@ async def test_term_frequencies_count_every_chat_and_branch_in_one_statement_per
     assert found["kite"] == 3 and found["harbour"] == 2 and found["nothing"] == 0 and found['odd"quote'] == 0
     assert set(found) == set(terms)
     assert len([s for s in statements if not s.startswith("--")]) == 2  # (FTS5's own lookups start with --)
+
+
+async def test_mentions_of_the_memories_asked_about_are_those_of_all_mentions(store: Store) -> None:
+    chat = await store.chats.create("suzune", greeting="Welcome.")
+    a = await store.messages.add(chat.id, chat.head_id, Role.USER, "the kite")
+    await store.mentions.add(chat.id, a.id, "diary", [1, 2, 3])
+    await store.mentions.add(chat.id, a.id, "memo", [2, 7])
+    b = await store.messages.add(chat.id, a.id, Role.ASSISTANT, "the harbour")
+    await store.mentions.add(chat.id, b.id, "memo", [7, 9])
+    every = await store.mentions.at(b.id)
+    asked = await store.mentions.at(b.id, only={"diary": {2}, "memo": {7, 8}})
+    assert asked == [m for m in every if (m.kind, m.memory_id) in {("diary", 2), ("memo", 7)}]
+    assert [(m.kind, m.memory_id, m.message_id) for m in asked] == [("diary", 2, a.id), ("memo", 7, a.id), ("memo", 7, b.id)]

@@ -69,14 +69,16 @@ class ChatMemory:
         checkpoint's time, so its selection (and the prompt cache) holds until the
         next compression; the new entries' and the memos' are taken now (memos are
         not selected by it)."""
-        mentions = await self.store.mentions.at(head_id)
+        memos = [*state.memos, *state.new_memos]
+        in_force = {"diary": {e.memory_id for e in state.diary}, "memo": {m.id for m in memos}}
+        mentions = await self.store.mentions.at(head_id, only=in_force)
         half_life = self.settings.half_life_days
         checkpoint = state.summary.created_at if state.summary else now
         diary = {
             **strengths(state.stable_diary, mentions, now=checkpoint, half_life_days=half_life),
             **strengths(state.new_diary, mentions, now=now, half_life_days=half_life),
         }
-        return diary, memo_strengths([*state.memos, *state.new_memos], mentions, now=now, half_life_days=half_life)
+        return diary, memo_strengths(memos, mentions, now=now, half_life_days=half_life)
 
     async def recall(self, head_id: int, query: str, state: MemoryState, *, now: datetime, names: tuple[str, str],
                      hidden: Sequence[str], reader: Reader | None = None,
