@@ -312,3 +312,17 @@ async def test_mentions_of_the_memories_asked_about_are_those_of_all_mentions(st
     asked = await store.mentions.at(b.id, only={"diary": {2}, "memo": {7, 8}})
     assert asked == [m for m in every if (m.kind, m.memory_id) in {("diary", 2), ("memo", 7)}]
     assert [(m.kind, m.memory_id, m.message_id) for m in asked] == [("diary", 2, a.id), ("memo", 7, a.id), ("memo", 7, b.id)]
+
+
+async def test_the_start_of_a_path_is_the_first_message_the_path_reads(store: Store) -> None:
+    chat = await store.chats.create("suzune", greeting="Welcome.")
+    ids = [chat.head_id]
+    for n in range(6):
+        ids.append((await store.messages.add(chat.id, ids[-1], Role.USER if n % 2 == 0 else Role.ASSISTANT, f"line {n}")).id)
+    swipe = await store.messages.add(chat.id, ids[3], Role.USER, "another branch")
+    for head in (ids[-1], swipe.id, ids[0]):
+        for limit in (None, 1, 3, 100):
+            for stop in (None, ids[1], ids[2], head):
+                path = await store.messages.path(head, limit=limit, stop_before=stop)
+                start = await store.messages.path_start(head, limit=limit, stop_before=stop)
+                assert start == (path[0].id if path else None), (head, limit, stop)

@@ -211,6 +211,20 @@ class MessageRepository:
         )
         return [rows.message(r) for r in result]
 
+    async def path_start(self, head_id: int | None, *, limit: int | None = None, stop_before: int | None = None) -> int | None:
+        """The id of the oldest message `path` would return, without reading the messages."""
+        if head_id is None or head_id == stop_before:
+            return None
+        cte = walk_up(
+            "up", start=":head",
+            until="m.id IS NOT :stop AND up.depth > (SELECT depth FROM messages WHERE id = :head) - :cap + 1",
+        )
+        row = await self.db.one(
+            f"WITH RECURSIVE {cte} SELECT id FROM up ORDER BY depth LIMIT 1",
+            {"head": head_id, "stop": stop_before, "cap": limit if limit is not None else _NO_LIMIT},
+        )
+        return int(row[0]) if row else None
+
     async def path_slice(self, head_id: int, start_depth: int, count: int) -> list[Message]:
         """The messages at depths [start_depth, start_depth + count) on the path to
         `head_id`, oldest first. The walk up starts at the slice's last depth when
