@@ -68,8 +68,8 @@ async def insert_message(
     if parent_id is None:
         depth, summary_id, diary_id, mention_id = 0, None, None, None
     else:
-        async with conn.execute(f"SELECT m.depth, m.chat_id, {POINTERS} FROM messages m WHERE m.id = ?", (parent_id,)) as cur:
-            parent = await cur.fetchone()
+        found = await conn.execute_fetchall(f"SELECT m.depth, m.chat_id, {POINTERS} FROM messages m WHERE m.id = ?", (parent_id,))
+        parent = next(iter(found), None)  # (one trip to aiosqlite's thread; a cursor takes three)
         if parent is None or parent[1] != chat_id:
             raise NotFound(f"The parent message #{parent_id} is not in chat #{chat_id}.", "Reopen the chat and try again.")
         depth, summary_id, diary_id, mention_id = parent[0] + 1, parent[2], parent[3], parent[4]
@@ -112,8 +112,7 @@ class MessageRepository:
         stamp = self.db.now_iso()
         async with self.db.write() as conn:
             if expected_head is not ANY_HEAD:
-                async with conn.execute("SELECT head_id FROM chats WHERE id = ?", (chat_id,)) as cur:
-                    row = await cur.fetchone()
+                row = next(iter(await conn.execute_fetchall("SELECT head_id FROM chats WHERE id = ?", (chat_id,))), None)
                 if row is not None and row[0] != expected_head:
                     raise HeadMoved(
                         f"Chat #{chat_id} moved on in another window.",
