@@ -97,7 +97,7 @@ class ArmRun:
         self.current = "host"
         self.padded = 0
         self.characters: dict[str, Character] = {}
-        self._paragraphs: dict[str, frozenset[str]] = {}
+        self._lines: dict[str, frozenset[str]] = {}
 
     async def run(self) -> ArmResult:
         study = getattr(self.backend, "study", None)
@@ -296,21 +296,22 @@ class ArmRun:
             held = all(any(w in folded for w in group) for group in fact.evidence)
             if held:
                 if told is None:
-                    told = set().union(*(self._told_in(p) for p in self.evidence(text).split("\n\n")))
+                    told = set().union(*(self._told_in(line) for line in self.evidence(text).split("\n")))
                 held = key in told
             if held:
                 self.held[key] = max(self.held[key], depth - self.planted[key])
             else:
                 self.alive[key] = False
 
-    def _told_in(self, paragraph: str) -> frozenset[str]:
-        """The facts a statement of `paragraph` tells (`holds`). A statement never
-        spans two paragraphs, and a prompt repeats most of the last one's, so
-        each paragraph is read once."""
-        told = self._paragraphs.get(paragraph)
+    def _told_in(self, line: str) -> frozenset[str]:
+        """The facts a statement of `line` tells (`holds`). A statement and the
+        sentences beside it never span two lines (only its dates do, which
+        `holds` does not read), and a prompt repeats most of the last one's
+        lines, so each line is read once."""
+        told = self._lines.get(line)
         if told is None:
-            found = statements(paragraph, None)
-            told = self._paragraphs[paragraph] = frozenset(
+            found = statements(line, None)
+            told = self._lines[line] = frozenset(
                 key for key, fact in self.scenario.facts.items() if any(holds(s, fact) for s in found))
         return told
 
