@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Awaitable, Callable
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 
 from omoide.domain.chat import DiaryAuthor, MessageStatus, Role
 from omoide.errors import NotAnOmoideDatabase, NotFound, StoreError
-from omoide.store import Store
+from omoide.memory.corrections import CUES
+from omoide.store import SearchHit, Store
 from omoide.store.connection import migrate
 from omoide.store.migrations import MIGRATIONS
 
@@ -228,6 +231,44 @@ async def test_search_finds_words_across_branches_and_survives_odd_input(store: 
     assert await store.messages.search("   ") == []
 
 
+async def _steps(store: Store, query: Callable[[], Awaitable[object]]) -> int:
+    """How many SQLite virtual-machine steps `query` takes (deterministic, unlike a time)."""
+    steps = [0]
+
+    def count() -> int:
+        steps[0] += 1
+        return 0
+
+    await store.db.conn.set_progress_handler(count, 1)
+    try:
+        await query()
+    finally:
+        await store.db.conn.set_progress_handler(None, 1)
+    return steps[0]
+
+
+async def test_full_text_searches_in_a_chat_do_not_read_the_whole_chat(store: Store) -> None:
+    """The corrections every turn looks for, and a search in one chat, read the
+    index newest first: in a chat of 600 messages of which one matches, they
+    take under ten SQLite steps a message, where testing each message of the
+    chat against the index (as they used to) takes over a thousand."""
+    chat = await store.chats.create("suzune", greeting="Welcome.")
+    head = (await store.messages.add(chat.id, chat.head_id, Role.USER, "Actually my cat is Mochi, not Biscuit.")).id
+    for i in range(600):
+        head = (await store.messages.add(chat.id, head, Role.USER, f"Rain again today, tea number {i}.")).id
+
+    async def corrections() -> list[tuple[int, datetime, str]]:
+        return await store.recall.said_with(chat.id, CUES, limit=200)
+
+    async def search() -> list[SearchHit]:
+        return await store.messages.search("biscuit", chat_id=chat.id)
+
+    assert [text for _, _, text in await corrections()] == ["Actually my cat is Mochi, not Biscuit."]
+    assert [h.message.content for h in await search()] == ["Actually my cat is Mochi, not Biscuit."]
+    assert await _steps(store, corrections) < 10 * 600
+    assert await _steps(store, search) < 10 * 600
+
+
 async def test_per_turn_queries_use_indexes(store: Store) -> None:
     plans = []
     for sql in (
@@ -241,3 +282,47 @@ async def test_per_turn_queries_use_indexes(store: Store) -> None:
         plans.append(" ".join(r["detail"] for r in rows_))
     for plan in plans:
         assert "SCAN" not in plan.replace("SCAN CONSTANT ROW", ""), plan
+
+
+async def test_term_frequencies_count_every_chat_and_branch_in_one_statement_per_fifty_terms(store: Store) -> None:
+    chat = await store.chats.create("suzune", greeting="Welcome.")
+    other = await store.chats.create("wren", greeting="Hello.")
+    a = await store.messages.add(chat.id, chat.head_id, Role.USER, "The kite flew over the harbour.")
+    await store.messages.add(chat.id, a.id, Role.ASSISTANT, "A red kite!")
+    await store.messages.add(chat.id, a.id, Role.ASSISTANT, "Kites again, and the harbour.")  # a swipe: another branch
+    await store.messages.add(other.id, other.head_id, Role.USER, "No kite here.")
+    terms = ["kite", "harbour", "nothing", *(f"word{n}" for n in range(60)), 'odd"quote']
+    statements: list[str] = []
+    await store.db.conn.set_trace_callback(statements.append)
+    found = await store.recall.frequencies(terms)
+    await store.db.conn.set_trace_callback(None)
+    assert found["kite"] == 3 and found["harbour"] == 2 and found["nothing"] == 0 and found['odd"quote'] == 0
+    assert set(found) == set(terms)
+    assert len([s for s in statements if not s.startswith("--")]) == 2  # (FTS5's own lookups start with --)
+
+
+async def test_mentions_of_the_memories_asked_about_are_those_of_all_mentions(store: Store) -> None:
+    chat = await store.chats.create("suzune", greeting="Welcome.")
+    a = await store.messages.add(chat.id, chat.head_id, Role.USER, "the kite")
+    await store.mentions.add(chat.id, a.id, "diary", [1, 2, 3])
+    await store.mentions.add(chat.id, a.id, "memo", [2, 7])
+    b = await store.messages.add(chat.id, a.id, Role.ASSISTANT, "the harbour")
+    await store.mentions.add(chat.id, b.id, "memo", [7, 9])
+    every = await store.mentions.at(b.id)
+    asked = await store.mentions.at(b.id, only={"diary": {2}, "memo": {7, 8}})
+    assert asked == [m for m in every if (m.kind, m.memory_id) in {("diary", 2), ("memo", 7)}]
+    assert [(m.kind, m.memory_id, m.message_id) for m in asked] == [("diary", 2, a.id), ("memo", 7, a.id), ("memo", 7, b.id)]
+
+
+async def test_the_start_of_a_path_is_the_first_message_the_path_reads(store: Store) -> None:
+    chat = await store.chats.create("suzune", greeting="Welcome.")
+    ids = [chat.head_id]
+    for n in range(6):
+        ids.append((await store.messages.add(chat.id, ids[-1], Role.USER if n % 2 == 0 else Role.ASSISTANT, f"line {n}")).id)
+    swipe = await store.messages.add(chat.id, ids[3], Role.USER, "another branch")
+    for head in (ids[-1], swipe.id, ids[0]):
+        for limit in (None, 1, 3, 100):
+            for stop in (None, ids[1], ids[2], head):
+                path = await store.messages.path(head, limit=limit, stop_before=stop)
+                start = await store.messages.path_start(head, limit=limit, stop_before=stop)
+                assert start == (path[0].id if path else None), (head, limit, stop)

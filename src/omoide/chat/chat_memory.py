@@ -63,22 +63,22 @@ class ChatMemory:
         await self.store.mentions.add(self.chat_id, message.id, "memo", mentioned(message.content, memos, exclude=names))
         return ids
 
-    async def strengths(self, head_id: int, state: MemoryState, now: datetime) -> dict[int, float]:
-        """Strength of every diary entry in force. The stable block's are taken at
-        its checkpoint's time, so its selection (and the prompt cache) holds
-        until the next compression; the new entries' are taken now."""
-        mentions = await self.store.mentions.at(head_id)
+    async def strengths(self, head_id: int, state: MemoryState, now: datetime) -> tuple[dict[int, float], dict[int, float]]:
+        """Strength of every diary entry in force, and of every memo, from one read
+        of the mentions on the path. The stable diary block's are taken at its
+        checkpoint's time, so its selection (and the prompt cache) holds until the
+        next compression; the new entries' and the memos' are taken now (memos are
+        not selected by it)."""
+        memos = [*state.memos, *state.new_memos]
+        in_force = {"diary": {e.memory_id for e in state.diary}, "memo": {m.id for m in memos}}
+        mentions = await self.store.mentions.at(head_id, only=in_force)
         half_life = self.settings.half_life_days
         checkpoint = state.summary.created_at if state.summary else now
-        return {
+        diary = {
             **strengths(state.stable_diary, mentions, now=checkpoint, half_life_days=half_life),
             **strengths(state.new_diary, mentions, now=now, half_life_days=half_life),
         }
-
-    async def memo_strengths(self, head_id: int, state: MemoryState, now: datetime) -> dict[int, float]:
-        """Strength of every memo in force, taken now (memos are not selected by it)."""
-        mentions = await self.store.mentions.at(head_id)
-        return memo_strengths([*state.memos, *state.new_memos], mentions, now=now, half_life_days=self.settings.half_life_days)
+        return diary, memo_strengths(memos, mentions, now=now, half_life_days=half_life)
 
     async def recall(self, head_id: int, query: str, state: MemoryState, *, now: datetime, names: tuple[str, str],
                      hidden: Sequence[str], reader: Reader | None = None,

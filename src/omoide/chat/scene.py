@@ -152,8 +152,7 @@ class ChatScene:
         """(prompt block, target's name) for the running conversation's gossip
         target, drawn once per conversation; ('', '') when there is none."""
         chat = self.state.chat
-        opened = await self.world.open_range(chat, head_id)
-        first = opened[0].id if opened else None
+        first = await self.world.open_start(chat, head_id)
         key = (chat.id, first)
         if self._gossip is None or self._gossip[0] != key:
             self._gossip = (key, await self.cast.gossip(chat, self.present, first))

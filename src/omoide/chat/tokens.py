@@ -5,8 +5,6 @@ fitting do not count the same prompt twice."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections import OrderedDict
 
 from omoide.errors import BackendError
@@ -21,15 +19,16 @@ class TokenCounter:
         self.exact = True
         """Whether every count since `reset()` was exact."""
         self.method = ""
-        self._cache: OrderedDict[str, int] = OrderedDict()
+        self._cache: OrderedDict[tuple[tuple[str, str], ...], int] = OrderedDict()
 
     def reset(self) -> None:
         self.exact, self.method = True, ""
 
     @staticmethod
-    def _key(messages: list[ChatMessage]) -> str:
-        plain = [(m["role"], m.get("content") or "") for m in messages]
-        return hashlib.blake2b(json.dumps(plain).encode(), digest_size=16).hexdigest()
+    def _key(messages: list[ChatMessage]) -> tuple[tuple[str, str], ...]:
+        # The texts themselves: a string keeps its hash once computed, and a hit
+        # compares them whole (no digest of the whole prompt at every count).
+        return tuple((m["role"], m.get("content") or "") for m in messages)
 
     async def count(self, messages: list[ChatMessage]) -> int:
         """Tokens of `messages` as one prompt."""

@@ -125,6 +125,7 @@ class TurnRunner:
         now = self.state.clock()
         world = await self.world.prompt_layers(speaker, self.scene.participants, state.window)
         gossip, target = await self.scene.gossip_for(speaker, head_id)
+        strengths, memo_strengths = await self.weights.strengths(head_id, state, now)
         lore = await self.tavern.gather(speaker=speaker, books=self._lore[speaker.id], state=state, head_id=head_id,
                                         user=self.state.user_name, group=group_names(self.state.chat, self.scene.present),
                                         now=now)
@@ -150,8 +151,8 @@ class TurnRunner:
             world_notes=world["world_notes"],
             gossip=gossip,
             gossip_target=target,
-            strengths=await self.weights.strengths(head_id, state, now),
-            memo_strengths=await self.weights.memo_strengths(head_id, state, now),
+            strengths=strengths,
+            memo_strengths=memo_strengths,
             hidden=frozenset(self.state.chat.amnesia),
             recalled=await self.scene.witnessed_recall(self.user.pending_recall, reader),
             passages=await self.passages(head_id, state, speaker, reader, now),

@@ -84,9 +84,18 @@ class Oracle:
     def __init__(self, kind: Kind, scenario: Scenario) -> None:
         self.kind = kind
         self.scenario = scenario
+        self._told: dict[str, bool] = {}
+        """Lines already judged: memory work sees the same lines again and again
+        (a summary folds in the last one, memos overlap their material)."""
 
     def telling(self, line: str) -> bool:
         """The line tells a fact of the scenario, or a word someone must not know."""
+        told = self._told.get(line)
+        if told is None:
+            told = self._told[line] = self._tells(line)
+        return told
+
+    def _tells(self, line: str) -> bool:
         for s in statements(line, None):
             if any(holds(s, f) for f in self.scenario.facts.values()):
                 return True

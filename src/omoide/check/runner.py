@@ -27,7 +27,7 @@ from omoide.characters.library import find_character
 from omoide.chat.events import ReplyFailed, ReplyFinished, TurnEvent
 from omoide.chat.session import ChatSession
 from omoide.check.arms import COMMON, Arm
-from omoide.check.reader import Reader, holds, score
+from omoide.check.reader import Reader, holds, score, statements
 from omoide.check.results import Answer, ArmResult, Horizon, Turn
 from omoide.check.scenario import Event, Question, Scenario
 from omoide.config.settings import Settings
@@ -97,6 +97,7 @@ class ArmRun:
         self.current = "host"
         self.padded = 0
         self.characters: dict[str, Character] = {}
+        self._lines: dict[str, frozenset[str]] = {}
 
     async def run(self) -> ArmResult:
         study = getattr(self.backend, "study", None)
@@ -289,17 +290,30 @@ class ArmRun:
         if not alive:
             return
         folded = text.casefold()
-        reader: Reader | None = None
+        told: set[str] | None = None
         for key in alive:
             fact = self.scenario.facts[key]
             held = all(any(w in folded for w in group) for group in fact.evidence)
             if held:
-                reader = reader or Reader(self.evidence(text), self.scenario)
-                held = any(holds(s, fact) for s in reader.all)
+                if told is None:
+                    told = set().union(*(self._told_in(line) for line in self.evidence(text).split("\n")))
+                held = key in told
             if held:
                 self.held[key] = max(self.held[key], depth - self.planted[key])
             else:
                 self.alive[key] = False
+
+    def _told_in(self, line: str) -> frozenset[str]:
+        """The facts a statement of `line` tells (`holds`). A statement and the
+        sentences beside it never span two lines (only its dates do, which
+        `holds` does not read), and a prompt repeats most of the last one's
+        lines, so each line is read once."""
+        told = self._lines.get(line)
+        if told is None:
+            found = statements(line, None)
+            told = self._lines[line] = frozenset(
+                key for key, fact in self.scenario.facts.items() if any(holds(s, fact) for s in found))
+        return told
 
     async def _ask(self, q: Question) -> None:
         session = self.session

@@ -29,7 +29,8 @@ async def memory_state(store: Store, settings: MemorySettings, head_id: int, rea
     bounded = reader if reader is not None and reader.bounded else None
     style = settings.style
     if style == "none":
-        state = await store.memory.state(head_id)
+        # Unbounded, the window is the path's last recent_messages: only those are read.
+        state = await store.memory.state(head_id, window_limit=settings.recent_messages if bounded is None else None)
         window = state.window if bounded is None else witnessed(state.window, bounded)
         state = replace(state, summary=None, window=window[-settings.recent_messages:])
         return await _own_diary(store, state, bounded)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from datetime import datetime, tzinfo
 
 from omoide.llm.stamps import stamp
@@ -71,6 +72,13 @@ def correction(message_id: int, at: datetime, text: str) -> Correction | None:
 def mark_past(text: str, corrections: Sequence[Correction], tz: tzinfo | None = None) -> str:
     """`text` with every old value a correction names shown as past: 'Biscuit
     (until 11/28)'. A value inside the correcting sentence itself is left as it is."""
+    if not text or not corrections:
+        return text
+    return _mark_past(text, tuple(corrections), tz)
+
+
+@lru_cache(maxsize=128)  # the same summary and memos are marked at every turn until memory work changes them
+def _mark_past(text: str, corrections: tuple[Correction, ...], tz: tzinfo | None) -> str:
     for fix in corrections:
         until = stamp(fix.at, tz)[1:6]
         for value in fix.stale:

@@ -246,7 +246,8 @@ class MemoryWorker:
         self._emit(MemoryWorkDone("summary", summary=summary))
 
     async def _diary_pointer(self, head_id: int) -> tuple[MemoryState, int | None]:
-        state = await self.store.memory.state(head_id)
+        """The memory at `head_id` for its diary (its window is not read: one message) and its newest entry."""
+        state = await self.store.memory.state(head_id, window_limit=1)
         entries = state.diary
         return state, entries[-1].id if entries else None
 

@@ -3,6 +3,7 @@ diary entries, and the memory state in force at any head."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from types import EllipsisType
 
 from omoide.domain.chat import DiaryAuthor, DiaryEntry, MemoryState, Summary
@@ -20,10 +21,20 @@ MEMORY_DIARY_CAP = 100
 compression lets accumulate, unless compression has been failing for a long time."""
 
 
+STATE_CACHE_SIZE = 8
+"""Memory states kept (a turn reads its head's several times; a scene, each speaker's)."""
+_StateKey = tuple[int, int, int | None, int | None]
+
+
 class MemoryRepository:
     def __init__(self, db: Database, messages: MessageRepository) -> None:
         self.db = db
         self.messages = messages
+        self._states: dict[_StateKey, MemoryState] = {}
+        self._states_as_of: tuple[int, int, int] | None = None
+        """(this connection's writes and rows changed, the file's version from other
+        connections) when the kept states were read: any write since, here or in
+        another window, drops them all."""
 
     async def pointers(self, message_id: int) -> tuple[int | None, int | None]:
         """The newest summary and diary entry in force at `message_id`."""
@@ -137,10 +148,38 @@ class MemoryRepository:
         _, diary_id = await self.pointers(head_id)
         return await self.diary_chain(diary_id, limit=limit)
 
-    async def state(self, head_id: int, *, diary_limit: int = MEMORY_DIARY_CAP, window_from: int | None = None) -> MemoryState:
+    async def state(self, head_id: int, *, diary_limit: int = MEMORY_DIARY_CAP, window_from: int | None = None,
+                    window_limit: int | None = None) -> MemoryState:
         """The summary, diary and raw window in force at `head_id`, read via the
         pointers: cost grows with the window and the diary, never with history.
-        `window_from` (a depth) starts the window there instead of after the summary."""
+        `window_from` (a depth) starts the window there instead of after the summary;
+        `window_limit` keeps only that many of its newest messages.
+
+        A turn reads the state at its head several times (the prompt, then the
+        memory work after the reply): it is read once and kept until anything is
+        written to the database, by this process or another (a summary, a memo,
+        a diary entry, a message, an edit, a head moved), so a state is never stale."""
+        as_of = (*self.db.version(), await self._data_version())
+        if as_of != self._states_as_of:
+            self._states.clear()
+            self._states_as_of = as_of
+        key = (head_id, diary_limit, window_from, window_limit)
+        if (kept := self._states.get(key)) is None:
+            kept = await self._read_state(head_id, diary_limit=diary_limit, window_from=window_from, window_limit=window_limit)
+            if self.db.version() == as_of[:2] and self._states_as_of == as_of:  # nothing written here while it was read
+                while len(self._states) >= STATE_CACHE_SIZE:
+                    del self._states[next(iter(self._states))]
+                self._states[key] = kept
+        # The caller gets lists of its own: what it does with them never reaches the kept state.
+        return replace(kept, stable_diary=list(kept.stable_diary), new_diary=list(kept.new_diary), window=list(kept.window))
+
+    async def _data_version(self) -> int:
+        """Changes when another connection (another window, `omoide say`) commits."""
+        row = await self.db.one("PRAGMA data_version")
+        return int(row[0]) if row else 0
+
+    async def _read_state(self, head_id: int, *, diary_limit: int, window_from: int | None,
+                          window_limit: int | None) -> MemoryState:
         summary_id, diary_id = await self.pointers(head_id)
         summary = await self._summary(summary_id)
         fold = summary.diary_to_id if summary else None
@@ -149,9 +188,10 @@ class MemoryRepository:
         else:
             new_diary = await self.diary_chain(diary_id, stop_at=fold, limit=diary_limit)
             stable_diary = await self.diary_chain(fold, limit=diary_limit)
+        cap = min(WINDOW_CAP, window_limit) if window_limit is not None else WINDOW_CAP
         if window_from is not None:
             head = await self.messages.get(head_id)
-            window = await self.messages.path(head_id, limit=min(WINDOW_CAP, max(head.depth - window_from + 1, 1)))
+            window = await self.messages.path(head_id, limit=min(cap, max(head.depth - window_from + 1, 1)))
         else:
-            window = await self.messages.path(head_id, limit=WINDOW_CAP, stop_before=summary.covers_to_id if summary else None)
+            window = await self.messages.path(head_id, limit=cap, stop_before=summary.covers_to_id if summary else None)
         return MemoryState(summary=summary, stable_diary=stable_diary, new_diary=new_diary, window=window)

@@ -6,7 +6,7 @@ read by one walk over mentions (never over the messages)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Mapping
 
 from omoide.domain.chat import Mention
 from omoide.store import rows
@@ -40,8 +40,10 @@ class MentionRepository:
             return []
         return [Mention(row_id, kind, memory_id, message_id, ts(stamp)) for memory_id in ids]
 
-    async def at(self, head_id: int, *, limit: int = MENTION_CHAIN_CAP) -> list[Mention]:
-        """The mentions on the path to `head_id`, oldest first."""
+    async def at(self, head_id: int, *, limit: int = MENTION_CHAIN_CAP,
+                 only: Mapping[str, Collection[int]] | None = None) -> list[Mention]:
+        """The mentions on the path to `head_id`, oldest first; with `only`, those of
+        the memories it names by kind (a long chat holds thousands of the others)."""
         result = await self.db.all(
             f"""WITH RECURSIVE chain(id, prev_id, n) AS (
                    SELECT id, prev_id, 1 FROM memory_mentions
@@ -52,4 +54,4 @@ class MentionRepository:
                ) SELECT c.* FROM chain JOIN memory_mentions c ON c.id = chain.id ORDER BY chain.n DESC""",
             {"head": head_id, "limit": limit},
         )
-        return [mention for r in result for mention in rows.mentions(r)]
+        return [mention for r in result for mention in rows.mentions(r, only)]

@@ -68,8 +68,8 @@ async def insert_message(
     if parent_id is None:
         depth, summary_id, diary_id, mention_id = 0, None, None, None
     else:
-        async with conn.execute(f"SELECT m.depth, m.chat_id, {POINTERS} FROM messages m WHERE m.id = ?", (parent_id,)) as cur:
-            parent = await cur.fetchone()
+        found = await conn.execute_fetchall(f"SELECT m.depth, m.chat_id, {POINTERS} FROM messages m WHERE m.id = ?", (parent_id,))
+        parent = next(iter(found), None)  # (one trip to aiosqlite's thread; a cursor takes three)
         if parent is None or parent[1] != chat_id:
             raise NotFound(f"The parent message #{parent_id} is not in chat #{chat_id}.", "Reopen the chat and try again.")
         depth, summary_id, diary_id, mention_id = parent[0] + 1, parent[2], parent[3], parent[4]
@@ -112,8 +112,7 @@ class MessageRepository:
         stamp = self.db.now_iso()
         async with self.db.write() as conn:
             if expected_head is not ANY_HEAD:
-                async with conn.execute("SELECT head_id FROM chats WHERE id = ?", (chat_id,)) as cur:
-                    row = await cur.fetchone()
+                row = next(iter(await conn.execute_fetchall("SELECT head_id FROM chats WHERE id = ?", (chat_id,))), None)
                 if row is not None and row[0] != expected_head:
                     raise HeadMoved(
                         f"Chat #{chat_id} moved on in another window.",
@@ -211,6 +210,20 @@ class MessageRepository:
         )
         return [rows.message(r) for r in result]
 
+    async def path_start(self, head_id: int | None, *, limit: int | None = None, stop_before: int | None = None) -> int | None:
+        """The id of the oldest message `path` would return, without reading the messages."""
+        if head_id is None or head_id == stop_before:
+            return None
+        cte = walk_up(
+            "up", start=":head",
+            until="m.id IS NOT :stop AND up.depth > (SELECT depth FROM messages WHERE id = :head) - :cap + 1",
+        )
+        row = await self.db.one(
+            f"WITH RECURSIVE {cte} SELECT id FROM up ORDER BY depth LIMIT 1",
+            {"head": head_id, "stop": stop_before, "cap": limit if limit is not None else _NO_LIMIT},
+        )
+        return int(row[0]) if row else None
+
     async def path_slice(self, head_id: int, start_depth: int, count: int) -> list[Message]:
         """The messages at depths [start_depth, start_depth + count) on the path to
         `head_id`, oldest first. The walk up starts at the slice's last depth when
@@ -282,7 +295,7 @@ class MessageRepository:
             f"""SELECT {rows.M_MESSAGE_COLUMNS},
                        {rows.snippet_sql('messages_fts')} AS snippet
                 FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid
-                WHERE {' AND '.join(where)} ORDER BY m.id DESC LIMIT ?""",
+                WHERE {' AND '.join(where)} ORDER BY messages_fts.rowid DESC LIMIT ?""",  # the index first (store/recall.py: said_with)
             (*params, limit),
         )
         return [SearchHit(rows.message(r), r["snippet"]) for r in result]

@@ -12,6 +12,7 @@ from omoide.store.db import Database
 from omoide.store.paths import walk_up
 
 SNIPPET_TOKENS = 24
+_COUNTS_PER_STATEMENT = 50
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,12 +46,14 @@ class RecallRepository:
 
     async def said_with(self, chat_id: int, terms: Sequence[str], *, limit: int = 50) -> list[tuple[int, datetime, str]]:
         """Your messages of the chat (every branch) holding any of `terms`, newest
-        first: (id, when, text). Indexed (FTS5) and bounded."""
+        first: (id, when, text). Indexed (FTS5) and bounded: the index is read
+        newest first and stops at `limit` (ordered by the chat's own column, SQLite
+        would test every message of the chat against the index instead)."""
         if not terms:
             return []
         rows_ = await self.db.all(
             """SELECT m.id, m.created_at, m.content FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid
-               WHERE messages_fts MATCH ? AND m.chat_id = ? AND m.role = 'user' ORDER BY m.id DESC LIMIT ?""",
+               WHERE messages_fts MATCH ? AND m.chat_id = ? AND m.role = 'user' ORDER BY messages_fts.rowid DESC LIMIT ?""",
             (fts_any(terms), chat_id, limit),
         )
         return [(int(r["id"]), rows.ts(r["created_at"]), str(r["content"])) for r in rows_]
@@ -114,9 +117,12 @@ class RecallRepository:
 
     async def frequencies(self, terms: Sequence[str]) -> dict[str, int]:
         """How many stored messages (every chat, every branch) hold each of `terms`:
-        one count over each term's index entry, never a scan of the messages."""
+        one count over each term's index entry, never a scan of the messages; one
+        statement for a turn's dozen terms (a statement costs a hop to SQLite's thread)."""
         found: dict[str, int] = {}
-        for term in terms:
-            row = await self.db.one("SELECT count(*) FROM messages_fts WHERE messages_fts MATCH ?", (fts_any([term]),))
-            found[term] = int(row[0]) if row else 0
+        for start in range(0, len(terms), _COUNTS_PER_STATEMENT):
+            chunk = list(terms[start: start + _COUNTS_PER_STATEMENT])
+            counts = ", ".join("(SELECT count(*) FROM messages_fts WHERE messages_fts MATCH ?)" for _ in chunk)
+            row = await self.db.one(f"SELECT {counts}", [fts_any([term]) for term in chunk])
+            found.update({term: int(row[n]) if row else 0 for n, term in enumerate(chunk)})
         return found

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Collection, Mapping
 from datetime import datetime
 
 from omoide.domain.chat import (
@@ -103,10 +104,17 @@ def branch(row: sqlite3.Row) -> Branch:
     )
 
 
-def mentions(row: sqlite3.Row) -> list[Mention]:
-    """One row holds every memory of one kind that a message brought up."""
+def mentions(row: sqlite3.Row, only: Mapping[str, Collection[int]] | None = None) -> list[Mention]:
+    """One row holds every memory of one kind that a message brought up (with
+    `only`, just those of the memories it names by kind)."""
+    ids = [int(i) for i in row["memory_ids"].split(",") if i]
+    if only is not None:
+        wanted = only.get(row["kind"], ())
+        ids = [i for i in ids if i in wanted]
+        if not ids:
+            return []
     moment = ts(row["created_at"])
-    return [Mention(row["id"], row["kind"], int(i), row["message_id"], moment) for i in row["memory_ids"].split(",") if i]
+    return [Mention(row["id"], row["kind"], i, row["message_id"], moment) for i in ids]
 
 
 def profile_fact(row: sqlite3.Row) -> ProfileFact:

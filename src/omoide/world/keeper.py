@@ -223,10 +223,17 @@ class WorldKeeper:
         head = head_id if head_id is not None else chat.head_id
         if head is None:
             return []
+        return await self.store.messages.path(head, limit=RANGE_CAP, stop_before=await self._last_end(chat, head))
+
+    async def open_start(self, chat: Chat, head_id: int) -> int | None:
+        """The first message of `open_range` (what a turn needs of it), without reading the range."""
+        return await self.store.messages.path_start(head_id, limit=RANGE_CAP, stop_before=await self._last_end(chat, head_id))
+
+    async def _last_end(self, chat: Chat, head_id: int) -> int | None:
+        """Where the last conversation in force on the path to `head_id` ended."""
         ended = [c for c in await self.store.world.conversations(chat_id=chat.id) if c.in_force]
-        on_path = await self.store.world.ends_on_path(head, [c.end_id for c in ended])
-        last = next((c.end_id for c in ended if c.end_id in on_path), None)
-        return await self.store.messages.path(head, limit=RANGE_CAP, stop_before=last)
+        on_path = await self.store.world.ends_on_path(head_id, [c.end_id for c in ended])
+        return next((c.end_id for c in ended if c.end_id in on_path), None)
 
     async def end(self, chat: Chat, participants: list[Participant], *, reason: str = "user",
                   head_id: int | None = None) -> Conversation:

@@ -33,12 +33,13 @@ async def fit(
     if await count(prompt.messages) <= budget:
         prompt.budget = budget
         return await count_prompt(prompt, count)
+    whole = prompt.window_plain  # rendered once: every assembly below drops from it
     # Drop whole window messages, fewest first, by bisection on how many to drop.
     low, high = 1, max(window_size - 1, 0)
     best: AssembledPrompt | None = None
     while low <= high:
         mid = (low + high) // 2
-        candidate = assemble(ctx, state, drop_oldest=mid)
+        candidate = assemble(ctx, state, drop_oldest=mid, rendered_window=whole)
         if await count(candidate.messages) <= budget:
             best, high = candidate, mid - 1
             best.dropped = [f"the {mid} oldest message(s) of the raw window"]
@@ -47,13 +48,13 @@ async def fit(
     if best is None:
         dropped = [f"the {max(window_size - 1, 0)} oldest message(s) of the raw window"] if window_size > 1 else []
         drop = max(window_size - 1, 0)
-        best = assemble(ctx, state, drop_oldest=drop, drop_diary=True)
+        best = assemble(ctx, state, drop_oldest=drop, drop_diary=True, rendered_window=whole)
         dropped.append("the diary block" + (" and the memo layer" if state.memos else ""))
         summary = state.summary.content if state.summary else ""
         chars = len(summary)
         while await count(best.messages) > budget and chars > 0:
             chars = chars // 2
-            best = assemble(ctx, state, drop_oldest=drop, drop_diary=True, summary_chars=chars)
+            best = assemble(ctx, state, drop_oldest=drop, drop_diary=True, summary_chars=chars, rendered_window=whole)
         if summary and chars < len(summary):
             dropped.append(f"the oldest {len(summary) - chars} characters of the summary")
         card = len(card_text(ctx))
@@ -61,7 +62,8 @@ async def fit(
         while await count(best.messages) > budget and card_chars > 0:
             card_chars = card_chars * 3 // 4
             best = assemble(
-                ctx, state, drop_oldest=drop, drop_diary=True, summary_chars=0 if summary else None, card_chars=card_chars
+                ctx, state, drop_oldest=drop, drop_diary=True, summary_chars=0 if summary else None, card_chars=card_chars,
+                rendered_window=whole,
             )
         if card_chars < card:
             best.card_cut = await card_cuts(ctx, len(cut_card(card_text(ctx), card_chars)), count)

@@ -215,7 +215,11 @@ def assemble(
     drop_diary: bool = False,
     summary_chars: int | None = None,
     card_chars: int | None = None,
+    rendered_window: Sequence[ChatMessage] | None = None,
 ) -> AssembledPrompt:
+    """The prompt of `state`, less what the fit drops. `rendered_window` is the
+    whole window as an assemble of the same `ctx` and `state` rendered it (the
+    fit assembles a prompt again and again, a long window each time)."""
     timeline = state.timeline if "summary" not in ctx.hidden else None
     if timeline is not None and state.summary is not None:  # the base before the window, the parts in it
         state = replace(state, summary=replace(state.summary, content=timeline.base))
@@ -227,7 +231,9 @@ def assemble(
     pinned = pinned_text(ctx)
     memory = memory_text(ctx, state, drop_diary=drop_diary, summary_chars=summary_chars)
     memos = "" if drop_diary else memos_text(ctx, state)
-    plain = window_messages(state.window, ctx.tz, ctx.scene, ctx.user_name, timeline.recaps if timeline else ())[drop_oldest:]
+    if rendered_window is None:
+        rendered_window = window_messages(state.window, ctx.tz, ctx.scene, ctx.user_name, timeline.recaps if timeline else ())
+    plain = list(rendered_window[drop_oldest:])
     window, notes = place_notes(plain, ctx.placement.at_depth, _env(ctx, card=False))
     passages = passages_layer(ctx)
     tail = tail_text(ctx, state)
