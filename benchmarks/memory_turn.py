@@ -32,8 +32,11 @@ below, in a rotating order, at the same head:
 each turn, and the added work is the difference between all on and all three
 off, plus them, taken turn by turn (the settings are built back to back at the
 same head) and then the median. The other columns are medians over the turns.
-"corrections shown" is how many of the 8 the prompt's corrections block holds:
-the lookup reads the newest 200 of your messages with a cue word.
+"corrections shown" is how many of the 8 the prompt's corrections block holds
+(the lookup once read only the newest 200 of your messages with a cue word:
+2 of 8 here). A session reads each of your messages for corrections once: its
+first turn reads them all (timed alone, the last column), later turns only the
+new ones.
 
 Not covered: the request to a server's /v1/embeddings (when a server has one,
 passages are weighed by meaning too; the embedded engine has none), scenes
@@ -136,6 +139,11 @@ async def measure(n: int, turns: int, estimate: bool) -> dict[str, list[float]]:
                                      chat_id=chat_id, summarizer=ScriptedBackend())
     times: dict[str, list[float]] = {name: [] for name in [*SETTINGS, "corrections lookup", "pins lookup"]}
     shown: list[int] = []
+    head = (await session.refresh()).head_id
+    assert head is not None
+    t0 = time.perf_counter()
+    await session.turns._corrections(head)  # a session's first turn reads all your messages with a cue word, once
+    times["corrections, first turn"] = [time.perf_counter() - t0]
     order = list(SETTINGS)
     kept: dict[str, tuple[TokenCounter, str | None]] = {name: (TokenCounter(session.backend), None) for name in SETTINGS}
     try:
@@ -184,8 +192,8 @@ def main() -> None:
     args = parser.parse_args()
     print(f"ChatSession.build_prompt, median of {args.turns} turns; load average {os.getloadavg()[0]:.1f} at the start")
     print("| messages | all on | passages off | corrections off | pins off | all three off | "
-          "corrections lookup | pins lookup | added per turn | corrections shown |")
-    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+          "corrections lookup | pins lookup | added per turn | corrections shown | corrections, a session's first turn |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for n in args.sizes:
         with tempfile.TemporaryDirectory() as home:
             os.environ["OMOIDE_HOME"] = home
@@ -195,7 +203,8 @@ def main() -> None:
             on - off + fix + pin for on, off, fix, pin in
             zip(times["all on"], times["all three off"], times["corrections lookup"], times["pins lookup"], strict=True)) * 1000
         cells = " | ".join(f"{ms[name]:.1f} ms" for name in [*SETTINGS, "corrections lookup", "pins lookup"])
-        print(f"| {n:,} | {cells} | **{added:.1f} ms** | {times['corrections shown'][0]:.0f} of {CORRECTIONS} |", flush=True)
+        print(f"| {n:,} | {cells} | **{added:.1f} ms** | {times['corrections shown'][0]:.0f} of {CORRECTIONS} | "
+              f"{ms['corrections, first turn']:.1f} ms |", flush=True)
     print(f"load average {os.getloadavg()[0]:.1f} at the end")
     print("added per turn = all on - all three off + the two lookups /amnesia leaves running, turn by turn (median)")
 
