@@ -1,6 +1,6 @@
 """Prefix-cache reuse on a real llama.cpp-style server, as the server itself reports it.
 
-    python benchmarks/server_cache.py [--turns 41] [--threshold 20 40] [--max-tokens 400]
+    python benchmarks/server_cache.py [--turns 41] [--threshold 20 40] [--max-tokens 400] [--recall-passages 0 3]
 
 Starts llama.cpp's own server (the embedded engine over HTTP,
 tests/engine_server.py) with the shipped SmolLM2-135M (8192 tokens, one cache
@@ -18,7 +18,9 @@ first, and token-weighted (sum of hits / sum of prompt tokens), for the chat's
 replies; the same for the memory requests; and the prompt-to-prompt figure
 (each reply prompt against the previous reply prompt, as the client renders
 them with the model's template and tokenizer), which is what the server would
-reuse if nothing else ever ran between two turns.
+reuse if nothing else ever ran between two turns. `--recall-passages N ...`
+runs each threshold once per [memory] recall_passages (0: no memories come to
+mind; the default is 3), to see what the passages cost the cache.
 
 What this does not cover: other servers' cache policies (vLLM, the cloud
 APIs' explicit caching), several slots (`benchmarks/scenes.py --engine`), the
@@ -193,13 +195,16 @@ def prompt_tokens(env: dict[str, str]) -> list[list[int]]:
     return list(json.loads(done.stdout))
 
 
-def drive(base: str, recorder: Recorder, threshold: int, turns: int, max_tokens: int, src: Path) -> Run:
+def drive(base: str, recorder: Recorder, threshold: int, turns: int, max_tokens: int, src: Path,
+          passages: int | None = None) -> Run:
     home = Path(tempfile.mkdtemp(prefix="omoide-server-cache-"))
     env = {
         **os.environ, "OMOIDE_HOME": str(home), "OMOIDE_BASE_URL": base, "OMOIDE_MODEL": "smollm2",
         "OMOIDE_SUMMARY_THRESHOLD": str(threshold), "OMOIDE_MAX_TOKENS": str(max_tokens),
         "OMOIDE_TEMPERATURE": "0.7", "OMOIDE_DISCOVER_SERVERS": "[]", "PYTHONPATH": str(src), "PYTHONDONTWRITEBYTECODE": "1",
     }
+    if passages is not None:
+        env["OMOIDE_RECALL_PASSAGES"] = str(passages)
     run = Run()
     for turn in range(turns):
         recorder.take()
@@ -239,6 +244,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1,
                         help="the server's threads (1: on a shared 2-core machine, 2 threads spin against other work)")
     parser.add_argument("--src", type=Path, default=ROOT / "src", help="the omoide source tree to drive (to compare another version)")
+    parser.add_argument("--recall-passages", type=int, nargs="+", default=[None],
+                        help="[memory] recall_passages per run (default: the setting's own, 3; 0 turns passages off)")
     args = parser.parse_args()
     from omoide.llm.model_file import smollm2_path
 
@@ -250,17 +257,19 @@ def main() -> None:
         base = f"http://127.0.0.1:{recorder.port}/v1"
         try:
             for threshold in args.threshold:
-                print(f"  threshold {threshold} (recent 15), {args.turns} turns through `omoide say`:", flush=True)
-                report(threshold, drive(base, recorder, threshold, args.turns, args.max_tokens, args.src))
+                for passages in args.recall_passages:
+                    print(f"  threshold {threshold} (recent 15), recall_passages {'default' if passages is None else passages}, "
+                          f"{args.turns} turns through `omoide say`:", flush=True)
+                    report(threshold, drive(base, recorder, threshold, args.turns, args.max_tokens, args.src, passages), passages)
         finally:
             if proc.stdin is not None:
                 proc.stdin.close()
             proc.wait(timeout=30)
 
 
-def report(threshold: int, run: Run) -> None:
+def report(threshold: int, run: Run, passages: int | None = None) -> None:
     print(f"prefix-cache reuse from llama.cpp's own timings (SmolLM2-135M, n_ctx 8192, one slot; load {os.getloadavg()[0]:.1f}):")
-    print(f"  recent 15, threshold {threshold}:")
+    print(f"  recent 15, threshold {threshold}, recall_passages {'default' if passages is None else passages}:")
     print(f"    replies, server timings: {figures(run.replies)}  ({len(run.replies)} turns)")
     print(f"    prompt to prompt:        mean {statistics.mean(run.prompt_to_prompt):6.1%}  median {statistics.median(run.prompt_to_prompt):6.1%}")
     print(f"    memory requests:         {figures(run.memory)}  ({len(run.memory)} requests, {run.failed_memory} turn(s) reported a failure)")

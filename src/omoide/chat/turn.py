@@ -85,6 +85,10 @@ class TurnRunner:
         self._cut_told: set[tuple[str, ...]] = set()
         """The card fields whose cut was already said."""
         self._swept = False
+        self._corrections_read: tuple[int, int] = (0, 0)
+        """(chat, the newest message id) read so far for corrections."""
+        self._corrections_found: dict[int, Correction] = {}
+        """The corrections in that chat up to there, of every branch, by message id."""
         self.warming: asyncio.Task[None] | None = None
         """Evaluating the next prompt's beginning after memory work changed it (`warm`)."""
         self.warmed: Usage | None = None
@@ -161,14 +165,18 @@ class TurnRunner:
         )
 
     async def _corrections(self, head_id: int) -> list[Correction]:
-        """Your corrections on the path to `head_id`, oldest first (the newest 200
-        messages that could be one, of every branch, kept when on the path)."""
-        found = []
-        for message_id, at, text in await self.store.recall.said_with(self.state.chat_id, CUES, limit=200):
-            fix = correction(message_id, at, text)
-            if fix is not None and await self.store.messages.is_ancestor(message_id, head_id):
-                found.append(fix)
-        return found[::-1]
+        """Your corrections on the path to `head_id`, oldest first, however long
+        ago. Your messages are never rewritten, so each is read for one once a
+        session: a turn reads only those newer than the last it read."""
+        chat_id = self.state.chat_id
+        if self._corrections_read[0] != chat_id:
+            self._corrections_read, self._corrections_found = (chat_id, 0), {}
+        newer = await self.store.recall.said_with(chat_id, CUES, after=self._corrections_read[1])
+        if newer:  # two turns reading at once (a warm-up) find the same rows: kept once, by id
+            self._corrections_read = (chat_id, max(self._corrections_read[1], newer[0][0]))
+            self._corrections_found |= {fix.message_id: fix for row in newer if (fix := correction(*row)) is not None}
+        return [fix for _, fix in sorted(self._corrections_found.items())
+                if await self.store.messages.is_ancestor(fix.message_id, head_id)]
 
     @property
     def embed(self) -> Embed | None:

@@ -44,17 +44,21 @@ class RecallRepository:
     def __init__(self, db: Database) -> None:
         self.db = db
 
-    async def said_with(self, chat_id: int, terms: Sequence[str], *, limit: int = 50) -> list[tuple[int, datetime, str]]:
-        """Your messages of the chat (every branch) holding any of `terms`, newest
-        first: (id, when, text). Indexed (FTS5) and bounded: the index is read
-        newest first and stops at `limit` (ordered by the chat's own column, SQLite
-        would test every message of the chat against the index instead)."""
+    async def said_with(self, chat_id: int, terms: Sequence[str], *, after: int = 0,
+                        limit: int | None = None) -> list[tuple[int, datetime, str]]:
+        """Your messages of the chat (every branch) newer than message `after`
+        holding any of `terms`, newest first: (id, when, text). Only the index's
+        matches are read, newest first (until `limit`, if given). CROSS JOIN
+        keeps that order of the loops: left to choose, SQLite walked the chat's
+        messages newest first and asked the index about each one, a scan of the
+        whole chat."""
         if not terms:
             return []
         rows_ = await self.db.all(
-            """SELECT m.id, m.created_at, m.content FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid
-               WHERE messages_fts MATCH ? AND m.chat_id = ? AND m.role = 'user' ORDER BY messages_fts.rowid DESC LIMIT ?""",
-            (fts_any(terms), chat_id, limit),
+            """SELECT m.id, m.created_at, m.content FROM messages_fts CROSS JOIN messages m ON m.id = messages_fts.rowid
+               WHERE messages_fts MATCH ? AND messages_fts.rowid > ? AND m.chat_id = ? AND m.role = 'user'
+               ORDER BY messages_fts.rowid DESC LIMIT ?""",
+            (fts_any(terms), after, chat_id, -1 if limit is None else limit),
         )
         return [(int(r["id"]), rows.ts(r["created_at"]), str(r["content"])) for r in rows_]
 
