@@ -84,35 +84,53 @@ class Oracle:
     def __init__(self, kind: Kind, scenario: Scenario) -> None:
         self.kind = kind
         self.scenario = scenario
-        self._told: dict[str, bool] = {}
+        self._told: dict[str, tuple[int, frozenset[str]]] = {}
         """Lines already judged: memory work sees the same lines again and again
         (a summary folds in the last one, memos overlap their material)."""
+        outdated = {f.supersedes for f in scenario.facts.values() if f.supersedes}
+        self._current = {f.id for f in scenario.facts.values() if f.id not in outdated}
 
     def telling(self, line: str) -> bool:
         """The line tells a fact of the scenario, or a word someone must not know."""
+        return self._judged(line)[0] > 0
+
+    def _judged(self, line: str) -> tuple[int, frozenset[str]]:
+        """(2: the line tells a fact still true, 1: an outdated one or a word
+        someone must not know, 0: nothing of the scenario; the facts it tells)."""
         told = self._told.get(line)
         if told is None:
             told = self._told[line] = self._tells(line)
         return told
 
-    def _tells(self, line: str) -> bool:
-        for s in statements(line, None):
-            if any(holds(s, f) for f in self.scenario.facts.values()):
-                return True
-            if any(names(s.text, w) for q in self.scenario.questions.values() for w in q.refuse):
-                return True
-        return False
+    def _tells(self, line: str) -> tuple[int, frozenset[str]]:
+        facts = frozenset(f.id for s in statements(line, None) for f in self.scenario.facts.values() if holds(s, f))
+        if facts & self._current:
+            return 2, facts
+        refused = any(names(s.text, w) for s in statements(line, None) for q in self.scenario.questions.values() for w in q.refuse)
+        return (1 if facts or refused else 0), facts
 
     def keep(self, lines: Sequence[str], budget_chars: int) -> list[str]:
-        if self.kind == "reader":  # every telling line, as many as its limit holds (the newest, when it holds fewer)
+        if self.kind == "reader":
+            # Every telling line, as many as its limit holds: first one line for each fact still true (the newest),
+            # then the rest, newest first; in the order said.
             said = sentences(lines, user=self.scenario.user, character=self.scenario.host.capitalize())
-            told = [reported(line) for line in dict.fromkeys(s.line for s in said) if self.telling(line)]
-            kept: list[str] = []
-            for line in reversed(told):
-                if sum(map(len, kept)) + len(line) > budget_chars:
-                    break
-                kept.insert(0, line)
-            return kept
+            told = [line for line in dict.fromkeys(s.line for s in said) if self.telling(line)]
+            covered: set[str] = set()
+            first = []
+            for n in reversed(range(len(told))):
+                weight, facts = self._judged(told[n])
+                if weight == 2 and facts - covered:
+                    first.append(n)
+                    covered |= facts
+            rest = sorted(set(range(len(told))) - set(first), key=lambda n: (-self._judged(told[n])[0], -n))
+            chosen: set[int] = set()
+            used = 0
+            for n in [*first, *rest]:
+                size = len(reported(told[n]))
+                if used + size <= budget_chars:
+                    chosen.add(n)
+                    used += size
+            return [reported(told[n]) for n in sorted(chosen)]
         host = self.scenario.host.capitalize()
         return [reported(line) for line in extract(lines, user=self.scenario.user, character=host, budget_chars=budget_chars)]
 
