@@ -32,7 +32,7 @@ from omoide.memory.memo_work import MemoWork
 from omoide.memory.scene_memory import SceneMemory, plan_diary
 from omoide.memory.shared import ChatPrefix, cache_key_of, continued
 from omoide.memory.summary import (
-    SUMMARY_MAX_TOKENS, Compression, InvalidSummary, append_segment, dated, instructions_of, quoted, split_for_compression, validate_diary,
+    SUMMARY_MAX_TOKENS, Compression, InvalidSummary, instructions_of, quoted, split_for_compression, validate_diary,
     validate_summary,
 )
 from omoide.store import Store
@@ -227,15 +227,14 @@ class MemoryWorker:
                 return
             # The model wrote badly, or failed again and again: keep the story's own words instead.
             lines = quoted(chunk, name, self.user_name, self.speaker_names)  # chunk: cut to what was sent, if it was
+            budget = FALLBACK_CHARS
             if compression.rewrite:
                 # The summary it was to fold in is chosen from with the new words (its facts weigh as theirs do), so it
                 # stays bounded: appended to at every failed rewrite, it outgrew the context on a long story.
                 budget = 3 * self.settings.summary_merge_chars // 4 or 4 * SUMMARY_MAX_TOKENS
                 lines = [*compression.summary.splitlines(), *lines]
-                text = compression.dated(fallback_summary(lines, user=self.user_name, character=name, budget_chars=budget), chunk)
-            else:
-                own = dated(fallback_summary(lines, user=self.user_name, character=name, budget_chars=FALLBACK_CHARS), chunk)
-                text = append_segment(compression.summary, own) if compression.summary else own
+            own = fallback_summary(lines, user=self.user_name, character=name, budget_chars=budget)
+            text = compression.text(compression.dated(own, chunk))
             self._emit(MemoryNotice(f"summary: {_reason(exc)}; kept the sentences with names, numbers and dates instead"))
         _, diary_head = await self._diary_pointer(head_id)
         anchor = await self._anchor(head_id)
