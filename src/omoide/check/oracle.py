@@ -9,8 +9,9 @@ steps), which reads only its task, never the chat prompt a request continues:
 - the **reader** oracle knows the answer key: it copies, word for word and with
   their stamps, every sentence of its material that tells a fact of the
   scenario (or a word a character must not know), as many as the request's
-  limit holds (the newest, when it holds fewer). It measures whether a layer
-  that holds a fact reaches the prompt: an upper bound.
+  limit holds (when it holds fewer: one for each fact still true first, then
+  the newest). It measures whether a layer that holds a fact reaches the
+  prompt: an upper bound.
 - the **writer** oracle does not: it keeps what the extractive writer
   (memory/extract.py) picks, the sentences that tell lasting facts about
   someone (names, people, likes, promises, corrections, what was done
@@ -103,10 +104,11 @@ class Oracle:
         return told
 
     def _tells(self, line: str) -> tuple[int, frozenset[str]]:
-        facts = frozenset(f.id for s in statements(line, None) for f in self.scenario.facts.values() if holds(s, f))
+        said = statements(line, None)
+        facts = frozenset(f.id for s in said for f in self.scenario.facts.values() if holds(s, f))
         if facts & self._current:
             return 2, facts
-        refused = any(names(s.text, w) for s in statements(line, None) for q in self.scenario.questions.values() for w in q.refuse)
+        refused = any(names(s.text, w) for s in said for q in self.scenario.questions.values() for w in q.refuse)
         return (1 if facts or refused else 0), facts
 
     def keep(self, lines: Sequence[str], budget_chars: int) -> list[str]:
@@ -123,14 +125,14 @@ class Oracle:
                     first.append(n)
                     covered |= facts
             rest = sorted(set(range(len(told))) - set(first), key=lambda n: (-self._judged(told[n])[0], -n))
+            written = [reported(line) for line in told]
             chosen: set[int] = set()
             used = 0
             for n in [*first, *rest]:
-                size = len(reported(told[n]))
-                if used + size <= budget_chars:
+                if used + len(written[n]) <= budget_chars:
                     chosen.add(n)
-                    used += size
-            return [reported(told[n]) for n in sorted(chosen)]
+                    used += len(written[n])
+            return [written[n] for n in sorted(chosen)]
         host = self.scenario.host.capitalize()
         return [reported(line) for line in extract(lines, user=self.scenario.user, character=host, budget_chars=budget_chars)]
 
