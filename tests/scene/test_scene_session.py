@@ -177,7 +177,7 @@ def test_random_source_is_injectable() -> None:
 
 
 async def test_summaries_and_memos_of_a_scene_name_each_speaker(store: Store) -> None:
-    from omoide.memory.memos import memo_request
+    from omoide.memory.memos import memo_lines, memo_task
     from omoide.memory.summary import summary_request
 
     session = await open_scene(store)
@@ -188,7 +188,7 @@ async def test_summaries_and_memos_of_a_scene_name_each_speaker(store: Store) ->
     assert names == {"suzune": "Suzune", "wren": "Wren"}
     text = summary_request("Suzune", "Kai", None, path, names)[-1]["content"]
     assert "Wren: (Wren speaking)" in text and "Suzune: (Suzune speaking)" in text and "Kai: Wren, tell us" in text
-    assert "Wren: (Wren speaking)" in memo_request("Suzune", "Kai", path, names=names)[-1]["content"]
+    assert "Wren: (Wren speaking)" in memo_task("Suzune", "Kai", memo_lines("Suzune", "Kai", path, names=names))[-1]["content"]
 
 
 async def test_an_idle_scene_ends_with_everyone_present(store: Store) -> None:

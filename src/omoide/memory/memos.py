@@ -63,11 +63,6 @@ def memo_lines(name: str, user: str, batch: Sequence[Message], tz: tzinfo | None
     ]
 
 
-def memo_request(name: str, user: str, batch: Sequence[Message], tz: tzinfo | None = None,
-                 names: Mapping[str, str] | None = None) -> list[ChatMessage]:
-    return memo_task(name, user, memo_lines(name, user, batch, tz, names))
-
-
 def memo_task(name: str, user: str, lines: Sequence[str]) -> list[ChatMessage]:
     """The request for a memo of the quoted `lines`."""
     return [
