@@ -7,10 +7,12 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.console import Console
 from rich.text import Text
 
 from omoide.cli.common import fail, stderr, stdout
@@ -116,8 +118,18 @@ async def _run(arms: list[Arm], scenarios: list[Scenario], oracles: tuple[str, .
         opened.append(judge)
     turns = total_turns(arms, scenarios, len(backends)) - sum(
         s.turns() for s in scenarios for a in arms if a.baseline and "writer" in oracles)
+    err = stderr()
+    if not err.is_terminal:
+        lines = _ProgressLines(err, turns)
+        try:
+            return await run_check(settings, backends, arms=arms, scenarios=scenarios, summarizer=summarizer, judge=judge,
+                                   workers=max(1, min(os.cpu_count() or 1, 4)) if oracles else 1,
+                                   advance=lines.advance, on_arm=lines.arm)
+        finally:
+            for backend in {id(b): b for b in opened}.values():
+                await backend.aclose()
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                        console=stderr(), transient=True)
+                        console=err, transient=True)
     try:
         with progress:
             task = progress.add_task("memory check", total=turns)
@@ -130,3 +142,27 @@ async def _run(arms: list[Arm], scenarios: list[Scenario], oracles: tuple[str, .
     finally:
         for backend in {id(b): b for b in opened}.values():
             await backend.aclose()
+
+
+class _ProgressLines:
+    """Progress for a log, not a terminal: a line when an arm starts and at
+    every tenth of the turns, with the minutes since the start."""
+
+    def __init__(self, console: Console, total: int) -> None:
+        self.console = console
+        self.total = max(1, total)
+        self.done = 0
+        self.started = time.monotonic()
+
+    def _say(self, what: str) -> None:
+        minutes = (time.monotonic() - self.started) / 60
+        self.console.print(Text(f"memory check {self.done}/{self.total} turns, {minutes:.1f} min: {what}"))
+
+    def arm(self, what: str) -> None:
+        self._say(what)
+
+    def advance(self, n: int) -> None:
+        before = self.done * 10 // self.total
+        self.done += n
+        if self.done * 10 // self.total > before:
+            self._say(f"{self.done * 100 // self.total} %")
