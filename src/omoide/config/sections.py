@@ -208,6 +208,11 @@ class MemorySettings(Section):
     nothing falls out of memory while the model cannot write. A summary the model
     wrote badly (its instructions repeated, none of the names it covers) is
     replaced by them at once."""
+    writer: Literal["auto", "model", "extract"] = "auto"
+    """Who writes summaries, memos and diary compressions: 'model', the model; 'extract',
+    no model call: the story's own sentences with names, numbers, dates and places,
+    told as said; 'auto': 'extract' on the embedded models, whose summaries invent
+    what nobody said (docs/memory-check.md), 'model' on any other."""
     summary_placement: Literal["auto", "head"] = "auto"
     """Where the parts a compression appended since the summary's last rewrite go:
     'head': with the rest of the summary, before the window; 'auto': in the window
@@ -339,6 +344,7 @@ IDS: dict[tuple[str, str], str] = {
     ("embedded", "model"): "local_model",
     ("embedded", "prompt"): "embedded_prompt",
     ("memory", "style"): "memory_style",
+    ("memory", "writer"): "memory_writer",
     ("memory", "half_life_days"): "memory_half_life_days",
     ("memory", "timeout"): "memory_timeout",
     ("world", "rolling"): "world_rolling",

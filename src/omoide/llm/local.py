@@ -227,6 +227,12 @@ class LocalBackend:
         self._info: ModelInfo | None = None
         self.slots = SlotTable(settings.embedded.engine_slots)
 
+    @property
+    def summarizes(self) -> bool:
+        """Whether its summaries can be trusted: the shipped tiny models' invent
+        what nobody said, so memory_writer 'auto' keeps the story's own words instead."""
+        return not self.embedded
+
     def info(self) -> ModelInfo:
         """The model file's header facts (architecture, chat template, context)."""
         if self._info is None:

@@ -28,12 +28,17 @@ MEMO_MAX_TOKENS = 240
 
 
 async def write_memo(complete: Callable[[list[ChatMessage]], Awaitable[str]], batch: Sequence[Message], *,
-                     name: str, user: str, names: Mapping[str, str] | None) -> tuple[list[str], str | None]:
+                     name: str, user: str, names: Mapping[str, str] | None,
+                     own_words: bool = False) -> tuple[list[str], str | None]:
     """A memo's highlights for `batch`, and why the model's were not used (None
-    when they were). A backend that fails gives no highlights (the batch becomes
-    a gap to retry); a reply that is no memo, or a spoiled one, gives the batch's
-    own sentences with names, numbers and dates instead (none: a gap)."""
+    when they were, or when `own_words` asks for no model at all). A backend that
+    fails gives no highlights (the batch becomes a gap to retry); a reply that is
+    no memo, or a spoiled one, gives the batch's own sentences with names,
+    numbers and dates instead (none: a gap)."""
     lines = memo_lines(name, user, batch, names=names)
+    if own_words:
+        return fallback_highlights(lines, name=name, user=user) or [f"{user} and {name} talked; nothing with a name, "
+                                                                    "number or date was said."], None
     request = memo_task(name, user, lines)
     try:
         return read_memo(await complete(request), request, lines, name=name, user=user), None
@@ -48,7 +53,10 @@ def fallback_notice(span: str, reason: str) -> MemoryNotice:
 
 
 class MemoWork:
-    def __init__(self, store: Store, chat_id: int, settings: MemorySettings, complete: Complete, emit: Callable[[MemoryEvent], None]) -> None:
+    def __init__(self, store: Store, chat_id: int, settings: MemorySettings, complete: Complete, emit: Callable[[MemoryEvent], None],
+                 *, own_words: bool = False) -> None:
+        self.own_words = own_words
+        """Memos keep the batch's own sentences, with no model call (memory_writer)."""
         self.store = store
         self.chat_id = chat_id
         self.settings = settings
@@ -72,7 +80,7 @@ class MemoWork:
             self.emit(MemoryWorkStarted("memo"))
             batch = path[path.index(first) : path.index(last) + 1]
             highlights, reason = await write_memo(lambda request: self.complete(request, MEMO_MAX_TOKENS, last.id), batch,
-                                                  name=name, user=user, names=names)
+                                                  name=name, user=user, names=names, own_words=self.own_words)
             if not highlights:
                 await self.store.memos.add(self.chat_id, last.id, author=MemoAuthor.MODEL, first_id=first.id, reason=reason)
                 failed += 1
@@ -93,7 +101,7 @@ class MemoWork:
         batch = await self.store.messages.path_slice(memo.anchor_id, first.depth, memo.anchor_depth - first.depth + 1)
         self.emit(MemoryWorkStarted("memo"))
         highlights, reason = await write_memo(lambda request: self.complete(request, MEMO_MAX_TOKENS, memo.anchor_id), batch,
-                                              name=name, user=user, names=names)
+                                              name=name, user=user, names=names, own_words=self.own_words)
         if not highlights:
             revised = await self.store.memos.revise(memo.id, author=MemoAuthor.MODEL, at_id=at_id, reason=reason)
             self.emit(MemoryWorkFailed("memo", f"no memo for messages {memo.span}: {reason}"))

@@ -28,6 +28,7 @@ from omoide.memory.boundary import readable_summary, witnessed
 from omoide.memory.diary import compression_due
 from omoide.memory.events import MemoryEvent, MemoryWorkDone, MemoryWorkFailed
 from omoide.memory.memo_work import MEMO_MAX_TOKENS, fallback_notice, write_memo
+from omoide.memory.own_words import own_words_summary
 from omoide.memory.memos import due_batches
 from omoide.memory.summary import Compression, split_for_compression, validate_summary
 from omoide.memory.weights import DEFAULT_IMPORTANCE, KEEP_VERBATIM
@@ -84,7 +85,9 @@ def plan_diary(
 
 
 class SceneMemory:
-    def __init__(self, store: Store, chat_id: int, settings: MemorySettings, complete: Complete) -> None:
+    def __init__(self, store: Store, chat_id: int, settings: MemorySettings, complete: Complete, *, own_words: bool = False) -> None:
+        self.own_words = own_words
+        """Summaries and memos keep the story's own sentences, with no model call (memory_writer)."""
         self.store = store
         self.chat_id = chat_id
         self.settings = settings
@@ -117,9 +120,11 @@ class SceneMemory:
                 continue
             name = names.get(key, key)
             compression = Compression.of(summary.content if summary else None, self.settings.summary_merge_chars)
-            written = await self.complete(compression.request(name, user, chunk, names), compression.max_tokens(chunk))
-            answer = compression.dated(validate_summary(compression.kept(written), name=name, user=user), chunk)
-            text = compression.text(answer)
+            if self.own_words:
+                text = own_words_summary(compression, chunk, self.settings, name=name, user=user, names=names)
+            else:
+                written = await self.complete(compression.request(name, user, chunk, names), compression.max_tokens(chunk))
+                text = compression.text(compression.dated(validate_summary(compression.kept(written), name=name, user=user), chunk))
             await self.store.memory.add_summary(self.chat_id, anchor, content=text, covers_to_id=chunk[-1].id,
                                                 diary_to_id=None, owner=key)
             made += 1
@@ -145,7 +150,7 @@ class SceneMemory:
                     continue
                 name = names.get(key, key)
                 highlights, reason = await write_memo(lambda request: self.complete(request, MEMO_MAX_TOKENS), part,
-                                                      name=name, user=user, names=names)
+                                                      name=name, user=user, names=names, own_words=self.own_words)
                 if not highlights:
                     await self.store.memos.add(self.chat_id, last.id, author=MemoAuthor.MODEL, first_id=first.id,
                                                reason=reason, owner=key)

@@ -25,10 +25,11 @@ from omoide.domain.chat import DiaryAuthor, DiaryEntry, Memo, MemoryState, Messa
 from omoide.domain.witness import Reader
 from omoide.errors import OmoideError
 from omoide.memory.events import MemoryEvent, MemoryNotice, MemoryWorkDone, MemoryWorkFailed, MemoryWorkStarted
-from omoide.memory.extract import fallback_summary, spoiled
+from omoide.memory.extract import spoiled
 from omoide.llm.base import CHARS_PER_TOKEN_BOUND, Backend, ChatMessage, TextDelta
 from omoide.memory.diary import compressed_lines, diary_compression_request
 from omoide.memory.memo_work import MemoWork
+from omoide.memory.own_words import own_words, own_words_diary, own_words_summary
 from omoide.memory.scene_memory import SceneMemory, plan_diary
 from omoide.memory.shared import ChatPrefix, cache_key_of, continued
 from omoide.memory.summary import (
@@ -39,8 +40,6 @@ from omoide.store import Store
 
 log = logging.getLogger(__name__)
 
-FALLBACK_CHARS = 900
-"""How much of the story's own words a summary no model wrote may keep (about a paragraph's tokens)."""
 MIN_CHUNK = 4
 """The fewest messages a summary request is cut down to so that it continues the chat's prompt."""
 
@@ -83,8 +82,11 @@ class MemoryWorker:
         self.prefix: ChatPrefix | None = None
         """The chat's prompt as the next turn begins it, when memory work shares the
         chat's backend: requests are sent as its continuation (memory/shared.py)."""
-        self.memos = MemoWork(store, chat_id, settings, self._complete_at, self._emit)
-        self.scene = SceneMemory(store, chat_id, settings, lambda messages, limit: self._complete(messages, limit, laid_out=True))
+        self.own_words = own_words(settings, backend)
+        """Summaries, memos and diary compressions keep the story's own words, with no model call."""
+        self.memos = MemoWork(store, chat_id, settings, self._complete_at, self._emit, own_words=self.own_words)
+        self.scene = SceneMemory(store, chat_id, settings, lambda messages, limit: self._complete(messages, limit, laid_out=True),
+                                 own_words=self.own_words)
 
     def _emit(self, event: MemoryEvent) -> None:
         if isinstance(event, MemoryWorkDone | MemoryWorkFailed):
@@ -209,6 +211,10 @@ class MemoryWorker:
         self._emit(MemoryWorkStarted("summary"))
         name = self.character.display_name
         compression = Compression.of(state.summary.content if state.summary else None, self.settings.summary_merge_chars)
+        if self.own_words:
+            await self._add_summary(head_id, chunk, own_words_summary(compression, chunk, self.settings, name=name,
+                                                                        user=self.user_name, names=self.speaker_names))
+            return
         try:
             chunk, request = await self._chunk_that_continues(
                 chunk, lambda part: compression.request(name, self.user_name, part, self.speaker_names))
@@ -226,16 +232,12 @@ class MemoryWorker:
                 self._emit(MemoryWorkFailed("summary", _reason(exc)))
                 return
             # The model wrote badly, or failed again and again: keep the story's own words instead.
-            lines = quoted(chunk, name, self.user_name, self.speaker_names)  # chunk: cut to what was sent, if it was
-            budget = FALLBACK_CHARS
-            if compression.rewrite:
-                # The summary it was to fold in is chosen from with the new words (its facts weigh as theirs do), so it
-                # stays bounded: appended to at every failed rewrite, it outgrew the context on a long story.
-                budget = 3 * self.settings.summary_merge_chars // 4 or 4 * SUMMARY_MAX_TOKENS
-                lines = [*compression.summary.splitlines(), *lines]
-            own = fallback_summary(lines, user=self.user_name, character=name, budget_chars=budget)
-            text = compression.text(compression.dated(own, chunk))
+            # (chunk: cut to what was sent, if it was)
+            text = own_words_summary(compression, chunk, self.settings, name=name, user=self.user_name, names=self.speaker_names)
             self._emit(MemoryNotice(f"summary: {_reason(exc)}; kept the sentences with names, numbers and dates instead"))
+        await self._add_summary(head_id, chunk, text)
+
+    async def _add_summary(self, head_id: int, chunk: list[Message], text: str) -> None:
         _, diary_head = await self._diary_pointer(head_id)
         anchor = await self._anchor(head_id)
         summary = await self.store.memory.add_summary(
@@ -280,7 +282,11 @@ class MemoryWorker:
         try:
             for plan in plans:
                 name = self._names().get(plan.reader or "", self.character.display_name)
-                request = diary_compression_request(name, plan.squeeze, compressed_lines(self.settings.diary_prompt_lines))
+                most = compressed_lines(self.settings.diary_prompt_lines)
+                if self.own_words:
+                    texts.append(own_words_diary(plan.squeeze, most))
+                    continue
+                request = diary_compression_request(name, plan.squeeze, most)
                 # Alone: the chat's prompt would show it messages newer than the entries it compresses.
                 texts.append(validate_diary(await self._complete(request, laid_out=True)))
         except (OmoideError, InvalidSummary) as exc:
