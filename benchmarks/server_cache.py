@@ -1,6 +1,7 @@
 """Prefix-cache reuse on a real llama.cpp-style server, as the server itself reports it.
 
     python benchmarks/server_cache.py [--turns 41] [--threshold 20 40] [--max-tokens 400] [--recall-passages 0 3]
+                                      [--cache-reuse 32]
 
 Starts llama.cpp's own server (the embedded engine over HTTP,
 tests/engine_server.py) with the shipped SmolLM2-135M (8192 tokens, one cache
@@ -21,6 +22,9 @@ them with the model's template and tokenizer), which is what the server would
 reuse if nothing else ever ran between two turns. `--recall-passages N ...`
 runs each threshold once per [memory] recall_passages (0: no memories come to
 mind; the default is 3), to see what the passages cost the cache.
+`--cache-reuse` is the server's llama.cpp `--cache-reuse` (by default the
+embedded engine's own, `CACHE_REUSE` in omoide/llm/engine.py; 0 is a stock
+llama.cpp server, which reuses only the common prefix).
 
 What this does not cover: other servers' cache policies (vLLM, the cloud
 APIs' explicit caching), several slots (`benchmarks/scenes.py --engine`), the
@@ -146,10 +150,10 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_server(model: Path, log: Path, threads: int) -> tuple[subprocess.Popen[bytes], str]:
+def start_server(model: Path, log: Path, threads: int, cache_reuse: int) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     command = [sys.executable, str(ROOT / "tests" / "engine_server.py"), str(model), str(port),
-               "--context", "8192", "--slots", "1", "--threads", str(threads)]
+               "--context", "8192", "--slots", "1", "--threads", str(threads), "--cache-reuse", str(cache_reuse)]
     with log.open("wb") as out:
         proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=out, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
@@ -246,12 +250,17 @@ def main() -> None:
     parser.add_argument("--src", type=Path, default=ROOT / "src", help="the omoide source tree to drive (to compare another version)")
     parser.add_argument("--recall-passages", type=int, nargs="+", default=[None],
                         help="[memory] recall_passages per run (default: the setting's own, 3; 0 turns passages off)")
+    parser.add_argument("--cache-reuse", type=int, default=None,
+                        help="the server's --cache-reuse (default: the embedded engine's own, CACHE_REUSE; 0: a stock llama.cpp server)")
     args = parser.parse_args()
+    from omoide.llm.engine import CACHE_REUSE
     from omoide.llm.model_file import smollm2_path
+
+    cache_reuse = CACHE_REUSE if args.cache_reuse is None else args.cache_reuse
 
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "server.log"
-        proc, upstream = start_server(smollm2_path(), log, args.threads)
+        proc, upstream = start_server(smollm2_path(), log, args.threads, cache_reuse)
         recorder = Recorder(upstream)
         threading.Thread(target=recorder.serve, daemon=True).start()
         base = f"http://127.0.0.1:{recorder.port}/v1"
@@ -260,15 +269,17 @@ def main() -> None:
                 for passages in args.recall_passages:
                     print(f"  threshold {threshold} (recent 15), recall_passages {'default' if passages is None else passages}, "
                           f"{args.turns} turns through `omoide say`:", flush=True)
-                    report(threshold, drive(base, recorder, threshold, args.turns, args.max_tokens, args.src, passages), passages)
+                    report(threshold, drive(base, recorder, threshold, args.turns, args.max_tokens, args.src, passages),
+                           passages, cache_reuse)
         finally:
             if proc.stdin is not None:
                 proc.stdin.close()
             proc.wait(timeout=30)
 
 
-def report(threshold: int, run: Run, passages: int | None = None) -> None:
-    print(f"prefix-cache reuse from llama.cpp's own timings (SmolLM2-135M, n_ctx 8192, one slot; load {os.getloadavg()[0]:.1f}):")
+def report(threshold: int, run: Run, passages: int | None = None, cache_reuse: int = 0) -> None:
+    print(f"prefix-cache reuse from llama.cpp's own timings (SmolLM2-135M, n_ctx 8192, one slot, "
+          f"--cache-reuse {cache_reuse}; load {os.getloadavg()[0]:.1f}):")
     print(f"  recent 15, threshold {threshold}, recall_passages {'default' if passages is None else passages}:")
     print(f"    replies, server timings: {figures(run.replies)}  ({len(run.replies)} turns)")
     print(f"    prompt to prompt:        mean {statistics.mean(run.prompt_to_prompt):6.1%}  median {statistics.median(run.prompt_to_prompt):6.1%}")

@@ -25,6 +25,8 @@ def main() -> None:
     parser.add_argument("--context", type=int, default=2048, help="tokens per slot")
     parser.add_argument("--slots", type=int, default=2)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--cache-reuse", type=int, default=0,
+                        help="llama.cpp's --cache-reuse (0, its default: a stock server; the embedded engine uses 32)")
     args = parser.parse_args()
     model, port = args.model, args.port
     params = xllamacpp.CommonParams()
@@ -37,6 +39,7 @@ def main() -> None:
     params.cpuparams.n_threads = args.threads
     params.cpuparams_batch.n_threads = 2
     params.cache_ram_mib = 0
+    params.n_cache_reuse = args.cache_reuse
     params.cache_idle_slots = False
     params.warmup = False
     params.endpoint_props = True
