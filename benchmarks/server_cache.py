@@ -108,6 +108,12 @@ class Recorder:
             await server.serve_forever()
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            await self._relay(reader, writer)
+        except ConnectionResetError:  # `omoide say` exits without closing its keep-alive connection
+            pass
+
+    async def _relay(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         async with httpx.AsyncClient(base_url=self.upstream, timeout=900) as client:
             while line := await reader.readline():
                 method, path, _ = line.decode().split(" ", 2)
