@@ -242,3 +242,22 @@ async def test_an_answer_that_repeats_the_prompt_is_refused(store: Store) -> Non
     _, result = await end_now(session)
     assert result.failed and "repeated the prompt" in result.failed[0]
     assert (await store.world.view("suzune")).summaries == []
+
+
+async def test_in_the_storys_own_words_the_pass_asks_nothing_and_a_new_chat_knows_what_you_said(store: Store) -> None:
+    """memory_writer 'extract' (the embedded models' 'auto'): the conversation's
+    summary and Suzune's memory of you are your own sentences, told as said."""
+    script = WorldScript()
+    session = await open_suzune(store, script, memory_writer="extract")
+    await talk(session, "My sister Ilse works at the lighthouse in Brekka.", "Black coffee, please.")
+    conversation, result = await end_now(session)
+    assert result.failed == [] and script.steps() == []  # no model call
+    kai = (await store.world.view("suzune")).about(KAI)
+    assert kai.memory is not None and "Kai said: Their sister Ilse works at the lighthouse in Brekka." in kai.memory
+    log = await store.world.updates(conversation_id=conversation.id)
+    assert next(u for u in log if u.field is Field.MEMORY).model == "the story's own words"
+
+    chat = ScriptedBackend()
+    fresh = await ChatSession.open(store, find_character("suzune"), settings(memory_writer="extract"), chat, new=True)
+    await talk(fresh, "Hello again.")
+    assert "Ilse works at the lighthouse in Brekka" in chat.calls[-1]["messages"][0]["content"]

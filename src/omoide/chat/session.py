@@ -93,6 +93,7 @@ class ChatSession:
         self.world = WorldKeeper(
             store, settings.world, summarizer or backend, user_name=settings.user.name,
             context_size=settings.backend.context_size, directory=directory, gate=self.gate, emit=self.memory_worker.report,
+            own_words=self.memory_worker.own_words,
         )
         lorebooks, self.lore_problems = lorebooks_for(character)
         self.scene = ChatScene(self.state, character, SceneCast(store, character, settings.scene, directory, gossip_rate=settings.world.gossip_rate), self.world, settings.memory)

@@ -47,10 +47,12 @@ def end(
         try:
             char = runtime.character(character)
             if retry:
+                from omoide.memory.own_words import own_words
                 from omoide.world.keeper import WorldKeeper
 
                 results = await WorldKeeper(runtime.store, runtime.settings.world, runtime.summarizer, user_name=runtime.settings.user.name,
-                                            context_size=runtime.settings.backend.context_size).sweep()
+                                            context_size=runtime.settings.backend.context_size,
+                                            own_words=own_words(runtime.settings.memory, runtime.summarizer)).sweep()
                 failed.extend(f for r in results for f in r.failed)
                 out.print(f"Ran {len(results)} unfinished pass(es).")
                 return

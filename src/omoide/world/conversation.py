@@ -31,7 +31,7 @@ from omoide.errors import OmoideError
 from omoide.llm.base import Backend, TextDelta
 from omoide.llm.stamps import stamp
 from omoide.store import Store
-from omoide.world import familiarity, steps
+from omoide.world import extractive, familiarity, steps
 from omoide.domain.world import SELF, Conversation, Field, Item, Mention, Participant, UpdateKind, dump_items, load_items
 
 log = logging.getLogger(__name__)
@@ -72,7 +72,11 @@ class ConversationPass:
         self, store: Store, backend: Backend, conversation: Conversation, messages: Sequence[Message],
         *, descriptions: dict[str, str], speaker: Callable[[Message], str], settings: WorldSettings,
         run: Runner = _direct, lock: asyncio.Lock | None = None, witnessed: Mapping[str, Sequence[Message]] | None = None,
+        own_words: bool = False,
     ) -> None:
+        self.own_words = own_words
+        """Each step keeps the story's own words, with no model call (world/extractive.py)."""
+        self.user = next((p.name for p in conversation.participants if p.is_user), "")
         self.store = store
         self.backend = backend
         self.conv = conversation
@@ -87,7 +91,7 @@ class ConversationPass:
         self.transcripts = {key: render_transcript(seen, speaker, settings.transcript_chars) for key, seen in (witnessed or {}).items()}
         """In a scene: what each character witnessed of the conversation, the only
         part of it its steps read (it learns nothing said while it was away)."""
-        self.model = f"{getattr(backend, 'name', '?')} · {getattr(backend, 'model', None) or 'default'}"
+        self.model = "the story's own words" if own_words else f"{getattr(backend, 'name', '?')} · {getattr(backend, 'model', None) or 'default'}"
         self.result = PassResult()
         self.done: set[tuple[str, str, str]] = set()
 
@@ -240,10 +244,16 @@ class ConversationPass:
         kind = steps.STEPS[step]
         messages, template = steps.request(kind, values)
         message_id = message_id or self.conv.end_id
+        limit = min(kind.max_tokens, self.settings.max_tokens)
         try:
             await self._check_in_force()
-            limit = min(kind.max_tokens, self.settings.max_tokens)
-            answer = steps.check_echo(kind.clean(await self.run_call(lambda: self._complete(messages, limit))), template.text)
+            if self.own_words:
+                kept = extractive.own_words(step, values, user=self.user, max_tokens=limit)
+                if kept is None:
+                    return None  # a judgement no sentence of the story makes: left as it was
+                answer = kept
+            else:
+                answer = steps.check_echo(kind.clean(await self.run_call(lambda: self._complete(messages, limit))), template.text)
         except (OmoideError, steps.InvalidOutput) as exc:
             reason = exc.message if isinstance(exc, OmoideError) else str(exc)
             if isinstance(exc, _Stopped):

@@ -186,7 +186,10 @@ class WorldKeeper:
     def __init__(
         self, store: Store, settings: WorldSettings, backend: Backend, *, user_name: str, context_size: int,
         directory: Directory | None = None, gate: ReplyGate | None = None, emit: Callable[[MemoryEvent], None] | None = None,
+        own_words: bool = False,
     ) -> None:
+        self.own_words = own_words
+        """The passes keep the story's own words, with no model call (memory_writer)."""
         self.store = store
         self.settings = settings
         self.backend = backend
@@ -345,6 +348,7 @@ class WorldKeeper:
             run = ConversationPass(
                 self.store, backend, conv, messages, descriptions=descriptions, speaker=speaker_for(conv, self.directory),
                 settings=self.settings, run=self.gate.run, lock=self.lock, witnessed=await witnessed_by(self.store, conv, messages),
+                own_words=self.own_words,
             )
             result = await run.run()
             if not result.stopped:

@@ -1,0 +1,49 @@
+"""The end-of-conversation steps in the story's own words, with no model call
+(memory_writer 'extract', 'auto' on the embedded models, whose memories invent
+what nobody said): the sentences with names, numbers, dates and places, told
+as said, chosen by the extractive writer (memory/extract.py).
+
+What they keep: the conversation's summary (from the transcript the step
+reads), a character's memory of someone (from what it remembered before and
+their conversations and what it heard), and what it heard of someone absent
+(the transcript's sentences that name them). Goals, descriptors and the world
+as a whole are a model's judgement: these leave them as they were.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from omoide.memory.extract import extract, reported
+
+CHARS_PER_TOKEN = 4
+NOTHING_YET = "(nothing yet)"
+
+
+def _lines(value: object) -> list[str]:
+    lines = (line.strip() for line in str(value or "").splitlines())
+    return [line.removeprefix("- ").strip() for line in lines if line and line != NOTHING_YET]
+
+
+def _names(line: str, name: str) -> bool:
+    return any(re.search(rf"(?<!\w){re.escape(word)}(?!\w)", line, re.IGNORECASE) for word in name.split() if word)
+
+
+def own_words(step: str, values: Mapping[str, object], *, user: str, max_tokens: int) -> str | None:
+    """What `step` keeps of `values` (the step's template values) in the story's
+    own words, within `max_tokens`; None: the step keeps nothing new."""
+    match step:
+        case "summary":
+            lines = _lines(values.get("transcript"))
+        case "memory":
+            lines = [*_lines(values.get("previous_memory")), *_lines(values.get("summaries")), *_lines(values.get("offscreen"))]
+        case "offscreen":
+            lines = [line for line in _lines(values.get("transcript")) if _names(line, str(values.get("other", "")))]
+        case _:
+            return None
+    char = str(values.get("char", ""))
+    kept = extract(lines, user=user, character=char, budget_chars=CHARS_PER_TOKEN * max_tokens)
+    if not kept and step == "summary":
+        return f"{char} and {values.get('others', 'no one')} talked; nothing with a name, number or date was said."
+    return " ".join(reported(line) for line in kept) or None
