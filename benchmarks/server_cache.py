@@ -211,7 +211,9 @@ def drive(base: str, recorder: Recorder, threshold: int, turns: int, max_tokens:
     env = {
         **os.environ, "OMOIDE_HOME": str(home), "OMOIDE_BASE_URL": base, "OMOIDE_MODEL": "smollm2",
         "OMOIDE_SUMMARY_THRESHOLD": str(threshold), "OMOIDE_MAX_TOKENS": str(max_tokens),
-        "OMOIDE_TEMPERATURE": "0.7", "OMOIDE_DISCOVER_SERVERS": "[]", "PYTHONPATH": str(src), "PYTHONDONTWRITEBYTECODE": "1",
+        "OMOIDE_TEMPERATURE": "0.7", "OMOIDE_DISCOVER_SERVERS": "[]",
+        # The figure is the server's cache share, not a time: a busy machine must not end the run as a stall.
+        "OMOIDE_STALL_TIMEOUT": "900", "OMOIDE_REQUEST_TIMEOUT": "900", "PYTHONPATH": str(src), "PYTHONDONTWRITEBYTECODE": "1",
     }
     if passages is not None:
         env["OMOIDE_RECALL_PASSAGES"] = str(passages)
