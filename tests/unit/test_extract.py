@@ -67,3 +67,15 @@ def test_a_rewritten_summary_is_dated_from_its_first_day_not_by_its_last_message
     assert again == "[05/01 18:00 – 05/09 21:00] Noor's brother Tarik."
     part = Compression.of(folded, merge_chars=10_000)
     assert part.dated("They said goodnight.", chunk, timezone.utc) == "[05/09 21:00] They said goodnight."
+
+
+def test_a_summary_that_names_what_nobody_said_is_refused_and_a_faithful_one_is_not() -> None:
+    from omoide.memory.extract import spoiled
+
+    lines = ["[05/03 10:00] Noor: My brother Tarik moved to Lisbon for a job at the aquarium.",
+             "[05/03 10:02] Ines: *She smiles.* Lisbon suits him."]
+    instructions = "Summarize the conversation between Ines and Noor."
+    made_up = "Noor said her brother Tarik met Captain Ferreira in Madrid, then sailed with Olga to Porto."
+    assert "nobody said" in (spoiled(made_up, instructions=instructions, lines=lines, user="Noor", character="Ines") or "")
+    faithful = "Noor's brother Tarik moved to Lisbon on Tuesday for a job at the aquarium; Ines thinks it suits him."
+    assert spoiled(faithful, instructions=instructions, lines=lines, user="Noor", character="Ines") is None

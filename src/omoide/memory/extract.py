@@ -219,18 +219,29 @@ def echoes(written: str, instructions: str, *, size: int = 4, share: float = 0.3
     return sum(run in known for run in runs) >= share * len(runs)
 
 
+def invented(written: str, *, instructions: str, lines: Sequence[str]) -> list[str]:
+    """The names `written` gives that neither what it covers nor its
+    instructions (the card among them) hold: what a model made up."""
+    known = set(_WORDS.findall("\n".join([*lines, instructions]).casefold()))
+    return list(dict.fromkeys(n for n in names_in(written) if n.casefold() not in known))
+
+
 def spoiled(written: str, *, instructions: str, lines: Sequence[str], user: str, character: str,
             least_names: int = 2) -> str | None:
     """Why memory work that `written` is must be refused, or None: it repeats its
-    instructions, or it keeps none of the names and numbers of what it covers
-    (checked when what it covers holds at least `least_names` of them)."""
+    instructions; it keeps none of the names and numbers of what it covers
+    (checked when what it covers holds at least `least_names` of them); or it
+    makes up more names (two or more) than it keeps."""
     if echoes(written, instructions):
         return "the model repeated its instructions instead of summarizing"
     wanted = salient_words(lines, user=user, character=character)
-    if len(wanted) >= least_names:
-        folded = written.casefold()
-        if not any(re.search(rf"(?<![\w]){re.escape(w)}(?![\w])", folded) for w in wanted):
-            return "the model's summary kept none of the names and numbers it covers"
+    folded = written.casefold()
+    kept = [w for w in wanted if re.search(rf"(?<![\w]){re.escape(w)}(?![\w])", folded)]
+    if len(wanted) >= least_names and not kept:
+        return "the model's summary kept none of the names and numbers it covers"
+    made_up = invented(written, instructions=instructions, lines=lines)
+    if len(made_up) >= 2 and len(made_up) >= len(kept):
+        return f"the model's summary names what nobody said ({', '.join(made_up[:3])})"
     return None
 
 
