@@ -4,6 +4,7 @@ scripted summarizer; and what the next prompt carries."""
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 
 import pytest
@@ -276,7 +277,7 @@ async def test_what_you_said_early_in_a_long_conversation_reaches_the_summary_st
     _, result = await end_now(session)
     assert result.failed == []
     task = next(text for step, text in script.asked if step == "summary")
-    assert "Kai: My goldfinch is named Pipkin, and she sings at dawn." in task  # dated, from the beginning
+    assert re.search(r"\[\d\d/\d\d \d\d:\d\d\] Kai: My goldfinch is named Pipkin, and she sings at dawn\.", task)  # dated
     assert "number 23" in task  # and the end, as it was said
 
 
