@@ -266,3 +266,24 @@ async def test_naming_the_cast_again_brings_back_one_who_had_left(store: Store) 
     assert [c.id for c in again.scene.present] == ["suzune", "wren"]
     notes = [m.content for m in await again.transcript() if m.stage]
     assert notes == ["Wren leaves the scene.", "Wren joins the scene."]
+
+
+async def test_in_a_long_scene_each_character_reads_the_beginning_it_witnessed_and_nothing_else(store: Store) -> None:
+    """The end-of-conversation pass of a scene longer than world_transcript_chars:
+    each character's summary step reads the lasting sentences of the beginning
+    it witnessed, never what was said while it was away."""
+    script = WorldScript()
+    session = await open_scene(store, script=script, world_transcript_chars=1000)
+    await say(session, "Wren, Suzune: my goldfinch is named Pipkin, she sings at dawn.")
+    await session.scene.leave("Wren")
+    await say(session, "Suzune, between us: my sister Odile moved to Tallinn.")
+    await session.scene.invite("Wren")
+    for n in range(16):
+        await say(session, f"The tram was late again this morning, number {n}, and the rain kept tapping on the window.")
+    conversation = await session.end_conversation(background=False)
+    assert (await session.world.run(conversation.id)).failed == []
+    summaries = {text.split(" just had a conversation")[0]: text for step, text in script.asked if step == "summary"}
+    assert "my goldfinch is named Pipkin" in summaries["Suzune"] and "my goldfinch is named Pipkin" in summaries["Wren"]
+    assert "Odile moved to Tallinn" in summaries["Suzune"]
+    assert "Odile" not in summaries["Wren"] and "Tallinn" not in summaries["Wren"]
+    assert "number 15" in summaries["Wren"]

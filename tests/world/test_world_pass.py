@@ -4,6 +4,7 @@ scripted summarizer; and what the next prompt carries."""
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 
 import pytest
@@ -261,3 +262,34 @@ async def test_in_the_storys_own_words_the_pass_asks_nothing_and_a_new_chat_know
     fresh = await ChatSession.open(store, find_character("suzune"), settings(memory_writer="extract"), chat, new=True)
     await talk(fresh, "Hello again.")
     assert "Ilse works at the lighthouse in Brekka" in chat.calls[-1]["messages"][0]["content"]
+
+
+LONG_EVENING = [
+    "My goldfinch is named Pipkin, and she sings at dawn.",
+    *[f"The tram was late again this morning, number {n}, and the rain kept tapping on the café window." for n in range(24)],
+]
+
+
+async def test_what_you_said_early_in_a_long_conversation_reaches_the_summary_step(store: Store) -> None:
+    script = WorldScript()
+    session = await open_suzune(store, script, world_transcript_chars=1000)
+    await talk(session, *LONG_EVENING)
+    _, result = await end_now(session)
+    assert result.failed == []
+    task = next(text for step, text in script.asked if step == "summary")
+    assert re.search(r"\[\d\d/\d\d \d\d:\d\d\] Kai: My goldfinch is named Pipkin, and she sings at dawn\.", task)  # dated
+    assert "number 23" in task  # and the end, as it was said
+
+
+async def test_a_new_chat_knows_what_you_said_early_in_a_long_conversation(store: Store) -> None:
+    """In the story's own words: the first line of a conversation far longer
+    than world_transcript_chars still reaches Suzune's memory of you."""
+    session = await open_suzune(store, WorldScript(), memory_writer="extract", world_transcript_chars=1000)
+    await talk(session, *LONG_EVENING)
+    _, result = await end_now(session)
+    assert result.failed == []
+
+    chat = ScriptedBackend()
+    fresh = await ChatSession.open(store, find_character("suzune"), settings(memory_writer="extract"), chat, new=True)
+    await talk(fresh, "Hello again.")
+    assert "goldfinch is named Pipkin" in chat.calls[-1]["messages"][0]["content"]

@@ -278,7 +278,8 @@ class WorldSettings(Section):
     max_tokens: Annotated[int, Range(ge=8)] = 350
     """The longest answer of one end-of-conversation step (the steps ask for less where less is enough)."""
     transcript_chars: Annotated[int, Range(ge=500)] = 6000
-    """The most of a conversation's text (its end) that each end-of-conversation step reads."""
+    """The most of a conversation's text that each end-of-conversation step reads: a longer one
+    keeps what lasts of its beginning (up to half) and as much of its end as the rest holds."""
     gossip_rate: Annotated[float, Range(ge=0, le=1)] = 0.3
     """Chance, at the start of a conversation, that an absent character becomes its gossip target."""
 

@@ -25,13 +25,14 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from omoide.domain.chat import Message, Role
+from omoide.domain.chat import Message
 from omoide.config.sections import WorldSettings
 from omoide.errors import OmoideError
 from omoide.llm.base import Backend, TextDelta
 from omoide.llm.stamps import stamp
 from omoide.store import Store
 from omoide.world import extractive, familiarity, steps
+from omoide.world.transcript import render_transcript
 from omoide.domain.world import SELF, Conversation, Field, Item, Mention, Participant, UpdateKind, dump_items, load_items
 
 log = logging.getLogger(__name__)
@@ -52,12 +53,6 @@ Runner = Callable[[Callable[[], Awaitable[str]]], Awaitable[str]]
 
 async def _direct(call: Callable[[], Awaitable[str]]) -> str:
     return await call()
-
-
-def render_transcript(messages: Sequence[Message], speaker: Callable[[Message], str], limit: int) -> str:
-    lines = [f"{speaker(m)}: {m.content.strip()}" for m in messages if m.role in (Role.USER, Role.ASSISTANT) and m.content.strip()]
-    text = "\n".join(lines)
-    return text if len(text) <= limit else "…" + text[-limit:]
 
 
 def _items(items: list[Item]) -> str:
@@ -84,13 +79,15 @@ class ConversationPass:
         self.settings = settings
         self.run_call = run
         self.lock = lock or asyncio.Lock()
-        self.transcript = render_transcript(messages, speaker, settings.transcript_chars)
+        self.messages = messages
+        self.speaker = speaker
         self.when = stamp(messages[-1].created_at) if messages else ""
         """When the conversation ended: the summaries it adds open with it, so a
         character can tell how long ago a conversation was."""
-        self.transcripts = {key: render_transcript(seen, speaker, settings.transcript_chars) for key, seen in (witnessed or {}).items()}
+        self.witnessed = witnessed or {}
         """In a scene: what each character witnessed of the conversation, the only
         part of it its steps read (it learns nothing said while it was away)."""
+        self.transcripts: dict[str, str] = {}
         self.model = "the story's own words" if own_words else f"{getattr(backend, 'name', '?')} · {getattr(backend, 'model', None) or 'default'}"
         self.result = PassResult()
         self.done: set[tuple[str, str, str]] = set()
@@ -107,7 +104,12 @@ class ConversationPass:
     # -- one participant ----------------------------------------------------------------
 
     def transcript_for(self, me: Participant) -> str:
-        return self.transcripts.get(me.key, self.transcript)
+        """What `me`'s steps read: the conversation it witnessed (world/transcript.py)."""
+        if me.key not in self.transcripts:
+            self.transcripts[me.key] = render_transcript(
+                self.witnessed.get(me.key, self.messages), self.speaker, self.settings.transcript_chars,
+                user=self.user, character=me.name)
+        return self.transcripts[me.key]
 
     async def _for(self, me: Participant) -> None:
         if not self.transcript_for(me):
