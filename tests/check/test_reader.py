@@ -190,3 +190,18 @@ async def test_the_judge_is_asked_with_the_values_that_are_wrong() -> None:
     assert said == (True, "CORRECT")
     assert (await verdict(ScriptedBackend(["Hmm."]), answer, s))[0] is None
     assert DONT_KNOW.startswith("I don't know")
+
+
+def test_the_oracles_end_of_conversation_memory_is_the_story_not_the_card_or_the_instructions() -> None:
+    from omoide.world import steps
+
+    s = story()
+    card = "Suzune Aoki, 27, runs Tsuki no Shizuku, a six-seat café beside the last station of the Yamabiko line."
+    messages, _ = steps.request(steps.STEPS["summary"], {
+        "char": "Suzune", "char_description": card, "others": "Kai",
+        "transcript": "Kai: My cat is called Biscuit and she sleeps in the bakery window.\nSuzune: Lovely."})
+    task = str(messages[-1]["content"])
+    for kind in ("reader", "writer"):
+        written = Oracle(kind, s).memory("world.summary", task, 350)  # type: ignore[arg-type]
+        assert "Biscuit" in written or kind == "reader", written
+        assert "Yamabiko" not in written and "promises and plans" not in written, written

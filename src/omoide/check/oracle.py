@@ -72,6 +72,16 @@ def task_kind(messages: Sequence[ChatMessage]) -> tuple[str, str]:
     return "chat", last
 
 
+def world_material(task: str) -> list[str]:
+    """The lines an end-of-conversation step is about: from its first heading
+    ("The conversation:", "What Suzune remembered before:") to its closing
+    instructions. What comes before (who and what, the card's description, a
+    continued chat's note that the story pauses) is no part of the story."""
+    paragraphs = task.strip().split("\n\n")
+    start = next((i for i, p in enumerate(paragraphs) if (p.splitlines() or [""])[0].rstrip().endswith(":")), len(paragraphs) - 1)
+    return "\n\n".join(paragraphs[start:-1]).splitlines()
+
+
 def recall_query(question: str) -> str:
     """What the oracle searches for: the question's own content words (which, in a
     good scenario, are not the fact's)."""
@@ -155,7 +165,7 @@ class Oracle:
         fixed = {"goal": "Ask how the week went.", "descriptor": "Friend.", "offscreen_goal": "KEEP"}
         if step in fixed:
             return fixed[step]
-        lines = self.keep(task.splitlines(), budget)
+        lines = self.keep(world_material(task), budget)
         if step == "offscreen":
             return " ".join(lines) if lines else "NOTHING"
         return " ".join(["They remember the evening together.", *lines])
