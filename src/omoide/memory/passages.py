@@ -116,8 +116,11 @@ def distinctive(terms: Sequence[str], frequency: Mapping[str, int]) -> list[str]
     return kept
 
 
+_WORD = re.compile(r"[^\W_]+")
+
+
 def words_in(text: str, terms: Sequence[str]) -> tuple[str, ...]:
-    present = {w.casefold() for w in re.findall(r"[^\W_]+", text)}
+    present = set(map(str.casefold, _WORD.findall(text)))
     return tuple(t for t in terms if t in present)
 
 
@@ -198,7 +201,7 @@ async def come_to_mind(
     if not terms:
         return []
     shown = {m.id for m in window}
-    pool = [c for c in await store.recall.candidates(chat_id, terms, limit=CANDIDATES, diary=False)
+    pool = [c for c in await store.recall.candidates(chat_id, terms, limit=CANDIDATES, diary=False, whole=True)
             if c.message_id not in shown and c.role in ("user", "assistant")]
     if reader is not None and reader.bounded:
         pool = [c for c in pool if reader.reads(None, c.depth)]
@@ -208,13 +211,11 @@ async def come_to_mind(
     pool = [c for c in pool if c.message_id in on_path]
     if not pool:
         return []
-    ids = [c.message_id for c in pool]
-    texts = await store.recall.texts(ids)
-    importance = await store.recall.importance(ids)
+    importance = await store.recall.importance([c.message_id for c in pool])
     best = max(c.relevance for c in pool) or 1.0
     scored: list[Passage] = []
     for c in pool:
-        text = texts.get(c.message_id, "")
+        text = c.text
         matched = words_in(text, terms)
         if not text.strip() or not matched:
             continue
