@@ -224,14 +224,20 @@ async def come_to_mind(
         recency = 0.5 ** (max((now - c.created_at).total_seconds() / 86400, 0.0) / half_life_days)
         voice = OWN_VOICE if voices.own(c.role, c.speaker) else 1.0
         score = relevance * (0.5 + 0.3 * weight + 0.2 * recency) * voice
-        scored.append(Passage(c.message_id, c.created_at, voices.who(c.role, c.speaker), cut(text, matched),
+        scored.append(Passage(c.message_id, c.created_at, voices.who(c.role, c.speaker), text,
                               matched, relevance, weight, recency, score))
     scored.sort(key=lambda p: (-p.score, -p.message_id))
+    whole = {p.message_id: p.text for p in scored}
+
+    def trimmed(passage: Passage) -> Passage:
+        """The passage cut around its words: only those the choice below reaches (a turn ranks dozens)."""
+        return replace(passage, text=cut(whole[passage.message_id], passage.matched))
+
     if embed is not None and scored:
-        scored = await by_meaning(scored, window, embed)
+        scored = await by_meaning([*map(trimmed, scored[:MEANING_POOL]), *scored[MEANING_POOL:]], window, embed)
     chosen: list[Passage] = []
     used = estimate_tokens(HEADING)
-    for passage in scored:
+    for passage in map(trimmed, scored):
         cost = estimate_tokens(passage.line(tz)) + 1
         if used + cost <= token_budget:
             chosen.append(passage)
