@@ -231,20 +231,34 @@ def crew(home: Path, count: int) -> None:
 
 
 class RowsRead:
-    """Every row the library index hands out (store/library.py reads through `_read`)."""
+    """Every row the library index hands out (store/library.py reads through
+    `_read` and `_read_if`), and how often it opened the file."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         from omoide.store.library import CardIndexFile
 
         self.rows = 0
-        read = CardIndexFile._read
+        self.opened = 0
+        read, read_if, connection = CardIndexFile._read, CardIndexFile._read_if, CardIndexFile._connection
 
         def counted(index: CardIndexFile, sql: str, params: Sequence[object] = ()) -> list[tuple[object, ...]]:
             rows = read(index, sql, params)
             self.rows += len(rows)
             return rows
 
+        def counted_if(index: CardIndexFile, dirs: dict[str, str],
+                       statements: Sequence[tuple[str, Sequence[object]]]) -> list[tuple[object, ...]] | None:
+            rows = read_if(index, dirs, statements)
+            self.rows += len(rows or ())
+            return rows
+
+        def opening(index: CardIndexFile):  # type: ignore[no-untyped-def]
+            self.opened += 1
+            return connection(index)
+
         monkeypatch.setattr(CardIndexFile, "_read", counted)
+        monkeypatch.setattr(CardIndexFile, "_read_if", counted_if)
+        monkeypatch.setattr(CardIndexFile, "_connection", opening)
 
 
 async def test_a_turn_reads_only_the_index_rows_of_the_names_its_messages_may_hold(
@@ -276,6 +290,7 @@ async def test_a_turn_reads_only_the_index_rows_of_the_names_its_messages_may_ho
     assert "Crew012 Member was just mentioned." in tail
     assert "Crew013 Member" not in tail and "Alice was just mentioned" not in tail  # not a whole word; present
     assert read.rows < 20, f"a turn read {read.rows} rows of an index of 303 characters"
+    assert read.opened <= 3, f"a turn opened the index {read.opened} times"  # the folders' stamps and the names in one connection
 
     conversation = await session.end_conversation(background=False)
     assert sorted(m.name for m in conversation.mentions) == ["Crew012 Member", "Old Tom", "Zoë Ångström"]

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from omoide.domain.chat import Memo, MemoAuthor, MemoStatus, Message, Role
-from omoide.memory.memos import due_batches, memos_cut, parse_highlights, prompt_memos
+from omoide.memory.memos import batch_ends_due, due_batches, memos_cut, parse_highlights, prompt_memos
 from omoide.memory.summary import InvalidSummary
 
 NOW = datetime(2026, 4, 1, 20, 0, tzinfo=UTC)
@@ -90,3 +90,21 @@ def test_highlights_copied_from_the_prompts_examples_and_repeats_are_left_out() 
         "Emily named the stray cat Mochi."], "a story that has them keeps them"
     with pytest.raises(InvalidSummary):
         parse_highlights("1. Emily named the stray cat Mochi.", "We talked about the weather.")
+
+
+@pytest.mark.parametrize("batch", [2, 3, 8])
+def test_the_worker_reads_the_stretch_only_when_a_batch_is_due(batch: int) -> None:
+    """batch_ends_due (depths only) says what due_batches (the messages) finds, for
+    every head, stretch and set of batches already made."""
+    import random
+
+    draw = random.Random(batch)
+    for _ in range(300):
+        head_depth, reach = draw.randrange(0, 60), draw.randrange(1, 40)
+        path = [Message(id=100 + d, chat_id=1, parent_id=99 + d if d else None, role=Role.USER, content="x",
+                        created_at=datetime(2026, 1, 1, tzinfo=UTC), depth=d)
+                for d in range(max(0, head_depth - reach + 1), head_depth + 1)]
+        ends = [m for m in path if (m.depth + 1) % batch == 0]
+        made = {m.depth for m in ends if draw.random() < 0.7}
+        found = due_batches(path, batch, {100 + d for d in made})
+        assert batch_ends_due(head_depth, reach, batch, made) == bool(found)

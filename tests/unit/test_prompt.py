@@ -129,3 +129,39 @@ def test_fit_drops_oldest_messages_first_and_says_so() -> None:
     assert prompt.dropped and "oldest" in prompt.dropped[0]
     assert prompt.messages[1]["content"] != "[04/01 22:16] message 1"
     assert prompt.messages[-2]["content"].endswith("message 30")
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(min_value=2, max_value=80), budget=st.integers(min_value=150, max_value=1500),
+       kept_before=st.integers(min_value=0, max_value=90))
+def test_the_fit_from_last_turns_cut_sends_the_same_prompt(n: int, budget: int, kept_before: int) -> None:
+    """Wherever the last turn's cut was (a hint, even a wrong one), the fit keeps
+    exactly the window messages a fit without it keeps."""
+    state = fixed_state(n)
+    alone = run(fit(ctx(), state, words, budget))
+    hinted = run(fit(ctx(), state, words, budget, kept_before=kept_before))
+    assert hinted.messages == alone.messages
+    assert hinted.dropped == alone.dropped and hinted.total_tokens == alone.total_tokens
+
+
+def test_a_long_window_cut_where_the_last_turn_cut_it_is_counted_a_few_times() -> None:
+    """Each count is a request to the server's tokenizer with the whole prompt: a
+    2,000-message window cut about where the last turn's was takes a few, not a
+    bisection's dozen."""
+    state = fixed_state(2000)
+    counted: list[int] = []
+
+    async def counting(messages):  # type: ignore[no-untyped-def]
+        counted.append(len(messages))
+        return await words(messages)
+
+    budget = 3000
+    first = run(fit(ctx(), state, counting, budget))
+    kept = next(layer.messages for layer in first.layers if layer.name == "window")
+    bisection = len(counted)
+    counted.clear()
+    grown = fixed_state(2002)  # the next turn: your message and the reply
+    alone = run(fit(ctx(), grown, words, budget))
+    again = run(fit(ctx(), grown, counting, budget, kept_before=kept))
+    assert again.messages == alone.messages
+    assert len(counted) <= bisection // 2, (bisection, len(counted))

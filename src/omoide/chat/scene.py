@@ -151,6 +151,8 @@ class ChatScene:
     async def gossip_for(self, speaker: Character, head_id: int) -> tuple[str, str]:
         """(prompt block, target's name) for the running conversation's gossip
         target, drawn once per conversation; ('', '') when there is none."""
+        if self.cast.gossip_rate <= 0:
+            return "", ""  # none is ever drawn: where the conversation starts need not be read
         chat = self.state.chat
         first = await self.world.open_start(chat, head_id)
         key = (chat.id, first)

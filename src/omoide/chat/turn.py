@@ -78,6 +78,8 @@ class TurnRunner:
         """Replies cut off by a cancellation whose final write is still under way."""
         self._lore: dict[str, list[Lorebook]] = {character.id: lorebooks}
         self._previous_render: str | None = None
+        self._previous_kept: int | None = None
+        """The window messages the last prompt kept (where the next fit starts looking)."""
         self._reported_lore: set[tuple[str, str]] = set()
         """Lore skips (name, why) already logged, and told the user where it matters: once a session."""
         self._told: set[str] = set()
@@ -162,6 +164,7 @@ class TurnRunner:
             passages=await self.passages(head_id, state, speaker, reader, now),
             scene=self.scene.facts(speaker),
             previous=self._previous_render,
+            kept_before=self._previous_kept,
         )
 
     async def _corrections(self, head_id: int) -> list[Correction]:
@@ -234,6 +237,7 @@ class TurnRunner:
         if inputs.lore is not None:
             self.tavern.expect(prompt, inputs.lore.chat_length)
         self._previous_render = prompt.rendered()
+        self._previous_kept = next((layer.messages for layer in prompt.layers if layer.name == "window"), None)
         self.last_prompt = prompt
         return prompt
 

@@ -17,7 +17,7 @@ from omoide.domain.chat import Memo, MemoAuthor, Message
 from omoide.errors import OmoideError
 from omoide.memory.events import MemoryEvent, MemoryNotice, MemoryWorkDone, MemoryWorkFailed, MemoryWorkStarted
 from omoide.llm.base import ChatMessage
-from omoide.memory.memos import due_batches, fallback_highlights, memo_lines, memo_task, near_stretch, read_memo
+from omoide.memory.memos import batch_ends_due, due_batches, fallback_highlights, memo_lines, memo_task, near_stretch, read_memo
 from omoide.memory.summary import InvalidSummary
 from omoide.store import Store
 
@@ -73,8 +73,12 @@ class MemoWork:
     async def make_due(self, head_id: int, *, name: str, user: str, names: Mapping[str, str] | None = None) -> int:
         """Make a memo for each full batch near `head_id` that has none; returns
         how many failed (each one is now a gap in the book)."""
+        made = [m for m in await self.store.memos.on_path(head_id, cap=self.reach) if m.first_id is not None]
+        head = await self.store.messages.get(head_id)
+        if not batch_ends_due(head.depth, self.reach, self.settings.memo_batch, {m.anchor_depth for m in made}):
+            return 0  # most turns: the stretch's messages need not be read
         path = await self.store.messages.path(head_id, limit=self.reach)
-        covered = {m.anchor_id for m in await self.store.memos.on_path(head_id, cap=self.reach) if m.first_id is not None}
+        covered = {m.anchor_id for m in made}
         failed = 0
         for first, last in due_batches(path, self.settings.memo_batch, covered):
             self.emit(MemoryWorkStarted("memo"))

@@ -142,6 +142,15 @@ def due_batches(path: Sequence[Message], batch: int, covered: set[int]) -> list[
     return due
 
 
+def batch_ends_due(head_depth: int, reach: int, batch: int, covered_depths: set[int]) -> bool:
+    """Whether `due_batches` finds any in the last `reach` messages up to a head
+    at `head_depth`, from the depths of the covered anchors alone (on one path
+    a depth names one message)."""
+    first = max(0, head_depth - reach + 1)
+    return any((depth + 1) % batch == 0 and depth not in covered_depths
+               for depth in range(first + batch - 1, head_depth + 1))
+
+
 def near_stretch(*, batch: int, count: int, step: int, recent: int) -> int:
     """Messages above the head whose batches can reach the prompt (and a little
     more): the worker keeps their memos made, the prompt looks there first."""

@@ -116,8 +116,11 @@ def distinctive(terms: Sequence[str], frequency: Mapping[str, int]) -> list[str]
     return kept
 
 
+_WORD = re.compile(r"[^\W_]+")
+
+
 def words_in(text: str, terms: Sequence[str]) -> tuple[str, ...]:
-    present = {w.casefold() for w in re.findall(r"[^\W_]+", text)}
+    present = set(map(str.casefold, _WORD.findall(text)))
     return tuple(t for t in terms if t in present)
 
 
@@ -198,7 +201,7 @@ async def come_to_mind(
     if not terms:
         return []
     shown = {m.id for m in window}
-    pool = [c for c in await store.recall.candidates(chat_id, terms, limit=CANDIDATES, diary=False)
+    pool = [c for c in await store.recall.candidates(chat_id, terms, limit=CANDIDATES, diary=False, whole=True)
             if c.message_id not in shown and c.role in ("user", "assistant")]
     if reader is not None and reader.bounded:
         pool = [c for c in pool if reader.reads(None, c.depth)]
@@ -208,13 +211,11 @@ async def come_to_mind(
     pool = [c for c in pool if c.message_id in on_path]
     if not pool:
         return []
-    ids = [c.message_id for c in pool]
-    texts = await store.recall.texts(ids)
-    importance = await store.recall.importance(ids)
+    importance = await store.recall.importance([c.message_id for c in pool])
     best = max(c.relevance for c in pool) or 1.0
     scored: list[Passage] = []
     for c in pool:
-        text = texts.get(c.message_id, "")
+        text = c.text
         matched = words_in(text, terms)
         if not text.strip() or not matched:
             continue
@@ -223,14 +224,20 @@ async def come_to_mind(
         recency = 0.5 ** (max((now - c.created_at).total_seconds() / 86400, 0.0) / half_life_days)
         voice = OWN_VOICE if voices.own(c.role, c.speaker) else 1.0
         score = relevance * (0.5 + 0.3 * weight + 0.2 * recency) * voice
-        scored.append(Passage(c.message_id, c.created_at, voices.who(c.role, c.speaker), cut(text, matched),
+        scored.append(Passage(c.message_id, c.created_at, voices.who(c.role, c.speaker), text,
                               matched, relevance, weight, recency, score))
     scored.sort(key=lambda p: (-p.score, -p.message_id))
+    whole = {p.message_id: p.text for p in scored}
+
+    def trimmed(passage: Passage) -> Passage:
+        """The passage cut around its words: only those the choice below reaches (a turn ranks dozens)."""
+        return replace(passage, text=cut(whole[passage.message_id], passage.matched))
+
     if embed is not None and scored:
-        scored = await by_meaning(scored, window, embed)
+        scored = await by_meaning([*map(trimmed, scored[:MEANING_POOL]), *scored[MEANING_POOL:]], window, embed)
     chosen: list[Passage] = []
     used = estimate_tokens(HEADING)
-    for passage in scored:
+    for passage in map(trimmed, scored):
         cost = estimate_tokens(passage.line(tz)) + 1
         if used + cost <= token_budget:
             chosen.append(passage)

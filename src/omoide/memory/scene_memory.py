@@ -98,11 +98,11 @@ class SceneMemory:
         chat = await self.store.chats.get(self.chat_id)
         return await self.store.scenes.attendance(chat, head_id)
 
-    async def own_summaries(self, head_id: int, anchor: int, *, user: str, names: Mapping[str, str]) -> int:
+    async def own_summaries(self, head_id: int, anchor: int, attendance: Attendance, *, user: str,
+                            names: Mapping[str, str]) -> int:
         """A summary of its own for each character present that cannot read the
         chat's and whose window of witnessed messages is due; returns how many were made.
-        Raises what the request raises (the worker reports it)."""
-        attendance = await self.attendance(head_id)
+        Raises what the request raises (the worker reports it). `attendance` is at `head_id`."""
         if not attendance.scene:
             return 0
         chat_summary = await self.store.memory.summary_at(head_id)
@@ -130,11 +130,12 @@ class SceneMemory:
             made += 1
         return made
 
-    async def own_memos(self, head_id: int, *, reach: int, user: str, names: Mapping[str, str]) -> list[MemoryEvent]:
+    async def own_memos(self, head_id: int, attendance: Attendance, *, reach: int, user: str,
+                        names: Mapping[str, str]) -> list[MemoryEvent]:
         """A memo of its own for each character that witnessed part of a full
         batch near `head_id` (and has none for it): an event for each memo made,
-        each kept from the story's words, and each that failed (stored as a gap)."""
-        attendance = await self.attendance(head_id)
+        each kept from the story's words, and each that failed (stored as a gap).
+        `attendance` is at `head_id`."""
         if not attendance.scene:
             return []
         path = await self.store.messages.path(head_id, limit=reach)

@@ -22,7 +22,7 @@ from omoide.memory import templates
 from omoide.characters.model import Character
 from omoide.config.sections import MemorySettings
 from omoide.domain.chat import DiaryAuthor, DiaryEntry, Memo, MemoryState, Message
-from omoide.domain.witness import Reader
+from omoide.domain.witness import Attendance, Reader
 from omoide.errors import OmoideError
 from omoide.memory.events import MemoryEvent, MemoryNotice, MemoryWorkDone, MemoryWorkFailed, MemoryWorkStarted
 from omoide.memory.extract import spoiled
@@ -159,25 +159,28 @@ class MemoryWorker:
         group scene, also each character's own summary and memos where the chat's
         cover what it did not witness (memory/scene_memory.py)."""
         style = self.settings.style
+        attendance = await self.scene.attendance(head_id)  # who was present where on the path: read once a run
         if style in ("memos", "both"):
             if await self.memos.make_due(head_id, name=self.character.display_name, user=self.user_name,
                                           names=self.speaker_names):
                 self.failures += 1
-            await self._own_memos(head_id)
+            await self._own_memos(head_id, attendance)
         if style in ("summary", "both"):
             await self._compress_summary(head_id)
-            await self._own_summaries(head_id)
-        await self._compress_diary(head_id)
+            await self._own_summaries(head_id, attendance)
+        await self._compress_diary(head_id, attendance)
 
-    async def _own_memos(self, head_id: int) -> None:
-        for event in await self.scene.own_memos(head_id, reach=self.memos.reach, user=self.user_name, names=self._names()):
+    async def _own_memos(self, head_id: int, attendance: Attendance) -> None:
+        for event in await self.scene.own_memos(head_id, attendance, reach=self.memos.reach, user=self.user_name,
+                                                names=self._names()):
             if isinstance(event, MemoryWorkFailed):
                 self.failures += 1
             self._emit(event)
 
-    async def _own_summaries(self, head_id: int) -> None:
+    async def _own_summaries(self, head_id: int, attendance: Attendance) -> None:
         try:
-            if await self.scene.own_summaries(head_id, await self._anchor(head_id), user=self.user_name, names=self._names()):
+            if await self.scene.own_summaries(head_id, await self._anchor(head_id), attendance, user=self.user_name,
+                                              names=self._names()):
                 self._emit(MemoryWorkDone("summary"))
         except (OmoideError, InvalidSummary) as exc:
             self.failures += 1
@@ -252,14 +255,13 @@ class MemoryWorker:
         entries = state.diary
         return state, entries[-1].id if entries else None
 
-    async def _compress_diary(self, head_id: int) -> None:
+    async def _compress_diary(self, head_id: int, attendance: Attendance) -> None:
         """Compress the diary once it is due. In a group scene each character's
         view of the diary (its own entries, and those written for everyone while
         it was there) is compressed on its own, into a block only it reads; what
         is carried over keeps its readers (scene_memory.plan_diary)."""
         state, diary_head = await self._diary_pointer(head_id)
         settings = self.settings
-        attendance = await self.scene.attendance(head_id)
         readers: list[str | None]
         if attendance.scene:
             depths = await self.store.messages.depths([e.message_id for e in state.diary])

@@ -66,6 +66,25 @@ class CardIndexFile:
             log.warning("the library index in %s cannot be read (%s)", self.path, exc)
             return []
 
+    def _read_if(self, dirs: dict[str, str], statements: Sequence[tuple[str, Sequence[object]]]) -> list[tuple[object, ...]] | None:
+        """The rows of `statements`, read in one connection only while the index's
+        folder stamps are `dirs`; None when they are not, or it cannot be read."""
+        try:
+            with self._connection() as conn:
+                if conn is None:
+                    return None
+                recorded = self._dirs(conn)
+                if any(recorded.get(which) != stamp for which, stamp in dirs.items()):
+                    return None
+                return [row for sql, params in statements for row in conn.execute(sql, params).fetchall()]
+        except sqlite3.Error as exc:
+            log.warning("the library index in %s cannot be read (%s)", self.path, exc)
+            return None
+
+    @staticmethod
+    def _dirs(conn: sqlite3.Connection) -> dict[str, str]:
+        return {str(which): str(stamp) for which, stamp in conn.execute("SELECT which, stamp FROM library_dirs")}
+
     def dirs(self) -> dict[str, str]:
         """The stamps of the characters folders when the index was last brought up to date."""
         return {str(which): str(stamp) for which, stamp in self._read("SELECT which, stamp FROM library_dirs")}
@@ -83,18 +102,22 @@ class CardIndexFile:
         """The id of every folder that could be read, sorted."""
         return [str(row[0]) for row in self._read("SELECT DISTINCT folder FROM library_cards WHERE problem = '' ORDER BY folder")]
 
-    def named_with(self, words: Collection[str]) -> list[IndexedCard]:
+    def named_with_if(self, words: Collection[str], dirs: dict[str, str]) -> list[IndexedCard] | None:
         """The entries (names only, as `names`) of every folder where an entry has
-        a name beginning with one of `words` (domain/naming.py), by folder, bundled first."""
+        a name beginning with one of `words` (domain/naming.py), by folder, bundled
+        first; read only while the index's folder stamps are `dirs` (else None),
+        checked in the same connection: a turn asks this, and opens the file, once."""
         ordered = sorted(set(words))
+        statements = [("SELECT folder, bundled, '', name, nickname, '', kind, problem, '' FROM library_cards "
+                       "WHERE bundled IN (0, 1) AND folder IN (SELECT folder FROM library_words WHERE word IN "
+                       f"({', '.join('?' * len(chunk))}))", chunk)
+                      for chunk in (ordered[start:start + WORDS_PER_QUERY] for start in range(0, len(ordered), WORDS_PER_QUERY))]
+        rows = self._read_if(dirs, statements)
+        if rows is None:
+            return None
         found: dict[tuple[bool, str], IndexedCard] = {}
-        for start in range(0, len(ordered), WORDS_PER_QUERY):
-            chunk = ordered[start:start + WORDS_PER_QUERY]
-            rows = self._read("SELECT folder, bundled, '', name, nickname, '', kind, problem, '' FROM library_cards "
-                              "WHERE bundled IN (0, 1) AND folder IN (SELECT folder FROM library_words WHERE word IN "
-                              f"({', '.join('?' * len(chunk))}))", chunk)
-            for card in map(_card, rows):
-                found[(card.bundled, card.folder)] = card
+        for card in map(_card, rows):
+            found[(card.bundled, card.folder)] = card
         return [found[key] for key in sorted(found, key=lambda k: (k[1], not k[0]))]
 
     def lookup(self, key: str) -> list[IndexedCard]:

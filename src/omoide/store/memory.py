@@ -88,6 +88,18 @@ class MemoryRepository:
         assert summary is not None
         return summary
 
+    async def _summary_and_diary(self, head_id: int) -> tuple[Summary | None, int | None]:
+        """The summary in force at `head_id` and the newest diary entry's id: one
+        statement for what `pointers` and `_summary` read in two."""
+        row = await self.db.one(
+            f"""WITH p(summary_id, diary_id, mention_id) AS (SELECT {POINTERS} FROM messages m WHERE m.id = ?)
+                SELECT s.*, p.diary_id AS newest_diary_id FROM p LEFT JOIN summaries s ON s.id = p.summary_id""",
+            (head_id,),
+        )
+        if row is None:
+            raise NotFound(f"There is no message #{head_id}.", "Reopen the chat; its head may have been moved by another window.")
+        return (rows.summary(row) if row["id"] is not None else None), row["newest_diary_id"]
+
     async def _summary(self, summary_id: int | None) -> Summary | None:
         if summary_id is None:
             return None
@@ -180,8 +192,7 @@ class MemoryRepository:
 
     async def _read_state(self, head_id: int, *, diary_limit: int, window_from: int | None,
                           window_limit: int | None) -> MemoryState:
-        summary_id, diary_id = await self.pointers(head_id)
-        summary = await self._summary(summary_id)
+        summary, diary_id = await self._summary_and_diary(head_id)
         fold = summary.diary_to_id if summary else None
         if fold is None:
             stable_diary, new_diary = [], await self.diary_chain(diary_id, limit=diary_limit)

@@ -50,6 +50,11 @@ class MemoHit:
         return bracketed(self.marked)
 
 
+_AUTHORS = {author.value: author for author in MemoAuthor}
+_STATUSES = {status.value: status for status in MemoStatus}
+"""Stored value -> member: a dict lookup, where calling the enum is slow (a turn reads dozens of memos)."""
+
+
 def memo(row: sqlite3.Row) -> Memo:
     return Memo(
         id=row["id"],
@@ -57,10 +62,10 @@ def memo(row: sqlite3.Row) -> Memo:
         anchor_id=row["anchor_id"],
         anchor_depth=row["anchor_depth"],
         first_id=row["first_id"],
-        author=MemoAuthor(row["author"]),
+        author=_AUTHORS.get(row["author"]) or MemoAuthor(row["author"]),
         version_id=row["version_id"],
-        version_author=MemoAuthor(row["version_author"]),
-        status=MemoStatus(row["status"]),
+        version_author=_AUTHORS.get(row["version_author"]) or MemoAuthor(row["version_author"]),
+        status=_STATUSES.get(row["status"]) or MemoStatus(row["status"]),
         highlights=tuple(json.loads(row["highlights"] or "[]")),
         created_at=ts(row["created_at"]),
         updated_at=ts(row["updated_at"]),

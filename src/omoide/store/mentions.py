@@ -54,4 +54,16 @@ class MentionRepository:
                ) SELECT c.* FROM chain JOIN memory_mentions c ON c.id = chain.id ORDER BY chain.n DESC""",
             {"head": head_id, "limit": limit},
         )
-        return [mention for r in result for mention in rows.mentions(r, only)]
+        if only is None:
+            return [mention for r in result for mention in rows.mentions(r)]
+        # Most rows name none of the memories asked about: told apart by the ids as
+        # stored (decimal, comma-separated), before anything is parsed.
+        wanted = {kind: {str(i): int(i) for i in ids} for kind, ids in only.items()}
+        found: list[Mention] = []
+        for r in result:
+            asked = wanted.get(r["kind"])
+            named = [asked[i] for i in r["memory_ids"].split(",") if i in asked] if asked else None
+            if named:
+                moment = ts(r["created_at"])
+                found += [Mention(r["id"], r["kind"], i, r["message_id"], moment) for i in named]
+        return found

@@ -33,6 +33,8 @@ class Candidate:
     """A diary entry's owner (scenes); None for messages and entries written for everyone."""
     speaker: str | None = None
     """Who wrote a reply in a scene (None: the chat's character)."""
+    text: str = ""
+    """A message's whole content, when asked for instead of the excerpt (`candidates(whole=True)`)."""
 
 
 def fts_any(terms: Sequence[str]) -> str:
@@ -63,22 +65,25 @@ class RecallRepository:
         return [(int(r["id"]), rows.ts(r["created_at"]), str(r["content"])) for r in rows_]
 
     async def candidates(self, chat_id: int, terms: Sequence[str], *, limit: int = 200,
-                         messages: bool = True, diary: bool = True) -> list[Candidate]:
-        """The `limit` most relevant messages and diary entries of the chat (all branches)."""
+                         messages: bool = True, diary: bool = True, whole: bool = False) -> list[Candidate]:
+        """The `limit` most relevant messages and diary entries of the chat (all
+        branches); with `whole`, each message's whole content instead of an excerpt
+        (the passages cut their own: no snippet made, no second read for the text)."""
         if not terms:
             return []
         query = fts_any(terms)
         found: list[Candidate] = []
         if messages:
+            excerpt = "'' AS excerpt, m.content" if whole else \
+                f"snippet(messages_fts, 0, '', '', '…', {SNIPPET_TOKENS}) AS excerpt, '' AS content"
             result = await self.db.all(
-                f"""SELECT m.id, m.depth, m.role, m.created_at, m.speaker, bm25(messages_fts) AS rank,
-                           snippet(messages_fts, 0, '', '', '…', {SNIPPET_TOKENS}) AS excerpt
+                f"""SELECT m.id, m.depth, m.role, m.created_at, m.speaker, bm25(messages_fts) AS rank, {excerpt}
                     FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid
                     WHERE messages_fts MATCH ? AND m.chat_id = ? ORDER BY rank LIMIT ?""",
                 (query, chat_id, limit),
             )
             found += [Candidate("message", r["id"], r["id"], r["depth"], r["role"], rows.ts(r["created_at"]), r["excerpt"], -r["rank"],
-                                speaker=r["speaker"]) for r in result]
+                                speaker=r["speaker"], text=r["content"]) for r in result]
         if diary:
             result = await self.db.all(
                 f"""SELECT d.id, d.message_id, m.depth, d.created_at, d.owner, bm25(diary_fts) AS rank,
@@ -101,13 +106,6 @@ class RecallRepository:
             {"head": head_id, "depth": min_depth},
         )
         return {r[0] for r in result}
-
-    async def texts(self, message_ids: Sequence[int]) -> dict[int, str]:
-        """The full content of each of `message_ids`."""
-        if not message_ids:
-            return {}
-        marks = ",".join(str(int(i)) for i in message_ids)
-        return {r[0]: r[1] for r in await self.db.all(f"SELECT id, content FROM messages WHERE id IN ({marks})")}
 
     async def importance(self, message_ids: Sequence[int]) -> dict[int, int]:
         """The highest importance of a diary entry written at each of `message_ids` (those that have one)."""

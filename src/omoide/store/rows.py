@@ -30,15 +30,20 @@ def ts(value: str) -> datetime:
     return datetime.fromisoformat(value)
 
 
+_ROLES = {role.value: role for role in Role}
+_STATUSES = {status.value: status for status in MessageStatus}
+"""Stored value -> member: a dict lookup, where calling the enum is slow (a turn reads hundreds of messages)."""
+
+
 def message(row: sqlite3.Row) -> Message:
     return Message(
         id=row["id"],
         chat_id=row["chat_id"],
         parent_id=row["parent_id"],
-        role=Role(row["role"]),
+        role=_ROLES.get(row["role"]) or Role(row["role"]),
         content=row["content"],
         created_at=ts(row["created_at"]),
-        status=MessageStatus(row["status"]),
+        status=_STATUSES.get(row["status"]) or MessageStatus(row["status"]),
         tool_calls=json.loads(row["tool_calls"]) if row["tool_calls"] else None,
         tool_call_id=row["tool_call_id"],
         depth=row["depth"],

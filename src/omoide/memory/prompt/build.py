@@ -79,7 +79,8 @@ async def build_prompt(inputs: PromptInputs, count: CountPrompt) -> AssembledPro
         macros=lore.macros,
         card_macros=lore.card_macros,
     )
-    prompt = await fit(ctx, state, count, max(options.context_size - options.max_tokens, MIN_BUDGET))
+    prompt = await fit(ctx, state, count, max(options.context_size - options.max_tokens, MIN_BUDGET),
+                       kept_before=inputs.kept_before)
     prompt.gossip = inputs.gossip_target if gossip else ""
     prompt.skipped_lore = list(result.skipped)
     prompt.notices += [f"{speaker.display_name}'s card: {problem}" for problem in scripts.problems]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
 from omoide.domain.chat import MemoryState
@@ -22,29 +23,36 @@ async def count_prompt(prompt: AssembledPrompt, count: CountPrompt) -> Assembled
 
 
 async def fit(
-    ctx: PromptContext, state: MemoryState, count: CountPrompt, budget: int, *, full: AssembledPrompt | None = None
+    ctx: PromptContext, state: MemoryState, count: CountPrompt, budget: int, *, full: AssembledPrompt | None = None,
+    kept_before: int | None = None,
 ) -> AssembledPrompt:
     """The fullest prompt that fits `budget` tokens. Drops, in order: the oldest
     window messages (never the last one), the stable diary, then the older part
     of the summary. What was dropped is listed for the inspector. `full` is
-    `assemble(ctx, state)` when the caller has already built it."""
+    `assemble(ctx, state)` when the caller has already built it. `kept_before`,
+    the window messages the previous turn's prompt kept, is where the search
+    for how many to drop starts (a hint: the result is the same without it)."""
     prompt = full or assemble(ctx, state)
     window_size = next(layer.messages for layer in prompt.layers if layer.name == "window")
     if await count(prompt.messages) <= budget:
         prompt.budget = budget
         return await count_prompt(prompt, count)
     whole = prompt.window_plain  # rendered once: every assembly below drops from it
-    # Drop whole window messages, fewest first, by bisection on how many to drop.
-    low, high = 1, max(window_size - 1, 0)
-    best: AssembledPrompt | None = None
-    while low <= high:
-        mid = (low + high) // 2
-        candidate = assemble(ctx, state, drop_oldest=mid, rendered_window=whole)
-        if await count(candidate.messages) <= budget:
-            best, high = candidate, mid - 1
-            best.dropped = [f"the {mid} oldest message(s) of the raw window"]
-        else:
-            low = mid + 1
+    tried: dict[int, AssembledPrompt | None] = {}
+
+    async def fits(drop: int) -> bool:
+        """Whether the prompt without the `drop` oldest window messages fits (kept when it does)."""
+        if drop not in tried:
+            candidate = assemble(ctx, state, drop_oldest=drop, rendered_window=whole)
+            tried[drop] = candidate if await count(candidate.messages) <= budget else None
+        return tried[drop] is not None
+
+    # Drop whole window messages, fewest first: the fewest that fit.
+    start = window_size - kept_before if kept_before is not None else None
+    drop = await fewest_that_fit(1, max(window_size - 1, 0), fits, start=start)
+    best = tried[drop] if drop is not None else None
+    if best is not None:
+        best.dropped = [f"the {drop} oldest message(s) of the raw window"]
     if best is None:
         dropped = [f"the {max(window_size - 1, 0)} oldest message(s) of the raw window"] if window_size > 1 else []
         drop = max(window_size - 1, 0)
@@ -73,6 +81,38 @@ async def fit(
         best.dropped = dropped
     best.budget = budget
     return await count_prompt(best, count)
+
+
+async def fewest_that_fit(low: int, high: int, fits: Callable[[int], Awaitable[bool]], *,
+                          start: int | None = None) -> int | None:
+    """The least n in [low, high] for which `fits(n)`, None when none does;
+    `fits` holds for every n above one for which it holds (dropping more never
+    makes a prompt longer). By bisection; with `start` (the last turn's answer,
+    which moves by a message or two), first by steps doubling away from it until
+    the answer is bracketed: a few counts instead of a bisection over the window."""
+    found: int | None = None
+    if start is not None and low <= high:
+        start = min(max(start, low), high)
+        step = 1
+        if await fits(start):
+            found = start
+            while found - step >= low and await fits(found - step):
+                found, step = found - step, step * 2
+            low, high = max(low, found - step + 1), found - 1
+        else:
+            below = start
+            while below + step <= high and not await fits(below + step):
+                below, step = below + step, step * 2
+            if below + step <= high:
+                found = below + step
+            low, high = below + 1, min(high, below + step - 1)
+    while low <= high:
+        mid = (low + high) // 2
+        if await fits(mid):
+            found, high = mid, mid - 1
+        else:
+            low = mid + 1
+    return found
 
 
 async def card_cuts(ctx: PromptContext, kept: int, count: CountPrompt) -> list[CardCut]:

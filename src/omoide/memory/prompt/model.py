@@ -227,6 +227,9 @@ class PromptInputs:
     scene: SceneFacts | None = None
     previous: str | None = None
     """The previous prompt as rendered, for the prefix the two share."""
+    kept_before: int | None = None
+    """The window messages the previous prompt kept: where the fit to the context
+    starts looking (a long window is cut at about the same place every turn)."""
 
 
 @dataclass(frozen=True, slots=True)
