@@ -115,3 +115,24 @@ def test_a_diary_compressed_in_its_own_words_keeps_the_weightiest_lines_dated_in
     text = own_words_diary(entries, 2)
     assert text.splitlines() == ["[05/03 20:00] Kai promised to bring the blue kite on Sunday.",
                                  "[05/05 20:00] Kai's sister Ume is getting married in June."]
+
+
+async def test_a_summary_in_the_storys_own_words_may_be_as_long_as_a_models_and_keeps_a_dense_stretch(
+        store: Store, omoide_home: Path) -> None:
+    """A stretch where every line tells something lasting: the part keeps
+    nearly all of it, as a model's part of that size may; a paragraph's worth
+    (900 characters, the old bound) kept six."""
+    people = ["Orlaith", "Benedek", "Saoirse", "Tamsin", "Ludmila", "Casimir", "Ottoline", "Peregrine", "Wilhelmina", "Evander"]
+    lines = [f"My neighbour {who} is called the best baker in Corran, and {who} lives above the old chemist on Quay Street."
+             for who in people]
+    backend = ScriptedBackend(default=lambda messages: ["Mm."])
+    settings = Settings(user_name="Kai", recent_messages=2, summary_threshold=len(lines) * 2, memory_writer="extract")
+    session = await ChatSession.open(store, MIKA, settings, backend)
+    await _talk(session, [*lines, "See you."])
+    head = await session.head()
+    assert head is not None
+    state = await store.memory.state(head.id)
+    assert state.summary is not None
+    kept = [who for who in people if who in state.summary.content]
+    assert len(kept) >= 8, (kept, state.summary.content)
+    await session.aclose()

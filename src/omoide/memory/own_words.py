@@ -16,10 +16,9 @@ from omoide.domain.chat import DiaryEntry, Message
 from omoide.llm.stamps import stamp
 from omoide.memory.extract import fallback_summary
 from omoide.memory.weights import DEFAULT_IMPORTANCE
-from omoide.memory.summary import SUMMARY_MAX_TOKENS, Compression, quoted
+from omoide.memory.summary import Compression, quoted
 
-FALLBACK_CHARS = 900
-"""How much of the story's own words a summary no model wrote may keep (about a paragraph's tokens)."""
+CHARS_PER_TOKEN = 4
 
 
 def own_words(settings: MemorySettings, backend: object) -> bool:
@@ -36,11 +35,14 @@ def own_words_summary(compression: Compression, chunk: Sequence[Message], settin
     """The summary text after folding in `chunk`, in the story's own words: a
     part of its sentences that tell most, or, on a rewrite, a choice from the
     old summary and the new words together (its facts weigh as theirs do), so
-    it stays bounded (appended to at every rewrite, it would outgrow the context)."""
+    it stays bounded (appended to at every rewrite, it would outgrow the context).
+    It may be as long as the model's answer may (`Compression.max_tokens`): a
+    part about its messages' size, a rewrite SUMMARY_MAX_TOKENS, within three
+    quarters of summary_merge_chars."""
     lines = quoted(chunk, name, user, names)
-    budget = FALLBACK_CHARS
+    budget = CHARS_PER_TOKEN * compression.max_tokens(chunk)
     if compression.rewrite:
-        budget = 3 * settings.summary_merge_chars // 4 or 4 * SUMMARY_MAX_TOKENS
+        budget = min(budget, 3 * settings.summary_merge_chars // 4 or budget)
         lines = [*compression.summary.splitlines(), *lines]
     own = fallback_summary(lines, user=user, character=name, budget_chars=budget)
     return compression.text(compression.dated(own, chunk))
