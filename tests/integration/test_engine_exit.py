@@ -29,8 +29,11 @@ def say(home: Path, temp: Path, message: str, max_tokens: int) -> subprocess.Pop
            "OMOIDE_MAX_TOKENS": str(max_tokens)}
     for var in ("OMOIDE_BASE_URL", "OMOIDE_BACKEND", "OMOIDE_MODEL", "OMOIDE_CONFIG"):
         env.pop(var, None)
+    # Under nohup (a CI script started with it) SIGHUP is ignored, and children inherit that;
+    # omoide is to meet the signals a terminal sends, so its process starts with their defaults.
     return subprocess.Popen([sys.executable, "-m", "omoide.cli.app", "say", "suzune", message], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_DFL))
 
 
 def first_output(proc: subprocess.Popen[bytes]) -> bytes:
