@@ -234,8 +234,8 @@ class MemoryWorker:
             if isinstance(exc, OmoideError) and self.failures < self.settings.fallback_after:
                 self._emit(MemoryWorkFailed("summary", _reason(exc)))
                 return
-            # The model wrote badly, or failed again and again: keep the story's own words instead.
-            # (chunk: cut to what was sent, if it was)
+            # The model wrote badly, or failed again and again: keep the story's own words instead
+            # (of `chunk` as it was sent: cut down, when it was, to continue the chat's prompt).
             text = own_words_summary(compression, chunk, self.settings, name=name, user=self.user_name, names=self.speaker_names)
             self._emit(MemoryNotice(f"summary: {_reason(exc)}; kept the sentences with names, numbers and dates instead"))
         await self._add_summary(head_id, chunk, text)
