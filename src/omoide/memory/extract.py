@@ -245,11 +245,16 @@ def spoiled(written: str, *, instructions: str, lines: Sequence[str], user: str,
     return None
 
 
+def nothing_telling(who: str, other: str) -> str:
+    """What memory in the story's own words says of a stretch none of whose sentences tells anything lasting."""
+    return f"{who} and {other} talked; nothing with a name, number or date was said."
+
+
 def fallback_summary(lines: Sequence[str], *, user: str, character: str, budget_chars: int) -> str:
     """A summary no model wrote: the sentences that carry names, numbers, dates
     and places, word for word, told as said ("Kai said: ..."), or a plain line
     when nothing in them does."""
     kept = extract(lines, user=user, character=character, budget_chars=budget_chars)
     if not kept:
-        return f"{user} and {character} talked; nothing with a name, number or date was said."
+        return nothing_telling(user, character)
     return " ".join(reported(line) for line in kept)

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from omoide.config.sections import MemorySettings
 from omoide.domain.chat import Memo, MemoAuthor, Message
 from omoide.errors import OmoideError
+from omoide.memory.extract import nothing_telling
 from omoide.memory.events import MemoryEvent, MemoryNotice, MemoryWorkDone, MemoryWorkFailed, MemoryWorkStarted
 from omoide.llm.base import ChatMessage
 from omoide.memory.memos import batch_ends_due, due_batches, fallback_highlights, memo_lines, memo_task, near_stretch, read_memo
@@ -37,8 +38,7 @@ async def write_memo(complete: Callable[[list[ChatMessage]], Awaitable[str]], ba
     numbers and dates instead (none: a gap)."""
     lines = memo_lines(name, user, batch, names=names)
     if own_words:
-        return fallback_highlights(lines, name=name, user=user) or [f"{user} and {name} talked; nothing with a name, "
-                                                                    "number or date was said."], None
+        return fallback_highlights(lines, name=name, user=user) or [nothing_telling(user, name)], None
     request = memo_task(name, user, lines)
     try:
         return read_memo(await complete(request), request, lines, name=name, user=user), None

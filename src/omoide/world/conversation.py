@@ -37,7 +37,6 @@ from omoide.domain.world import SELF, Conversation, Field, Item, Mention, Partic
 
 log = logging.getLogger(__name__)
 
-NONE_YET = "(nothing yet)"
 
 
 @dataclass(slots=True)
@@ -56,7 +55,7 @@ async def _direct(call: Callable[[], Awaitable[str]]) -> str:
 
 
 def _items(items: list[Item]) -> str:
-    return "\n".join(f"- {i.text}" for i in items) or NONE_YET
+    return "\n".join(f"- {i.text}" for i in items) or steps.NONE_YET
 
 
 class ConversationPass:
@@ -150,16 +149,16 @@ class ConversationPass:
             await self._rule(me, about, "pair_summary", Field.PAIR_SUMMARIES, lambda cur: self._appended(cur, self._dated(summary)))
         view = (await self.store.world.view(me.key)).about(about)
         memory = await self._llm(me, about, "memory", Field.MEMORY, {
-            "char": me.name, "other": other.name, "previous_memory": view.memory or NONE_YET,
+            "char": me.name, "other": other.name, "previous_memory": view.memory or steps.NONE_YET,
             "summaries": _items(view.pair_summaries), "offscreen": _items(view.offscreen),
         })
         memory = memory or view.memory
         await self._llm(me, about, "goal", Field.GOAL, {
-            "char": me.name, "other": other.name, "summary": summary, "memory": memory or NONE_YET,
-            "previous_goal": view.goal or NONE_YET,
+            "char": me.name, "other": other.name, "summary": summary, "memory": memory or steps.NONE_YET,
+            "previous_goal": view.goal or steps.NONE_YET,
         })
         await self._llm(me, about, "descriptor", Field.DESCRIPTOR, {
-            "char": me.name, "other": other.name, "memory": memory or NONE_YET,
+            "char": me.name, "other": other.name, "memory": memory or steps.NONE_YET,
             "previous_descriptor": view.descriptor or "someone new",
         })
         if (me.key, about, "familiarity") not in self.done:
@@ -180,7 +179,7 @@ class ConversationPass:
         if (me.key, about, "offscreen") in self.done:
             learned = next((i.text for i in view.offscreen if i.conversation_id == self.conv.id), None)
         else:
-            known = view.memory or NONE_YET
+            known = view.memory or steps.NONE_YET
             learned = await self._llm(me, about, "offscreen", Field.OFFSCREEN, {
                 "char": me.name, "other": mention.name, "transcript": self.transcript_for(me), "known": known,
             }, lambda out: None if steps.is_keyword(out, steps.NOTHING) else self._append(me.key, about, Field.OFFSCREEN, self._dated(out)),
@@ -191,23 +190,23 @@ class ConversationPass:
             return
         view = (await self.store.world.view(me.key)).about(about)
         memory = await self._llm(me, about, "memory", Field.MEMORY, {
-            "char": me.name, "other": mention.name, "previous_memory": view.memory or NONE_YET,
+            "char": me.name, "other": mention.name, "previous_memory": view.memory or steps.NONE_YET,
             "summaries": _items(view.pair_summaries), "offscreen": _items(view.offscreen),
         }, message_id=mention.message_id) or view.memory
         await self._llm(me, about, "descriptor", Field.DESCRIPTOR, {
-            "char": me.name, "other": mention.name, "memory": memory or NONE_YET,
+            "char": me.name, "other": mention.name, "memory": memory or steps.NONE_YET,
             "previous_descriptor": view.descriptor or "someone only heard about",
         }, message_id=mention.message_id)
         await self._llm(me, about, "offscreen_goal", Field.GOAL, {
-            "char": me.name, "other": mention.name, "learned": learned, "memory": memory or NONE_YET,
-            "previous_goal": view.goal or NONE_YET,
+            "char": me.name, "other": mention.name, "learned": learned, "memory": memory or steps.NONE_YET,
+            "previous_goal": view.goal or steps.NONE_YET,
         }, lambda out: None if steps.is_keyword(out, steps.KEEP) else steps.clean_goal(out), message_id=mention.message_id)
 
     async def _global(self, me: Participant) -> None:
         view = await self.store.world.view(me.key)
         await self._llm(me, SELF, "global", Field.GLOBAL, {
             "char": me.name, "char_description": self.descriptions.get(me.key, ""),
-            "previous_global": view.global_memory or NONE_YET, "summaries": _items(view.summaries),
+            "previous_global": view.global_memory or steps.NONE_YET, "summaries": _items(view.summaries),
         })
 
     # -- writing ---------------------------------------------------------------------------

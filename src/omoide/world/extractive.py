@@ -15,15 +15,14 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from omoide.memory.extract import extract, reported
-
-CHARS_PER_TOKEN = 4
-NOTHING_YET = "(nothing yet)"
+from omoide.memory.extract import extract, nothing_telling, reported
+from omoide.memory.own_words import CHARS_PER_TOKEN
+from omoide.world.steps import NONE_YET
 
 
 def _lines(value: object) -> list[str]:
     lines = (line.strip() for line in str(value or "").splitlines())
-    return [line.removeprefix("- ").strip() for line in lines if line and line != NOTHING_YET]
+    return [line.removeprefix("- ").strip() for line in lines if line and line != NONE_YET]
 
 
 def _names(line: str, name: str) -> bool:
@@ -45,5 +44,5 @@ def own_words(step: str, values: Mapping[str, object], *, user: str, max_tokens:
     char = str(values.get("char", ""))
     kept = extract(lines, user=user, character=char, budget_chars=CHARS_PER_TOKEN * max_tokens)
     if not kept and step == "summary":
-        return f"{char} and {values.get('others', 'no one')} talked; nothing with a name, number or date was said."
+        return nothing_telling(char, str(values.get("others", "no one")))
     return " ".join(reported(line) for line in kept) or None

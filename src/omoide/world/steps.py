@@ -15,6 +15,9 @@ from dataclasses import dataclass
 from omoide.memory import templates
 from omoide.llm.base import ChatMessage
 
+NONE_YET = "(nothing yet)"
+"""What a step's input says when there is nothing of it yet."""
+
 SYSTEM = (
     "You keep the memories of the characters in an ongoing story. "
     "Follow the instructions exactly and reply with the requested text only, with no preamble."
