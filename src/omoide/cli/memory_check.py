@@ -8,6 +8,8 @@ import asyncio
 import os
 import sys
 import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -119,26 +121,20 @@ async def _run(arms: list[Arm], scenarios: list[Scenario], oracles: tuple[str, .
     turns = total_turns(arms, scenarios, len(backends)) - sum(
         s.turns() for s in scenarios for a in arms if a.baseline and "writer" in oracles)
     err = stderr()
-    if not err.is_terminal:
-        lines = _ProgressLines(err, turns)
-        try:
-            return await run_check(settings, backends, arms=arms, scenarios=scenarios, summarizer=summarizer, judge=judge,
-                                   workers=max(1, min(os.cpu_count() or 1, 4)) if oracles else 1,
-                                   advance=lines.advance, on_arm=lines.arm)
-        finally:
-            for backend in {id(b): b for b in opened}.values():
-                await backend.aclose()
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         console=err, transient=True)
+    task = progress.add_task("memory check", total=turns)
+    advance: Callable[[int], None] = lambda n: progress.advance(task, n)  # noqa: E731
+    on_arm: Callable[[str], None] = lambda what: progress.update(task, description=Text(f"memory check: {what}"))  # type: ignore[arg-type]  # noqa: E731
+    shown: AbstractContextManager[object] = progress
+    if not err.is_terminal:  # a log: lines, not a bar redrawn in place
+        lines = _ProgressLines(err, turns)
+        advance, on_arm, shown = lines.advance, lines.arm, nullcontext()
     try:
-        with progress:
-            task = progress.add_task("memory check", total=turns)
-            return await run_check(
-                settings, backends, arms=arms, scenarios=scenarios, summarizer=summarizer, judge=judge,
-                workers=max(1, min(os.cpu_count() or 1, 4)) if oracles else 1,
-                advance=lambda n: progress.advance(task, n),
-                on_arm=lambda what: progress.update(task, description=Text(f"memory check: {what}")),  # type: ignore[arg-type]
-            )
+        with shown:
+            return await run_check(settings, backends, arms=arms, scenarios=scenarios, summarizer=summarizer, judge=judge,
+                                   workers=max(1, min(os.cpu_count() or 1, 4)) if oracles else 1,
+                                   advance=advance, on_arm=on_arm)
     finally:
         for backend in {id(b): b for b in opened}.values():
             await backend.aclose()
