@@ -122,6 +122,13 @@ def llama_server(smollm2_path: Path, tmp_path_factory: pytest.TempPathFactory) -
 
 
 @pytest.fixture(scope="session")
+def llama_server_reusing(smollm2_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The same server with the embedded engine's `--cache-reuse` (32): runs of the
+    prompt its slot holds are shifted into place past a removed span."""
+    yield from _run_engine_server(smollm2_path, tmp_path_factory, "--cache-reuse", "32", "--slots", "1", "--context", "4096")
+
+
+@pytest.fixture(scope="session")
 def llama_server_hermes(smollm2_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The same server with a Hermes-style chat template (tests/llm/data/hermes_tools.jinja):
     a tool-call format llama.cpp recognises, so it parses <tool_call> into native calls."""

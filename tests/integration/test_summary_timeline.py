@@ -41,7 +41,7 @@ def replies() -> ScriptedBackend:
 
 
 def scripting(backend: ScriptedBackend) -> ScriptedBackend:
-    backend.scripts_replies = True  # type: ignore[attr-defined]  # as the embedded model's play script
+    backend.recaps_in_window = True  # type: ignore[attr-defined]  # as the embedded model's play script and a server
     return backend
 
 

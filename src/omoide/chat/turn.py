@@ -114,10 +114,11 @@ class TurnRunner:
     @property
     def summary_in_window(self) -> bool:
         """[memory] summary_placement: 'auto' places the summary's newer parts in
-        the window on a backend that scripts its replies (memory/timeline.py):
-        the memory state then carries its timeline, which the prompt follows."""
+        the window on a backend that takes them there (`recaps_in_window`,
+        memory/timeline.py): the memory state then carries its timeline, which
+        the prompt follows."""
         placement = self.settings.memory.summary_placement
-        return placement == "auto" and bool(getattr(self.backend, "scripts_replies", False))
+        return placement == "auto" and bool(getattr(self.backend, "recaps_in_window", False))
 
     # -- the prompt ----------------------------------------------------------------------
 

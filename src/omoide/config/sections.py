@@ -216,9 +216,9 @@ class MemorySettings(Section):
     summary_placement: Literal["auto", "head"] = "auto"
     """Where the parts a compression appended since the summary's last rewrite go:
     'head': with the rest of the summary, before the window; 'auto': in the window
-    where they were written, on a prompt whose window only grows (the embedded
-    model's play script), so a compression never makes a prompt cache read the
-    window again; before the window elsewhere."""
+    where they were written (the embedded model's play script and OpenAI-compatible
+    servers), so a compression never makes a prompt cache read the window again;
+    before the window on Anthropic and on an embedded chat template."""
     diary_prompt_lines: Annotated[int, Range(ge=1)] = 50
     """Diary lines injected into every prompt."""
     diary_compress_lines: Annotated[int, Range(ge=2)] = 50

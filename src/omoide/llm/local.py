@@ -308,6 +308,13 @@ class LocalBackend:
             shape = "chat" if self.info().architecture.startswith("gemma") else "script"
         return shape == "script"
 
+    @property
+    def recaps_in_window(self) -> bool:
+        """The summary's newer parts go in the window where they were written
+        (memory/timeline.py) on the play script; a chat template such as
+        Gemma's takes no system text between turns."""
+        return self.scripts_replies
+
     def scripted(self, messages: list[ChatMessage]) -> bool:
         """Whether `messages` go to the model as a play script: a chat reply (its
         head names the speakers) on a model that `scripts_replies`."""

@@ -51,6 +51,12 @@ log = logging.getLogger(__name__)
 
 class OpenAICompatBackend:
     name = "openai"
+    recaps_in_window = True
+    """The summary's newer parts go in the window where they were written
+    (memory/timeline.py): a server's prompt cache (llama.cpp's --cache-reuse,
+    vLLM's and the cloud APIs' prefix caches) then keeps the window through a
+    compression, which only removes old lines and appends. The window already
+    carries system text between turns on these servers (notes at a depth)."""
 
     def __init__(self, settings: BackendSettings, client: httpx.AsyncClient | None = None) -> None:
         if not settings.base_url:

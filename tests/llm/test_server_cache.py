@@ -1,0 +1,63 @@
+"""A compression on a real llama.cpp server keeps the window in its prompt cache:
+the summary's newer parts go in the window where they were written
+([memory] summary_placement = "auto", memory/timeline.py), so the reply after a
+compression reads what it shares with the last prompt from the cache, as the
+status bar's "cache: N read" shows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from omoide.characters.model import Character
+from omoide.chat.session import ChatSession
+from omoide.config.settings import Settings
+from omoide.llm.openai_compat import OpenAICompatBackend
+from omoide.store import Store
+
+pytestmark = pytest.mark.model
+MIKA = Character(id="mika", name="Mika", first_message="Welcome to my bakery!",
+                 description="{{char}} keeps a small bakery by the station and knows every regular by name. " * 4)
+LINES = ["The oven is warm today.", "I brought my sister Aiko along.", "We walked from the harbour in the rain.",
+         "Do you still make the melon pan?", "Aiko wants the one with the cat face.", "My train leaves at nine tomorrow.",
+         "The lanterns by the station look lovely.", "Let's meet at the autumn fair on Sunday.",
+         "I will bring the umbrella back then.", "Thank you for the tea."]
+
+
+async def reuse_after_compressions(server: str, placement: str, tmp_path: Path) -> list[float]:
+    """The share of each reply's prompt the server read from its cache, on the
+    replies right after a compression."""
+    settings = Settings(base_url=server, model="smollm2", temperature=0.0, max_tokens=12, context_size=4096, user_name="Kai",
+                        memory_style="summary", recent_messages=4, summary_threshold=6, memory_writer="extract",
+                        summary_placement=placement, recall_passages=0)
+    backend = OpenAICompatBackend(settings.backend)
+    store = await Store.open(tmp_path / f"{placement}.db")
+    session = await ChatSession.open(store, MIKA, settings, backend)
+    shares: list[float] = []
+    compressed = False
+    try:
+        for line in LINES:
+            async for _ in session.send(line):
+                pass
+            prompt = session.last_prompt
+            assert prompt is not None and prompt.usage is not None and prompt.usage.prompt_tokens
+            if compressed:
+                shares.append((prompt.usage.cache_read_tokens or 0) / prompt.usage.prompt_tokens)
+            before = (await session.memory()).summary
+            await session.wait_for_memory_work()
+            after = (await session.memory()).summary
+            compressed = after is not None and (before is None or after.id != before.id)
+    finally:
+        await backend.aclose()
+        await store.close()
+    return shares
+
+
+async def test_the_reply_after_a_compression_reads_the_window_from_the_servers_cache(llama_server_reusing: str, tmp_path: Path) -> None:
+    window = await reuse_after_compressions(llama_server_reusing, "auto", tmp_path)
+    head = await reuse_after_compressions(llama_server_reusing, "head", tmp_path)
+    assert len(window) >= 2 and len(head) >= 2, (window, head)
+    # With the new part before the window, the server reads again everything after the card.
+    assert min(window) > 0.6, window
+    assert sum(window) / len(window) > sum(head) / len(head) + 0.1, (window, head)
