@@ -29,7 +29,7 @@ import re
 from collections.abc import AsyncIterator, Sequence
 from typing import Any, Literal
 
-from omoide.check.reader import Reader, holds, names, statements
+from omoide.check.reader import Reader, facts_told, names, statements
 from omoide.check.scenario import Scenario
 from omoide.llm.base import ChatMessage, Done, Event, TextDelta, TokenCount, ToolSpec, estimate_tokens, is_memory_task
 from omoide.memory.extract import extract, material_lines, reported, sentences
@@ -114,11 +114,12 @@ class Oracle:
         return told
 
     def _tells(self, line: str) -> tuple[int, frozenset[str]]:
-        said = statements(line, None)
-        facts = frozenset(f.id for s in said for f in self.scenario.facts.values() if holds(s, f))
+        facts = facts_told(line, self.scenario.facts.values())
         if facts & self._current:
             return 2, facts
-        refused = any(names(s.text, w) for s in said for q in self.scenario.questions.values() for w in q.refuse)
+        folded = line.casefold()
+        words = [w for q in self.scenario.questions.values() for w in q.refuse if w in folded]
+        refused = bool(words) and any(names(s.text, w) for s in statements(line, None) for w in words)
         return (1 if facts or refused else 0), facts
 
     def keep(self, lines: Sequence[str], budget_chars: int) -> list[str]:

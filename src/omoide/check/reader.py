@@ -19,6 +19,7 @@ Berlin? I don't know." is wrong for every question.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from functools import lru_cache
@@ -140,6 +141,18 @@ def holds(statement: Statement, fact: Fact) -> bool:
     if not fact.evidence or not any(names(statement.text, w) for w in fact.evidence[0]):
         return False
     return all(any(names(statement.context, w) for w in group) for group in fact.evidence[1:])
+
+
+def facts_told(line: str, facts: Iterable[Fact]) -> frozenset[str]:
+    """The ids of the facts a statement of `line` tells (`holds`). A fact's value
+    must be in the line before any sentence of it can tell the fact, so the line
+    is parsed only when one is."""
+    folded = line.casefold()
+    named = [f for f in facts if f.evidence and any(w in folded for w in f.evidence[0])]
+    if not named:
+        return frozenset()
+    said = statements(line, None)
+    return frozenset(f.id for f in named if any(holds(s, f) for s in said))
 
 
 def _value_words(fact: Fact) -> tuple[str, ...]:

@@ -27,7 +27,7 @@ from omoide.characters.library import find_character
 from omoide.chat.events import ReplyFailed, ReplyFinished, TurnEvent
 from omoide.chat.session import ChatSession
 from omoide.check.arms import COMMON, Arm
-from omoide.check.reader import Reader, holds, score, statements
+from omoide.check.reader import Reader, facts_told, score
 from omoide.check.results import Answer, ArmResult, Horizon, Turn
 from omoide.check.scenario import Event, Question, Scenario
 from omoide.config.settings import Settings
@@ -310,9 +310,7 @@ class ArmRun:
         lines, so each line is read once."""
         told = self._lines.get(line)
         if told is None:
-            found = statements(line, None)
-            told = self._lines[line] = frozenset(
-                key for key, fact in self.scenario.facts.items() if any(holds(s, fact) for s in found))
+            told = self._lines[line] = facts_told(line, self.scenario.facts.values())
         return told
 
     async def _ask(self, q: Question) -> None:

@@ -207,7 +207,7 @@ async def come_to_mind(
         pool = [c for c in pool if reader.reads(None, c.depth)]
     if not pool:
         return []
-    on_path = await store.recall.on_path(head_id, sorted(c.message_id for c in pool), min(c.depth for c in pool))
+    on_path = await store.recall.on_path(head_id, sorted(c.message_id for c in pool))
     pool = [c for c in pool if c.message_id in on_path]
     if not pool:
         return []

@@ -105,7 +105,7 @@ async def recall(
         pool = [c for c in pool if reader.reads(c.owner, c.depth)]
     if not pool:
         return []
-    on_path = await store.recall.on_path(head_id, sorted({c.message_id for c in pool}), min(c.depth for c in pool))
+    on_path = await store.recall.on_path(head_id, sorted({c.message_id for c in pool}))
     ranked = rank([c for c in pool if c.message_id in on_path], now=now, half_life_days=half_life_days, limit=limit)
     user, character = names
     who = {"user": user, "assistant": character, "diary": f"{character}'s diary"}

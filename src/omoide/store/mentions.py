@@ -16,6 +16,9 @@ from omoide.store.paths import NEWEST_MENTION
 
 MENTION_CHAIN_CAP = 5000
 """Most mentioning messages read at a head, newest first."""
+_MADE_AT = {"diary": "SELECT min(message_id) AS x FROM diary_entries WHERE id IN ({})",
+            "memo": "SELECT min(anchor_id) AS x FROM memos WHERE id IN ({})"}
+"""Per kind of mention, the oldest message the memories of some ids were made at."""
 
 
 class MentionRepository:
@@ -43,14 +46,20 @@ class MentionRepository:
     async def at(self, head_id: int, *, limit: int = MENTION_CHAIN_CAP,
                  only: Mapping[str, Collection[int]] | None = None) -> list[Mention]:
         """The mentions on the path to `head_id`, oldest first; with `only`, those of
-        the memories it names by kind (a long chat holds thousands of the others)."""
+        the memories it names by kind (a long chat holds thousands of the others).
+        A memory is mentioned only after the message it was made at, and a message's
+        id is above its parent's, so with `only` the walk stops below the oldest of
+        those messages."""
+        if only is not None and not any(only.values()):
+            return []
+        floor = _oldest_message(only) if only is not None else "0"
         result = await self.db.all(
             f"""WITH RECURSIVE chain(id, prev_id, n) AS (
                    SELECT id, prev_id, 1 FROM memory_mentions
                    WHERE id = (SELECT {NEWEST_MENTION} FROM messages m WHERE m.id = :head)
                    UNION ALL
                    SELECT c.id, c.prev_id, chain.n + 1 FROM memory_mentions c JOIN chain ON c.id = chain.prev_id
-                   WHERE chain.n < :limit
+                   WHERE chain.n < :limit AND c.message_id >= {floor}
                ) SELECT c.* FROM chain JOIN memory_mentions c ON c.id = chain.id ORDER BY chain.n DESC""",
             {"head": head_id, "limit": limit},
         )
@@ -67,3 +76,12 @@ class MentionRepository:
                 moment = ts(r["created_at"])
                 found += [Mention(r["id"], r["kind"], i, r["message_id"], moment) for i in named]
         return found
+
+
+def _oldest_message(memories: Mapping[str, Collection[int]]) -> str:
+    """SQL for the oldest message any of `memories` (by kind) was made at; 0 when a
+    kind is one this does not know."""
+    if any(kind not in _MADE_AT for kind, ids in memories.items() if ids):
+        return "0"
+    parts = [_MADE_AT[kind].format(",".join(str(int(i)) for i in ids)) for kind, ids in memories.items() if ids]
+    return f"coalesce((SELECT min(x) FROM ({' UNION ALL '.join(parts)})), 0)"

@@ -18,6 +18,9 @@ NEWEST_DIARY = "coalesce((SELECT id FROM diary_entries WHERE message_id = m.id O
 NEWEST_MENTION = "coalesce((SELECT id FROM memory_mentions WHERE message_id = m.id ORDER BY id DESC LIMIT 1), m.mention_id)"
 """The newest memory mention in force at message `m`."""
 POINTERS = f"{NEWEST_SUMMARY}, {NEWEST_DIARY}, {NEWEST_MENTION}"
+ALONE_AT_DEPTH = "(SELECT count(*) FROM messages o WHERE o.chat_id = m.chat_id AND o.depth = m.depth) = 1"
+"""Message `m` is the only one of its chat at its depth, so it lies on the path to
+every message of the chat below it: no walk up is needed to tell (messages_by_depth)."""
 
 
 def walk_up(name: str, *, start: str, columns: str = "id, parent_id, depth", until: str = "") -> str:

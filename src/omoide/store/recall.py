@@ -9,7 +9,7 @@ from datetime import datetime
 
 from omoide.store import rows
 from omoide.store.db import Database
-from omoide.store.paths import walk_up
+from omoide.store.paths import ALONE_AT_DEPTH, walk_up
 
 SNIPPET_TOKENS = 24
 _COUNTS_PER_STATEMENT = 50
@@ -96,16 +96,28 @@ class RecallRepository:
                                 r["owner"]) for r in result]
         return found
 
-    async def on_path(self, head_id: int, message_ids: Sequence[int], min_depth: int) -> set[int]:
-        """Which of `message_ids` lie on the path to `head_id` (one walk up to `min_depth`)."""
+    async def on_path(self, head_id: int, message_ids: Sequence[int]) -> set[int]:
+        """Which of `message_ids` lie on the path to `head_id`: those alone at their
+        depth in the head's chat at once, the rest by one walk up to the oldest of
+        them (a long chat's path is thousands of messages; its branches are few)."""
         if not message_ids:
             return set()
-        cte = walk_up("up", start=":head", until="up.depth > :depth")
+        marks = ",".join(str(int(i)) for i in message_ids)
         result = await self.db.all(
-            f"WITH RECURSIVE {cte} SELECT id FROM up WHERE id IN ({','.join(str(int(i)) for i in message_ids)})",
-            {"head": head_id, "depth": min_depth},
+            f"""SELECT m.id, m.depth, {ALONE_AT_DEPTH} AS alone FROM messages m JOIN messages h ON h.id = ?
+                WHERE m.id IN ({marks}) AND m.chat_id = h.chat_id AND m.depth <= h.depth""",
+            (head_id,),
         )
-        return {r[0] for r in result}
+        found = {r[0] for r in result if r[2]}
+        branched = {r[0]: r[1] for r in result if not r[2]}
+        if branched:
+            cte = walk_up("up", start=":head", until="up.depth > :depth")
+            walked = await self.db.all(
+                f"WITH RECURSIVE {cte} SELECT id FROM up WHERE id IN ({','.join(map(str, branched))})",
+                {"head": head_id, "depth": min(branched.values())},
+            )
+            found |= {r[0] for r in walked}
+        return found
 
     async def importance(self, message_ids: Sequence[int]) -> dict[int, int]:
         """The highest importance of a diary entry written at each of `message_ids` (those that have one)."""
