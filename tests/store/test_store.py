@@ -314,6 +314,34 @@ async def test_mentions_of_the_memories_asked_about_are_those_of_all_mentions(st
     assert [(m.kind, m.memory_id, m.message_id) for m in asked] == [("diary", 2, a.id), ("memo", 7, a.id), ("memo", 7, b.id)]
 
 
+async def test_a_kept_copys_mentions_reach_back_to_its_original(store: Store) -> None:
+    chat = await store.chats.create("suzune", greeting="Welcome.")
+    ids = [chat.head_id]
+    original = copy = None
+    for n in range(8):  # mentions are recorded as the chat goes, at its newest message
+        ids.append((await store.messages.add(chat.id, ids[-1], Role.USER if n % 2 == 0 else Role.ASSISTANT, f"line {n}")).id)
+        if n == 0:
+            await store.mentions.add(chat.id, ids[-1], "diary", [999])  # before any memory in force: never read
+        if n == 1:
+            original = await store.memory.add_diary_entry(chat.id, ids[-1], "Kai's kite is red.", DiaryAuthor.CHARACTER)
+        if n == 3 and original is not None:
+            await store.mentions.add(chat.id, ids[-1], "diary", [original.id])
+        if n == 5 and original is not None:
+            copy = await store.memory.add_diary_entry(chat.id, ids[-1], "Kai's kite is red.", DiaryAuthor.COMPRESSION, origin_id=original.id)
+        if n == 6 and copy is not None:
+            await store.mentions.add(chat.id, ids[-1], "diary", [copy.memory_id, 999])
+    assert copy is not None
+    statements: list[str] = []
+    await store.db.conn.set_trace_callback(statements.append)
+    found = await store.mentions.at(ids[-1], only={"diary": {copy.memory_id}})
+    await store.db.conn.set_trace_callback(None)
+    assert [m.message_id for m in found] == [ids[4], ids[7]]  # the one before the copy was made counts for it
+    assert len(statements) == 1
+    assert await store.mentions.at(ids[-1], only={"diary": set()}) == []
+    every = await store.mentions.at(ids[-1])
+    assert [m.message_id for m in every] == [ids[1], ids[4], ids[7], ids[7]]
+
+
 async def test_the_start_of_a_path_is_the_first_message_the_path_reads(store: Store) -> None:
     chat = await store.chats.create("suzune", greeting="Welcome.")
     ids = [chat.head_id]
