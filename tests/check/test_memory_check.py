@@ -212,3 +212,20 @@ async def test_the_json_escapes_c1_controls_in_answers_and_the_model_name(
     data = json.loads(result.stdout)
     assert data["model"] == f"model {hostile}"
     assert any(hostile in a["answer"] for a in data["arms"][0]["answers"])
+
+
+def test_the_checks_throw_away_home_goes_to_memory_unless_tmpdir_says_or_it_is_too_small(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from omoide.check import runner
+
+    monkeypatch.delenv("TMPDIR", raising=False)
+    monkeypatch.setattr(runner, "SCRATCH", tmp_path)
+    with runner.isolated_home() as home:
+        assert home.parent == tmp_path and home.is_dir()
+    monkeypatch.setattr(runner, "SCRATCH_FREE", 1 << 62)  # more than any disk has
+    assert runner.scratch_dir() is None
+    monkeypatch.setattr(runner, "SCRATCH_FREE", 0)
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "elsewhere"))
+    assert runner.scratch_dir() is None
+    monkeypatch.setattr(runner, "SCRATCH", tmp_path / "missing")
+    monkeypatch.delenv("TMPDIR")
+    assert runner.scratch_dir() is None
