@@ -1,11 +1,13 @@
 """Prefix-cache reuse on a real llama.cpp-style server, as the server itself reports it.
 
     python benchmarks/server_cache.py [--turns 41] [--threshold 20 40] [--max-tokens 400] [--recall-passages 0 3]
-                                      [--cache-reuse 32]
+                                      [--cache-reuse 32] [--slots 4]
 
 Starts llama.cpp's own server (the embedded engine over HTTP,
-tests/engine_server.py) with the shipped SmolLM2-135M (8192 tokens, one cache
-slot), then for each summary threshold drives one chat through the real
+tests/engine_server.py) with the shipped SmolLM2-135M (8192 tokens a cache
+slot; by default the embedded engine's slots, so memory work keeps a slot of
+its own as it does there and on any llama.cpp server of several slots;
+`--slots 1` leaves it the chat's), then for each summary threshold drives one chat through the real
 `omoide say` process, one message per process, memory work included (`say`
 waits for it). Between `say` and the server sits a small recording proxy: it
 passes every byte through and keeps the `timings` the server sends at the end
@@ -27,7 +29,7 @@ embedded engine's own, `CACHE_REUSE` in omoide/llm/engine.py; 0 is a stock
 llama.cpp server, which reuses only the common prefix).
 
 What this does not cover: other servers' cache policies (vLLM, the cloud
-APIs' explicit caching), several slots (`benchmarks/scenes.py --engine`), the
+APIs' explicit caching), a scene's several speakers (`benchmarks/scenes.py --engine`), the
 'memos' and 'both' memory styles, the world pass at a conversation's end
 (it needs an idle chat or /end), and replies streamed through the TUI (the
 same session code as `say`). SmolLM2-135M writes poor summaries: a rejected
@@ -156,10 +158,10 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_server(model: Path, log: Path, threads: int, cache_reuse: int) -> tuple[subprocess.Popen[bytes], str]:
+def start_server(model: Path, log: Path, threads: int, cache_reuse: int, slots: int) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     command = [sys.executable, str(ROOT / "tests" / "engine_server.py"), str(model), str(port),
-               "--context", "8192", "--slots", "1", "--threads", str(threads), "--cache-reuse", str(cache_reuse)]
+               "--context", "8192", "--slots", str(slots), "--threads", str(threads), "--cache-reuse", str(cache_reuse)]
     with log.open("wb") as out:
         proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=out, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
@@ -260,15 +262,20 @@ def main() -> None:
                         help="[memory] recall_passages per run (default: the setting's own, 3; 0 turns passages off)")
     parser.add_argument("--cache-reuse", type=int, default=None,
                         help="the server's --cache-reuse (default: the embedded engine's own, CACHE_REUSE; 0: a stock llama.cpp server)")
+    parser.add_argument("--slots", type=int, default=None,
+                        help="the server's cache slots, 8192 tokens each (default: the embedded engine's own, "
+                             "[embedded] engine_slots; memory work has a slot of its own when there are two or more)")
     args = parser.parse_args()
+    from omoide.config.sections import EmbeddedSettings
     from omoide.llm.engine import CACHE_REUSE
     from omoide.llm.model_file import smollm2_path
 
     cache_reuse = CACHE_REUSE if args.cache_reuse is None else args.cache_reuse
+    slots = EmbeddedSettings().engine_slots if args.slots is None else args.slots
 
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "server.log"
-        proc, upstream = start_server(smollm2_path(), log, args.threads, cache_reuse)
+        proc, upstream = start_server(smollm2_path(), log, args.threads, cache_reuse, slots)
         recorder = Recorder(upstream)
         threading.Thread(target=recorder.serve, daemon=True).start()
         base = f"http://127.0.0.1:{recorder.port}/v1"
@@ -278,15 +285,15 @@ def main() -> None:
                     print(f"  threshold {threshold} (recent 15), recall_passages {'default' if passages is None else passages}, "
                           f"{args.turns} turns through `omoide say`:", flush=True)
                     report(threshold, drive(base, recorder, threshold, args.turns, args.max_tokens, args.src, passages),
-                           passages, cache_reuse)
+                           passages, cache_reuse, slots)
         finally:
             if proc.stdin is not None:
                 proc.stdin.close()
             proc.wait(timeout=30)
 
 
-def report(threshold: int, run: Run, passages: int | None = None, cache_reuse: int = 0) -> None:
-    print(f"prefix-cache reuse from llama.cpp's own timings (SmolLM2-135M, n_ctx 8192, one slot, "
+def report(threshold: int, run: Run, passages: int | None = None, cache_reuse: int = 0, slots: int = 1) -> None:
+    print(f"prefix-cache reuse from llama.cpp's own timings (SmolLM2-135M, n_ctx 8192 a slot, {slots} slot(s), "
           f"--cache-reuse {cache_reuse}; load {os.getloadavg()[0]:.1f}):")
     print(f"  recent 15, threshold {threshold}, recall_passages {'default' if passages is None else passages}:")
     print(f"    replies, server timings: {figures(run.replies)}  ({len(run.replies)} turns)")

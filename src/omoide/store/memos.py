@@ -78,9 +78,25 @@ def memo(row: sqlite3.Row) -> Memo:
     )
 
 
+PARSED_CAP = 4096
+"""Memos kept parsed by `on_path` (a turn of a long chat reads hundreds)."""
+
+
 class MemoRepository:
     def __init__(self, db: Database) -> None:
         self.db = db
+        self._parsed: dict[tuple[int, int], Memo] = {}
+        """(memo id, version id) -> the memo: a version's row never changes, so a
+        memo read again at every turn is parsed once."""
+
+    def _memo(self, row: sqlite3.Row) -> Memo:
+        key = (row["id"], row["version_id"])
+        found = self._parsed.get(key)
+        if found is None:
+            if len(self._parsed) >= PARSED_CAP:
+                self._parsed.clear()
+            found = self._parsed[key] = memo(row)
+        return found
 
     # -- writing -----------------------------------------------------------------
 
@@ -171,7 +187,7 @@ class MemoRepository:
                 ORDER BY up.depth, x.id""",
             {"head": head_id},
         )
-        return [memo(r) for r in result]
+        return [self._memo(r) for r in result]
 
     async def any_in_chat(self, chat_id: int) -> bool:
         return await self.db.one("SELECT 1 FROM memos WHERE chat_id = ? LIMIT 1", (chat_id,)) is not None
