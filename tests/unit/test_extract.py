@@ -3,7 +3,7 @@ model writes it. Its sentences are not the memory check's: the categories are.""
 
 from __future__ import annotations
 
-from omoide.memory.extract import extract, fallback_summary
+from omoide.memory.extract import extract, fallback_summary, reported
 
 PASSING = [
     "[05/01 18:00] Noor: The 7:40 bus from Westbury was late again because of roadworks near Hallam Bridge.",
@@ -34,6 +34,25 @@ def test_a_sentence_that_names_what_the_one_before_it_says_is_kept_with_it() -> 
 def test_what_the_character_tells_of_herself_is_kept_like_what_the_user_tells() -> None:
     text = kept([*PASSING, "[05/02 19:03] Ines: *She laughs.* I grew up above a clock shop in Tarbes."], budget=160)
     assert "Tarbes" in text
+
+
+# A tiny model's replies: every sentence a disclosure full of names it made up.
+INVENTED = [
+    "[05/03 20:00] Ines: I love the old lanterns of Kyoto with my friend Hanako and her brother Daichi.",
+    "[05/03 20:00] Ines: My mother Aiko taught me 12 songs from Nagasaki when I was 7.",
+    "[05/03 20:00] Ines: We went to the Gion festival together in 1998 with my cousin Ren.",
+    "[05/03 20:00] Ines: My favourite teacher, Mrs Okabe, moved to Sapporo last year.",
+]
+
+
+def test_what_the_user_tells_of_herself_is_kept_before_a_small_models_replies_full_of_names() -> None:
+    fact = "Work has been busy since I started restoring violins in a workshop."
+    lines = [f"[05/03 19:58] Noor: {fact}", *INVENTED]
+    assert fact in kept(lines, budget=160)
+    # Folded again into a rewrite, the character's reported lines ("Ines said: ...") weigh as hers, not as the user's.
+    summary = " ".join(reported(line) for line in extract(lines, user="Noor", character="Ines", budget_chars=600))
+    assert "Noor said: Work has been busy" in summary
+    assert "restoring violins" in kept([summary, *INVENTED], budget=160)
 
 
 def test_a_rewritten_summary_keeps_each_sentence_with_its_own_date_not_its_paragraphs() -> None:

@@ -13,7 +13,7 @@ summary, memo or diary compression fails or is rejected.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 _LINE = re.compile(r"^\s*(?:[-•]\s*)?(\[[^\]]{5,40}\])?\s*(?:([^:\[\]\n]{1,40}):\s+)?(.*)$")
@@ -73,6 +73,10 @@ class Sentence:
     text: str
     order: int
     score: float
+    told: bool = False
+    """A lasting fact someone other than the character told of themselves: kept
+    before anything the character says (her words are the model's, and a small
+    model's replies are full of names and numbers nobody else said)."""
 
     @property
     def line(self) -> str:
@@ -108,40 +112,61 @@ def _places_and_people(text: str, skip: tuple[str, ...]) -> int:
     return count
 
 
-def _score(text: str, speaker: str, user: str, character: str) -> float:
+def _is_character(speaker: str, character: str) -> bool:
+    """`speaker` is the character, as a chat line ("Suzune") or a memory's reported line ("Suzune said") names her."""
+    return bool(speaker) and speaker.removesuffix(" said").casefold() == character.casefold()
+
+
+def _score(text: str, speaker: str, user: str, character: str) -> tuple[float, bool]:
+    """How much `text` tells, and whether it is a lasting fact told by someone other than the character."""
     if _QUESTION.search(text) or len(text) < 12:
-        return 0.0
+        return 0.0, False
     proper = _places_and_people(text, (character, user))
     detail = 2.0 * min(proper, 3) + 1.5 * bool(_NUMBER.search(text)) + 1.0 * bool(_TIME_WORDS.search(text))
     detail += 1.5 * min(len(_FACT_WORDS.findall(text)), 3)
-    if speaker and speaker.casefold() == character.casefold():
-        detail *= 0.5  # the character's passing detail weighs less than the user's; what she tells of herself does not
+    hers = _is_character(speaker, character)
+    if hers:
+        detail *= 0.5  # the character's passing detail weighs less than the user's
     found = disclosures(text)
     # Passing detail (a train that was late in some town) counts half of a lasting fact's
     value = detail + _DISCLOSED + min(found - 1, 2) if found else detail * 0.5
-    return value / (1.0 + max(0, len(text) - 220) / 220)
+    score = value / (1.0 + max(0, len(text) - 220) / 220)
+    return score, bool(found) and not hers and score >= _DISCLOSED / 2
 
 
-def sentences(lines: Iterable[str], *, user: str, character: str) -> list[Sentence]:
-    out: list[Sentence] = []
+def _reported(speaker: str) -> bool:
+    """`speaker` heads memory's own words ("Kai said", or none), not a chat line: only
+    there does a sentence's own "[stamp] Name said:" tell who said it. (A reply may
+    write "[48/5/7] KAREN: ..." in the middle of itself; that is still the reply's.)"""
+    return not speaker or speaker.endswith(" said")
+
+
+def _pieces(lines: Iterable[str]) -> Iterator[tuple[str, str, str]]:
+    """Each sentence of `lines` as (stamp, speaker, text): a summary's sentence
+    keeps its own date and speaker; one that only points back ("It's called
+    Kestrel.") carries the one before it, which alone says what it names."""
     for line in lines:
         found = _LINE.match(line)
         if not found or not found.group(3).strip():
             continue
         stamp, speaker, text = found.group(1) or "", (found.group(2) or "").strip(), found.group(3).strip()
-        before: Sentence | None = None
+        before: tuple[str, str] | None = None  # the speaker and text of the sentence before
         said, by = stamp, speaker
-        for piece in _SENTENCE.split(text):
+        for n, piece in enumerate(_SENTENCE.split(text)):
             piece = piece.strip()
             if not piece:
                 continue
-            if (own := _LINE.match(piece)) and own.group(1):  # a summary's sentence keeps its own date and speaker
+            if n and _reported(speaker) and (own := _LINE.match(piece)) and own.group(1) and _reported(own.group(2) or ""):
                 said, by, piece = own.group(1), (own.group(2) or speaker).strip(), own.group(3).strip()
-            if before is not None and before.speaker == by and _POINTS_BACK.match(piece):
-                piece = f"{before.text} {piece}"  # "It's called Kestrel." names what only the sentence before says
-            before = Sentence(said, by, piece, len(out), _score(piece, by, user, character))
-            out.append(before)
-    return out
+            if before is not None and before[0] == by and _POINTS_BACK.match(piece):
+                piece = f"{before[1]} {piece}"
+            before = (by, piece)
+            yield said, by, piece
+
+
+def sentences(lines: Iterable[str], *, user: str, character: str) -> list[Sentence]:
+    return [Sentence(said, by, piece, order, *_score(piece, by, user, character))
+            for order, (said, by, piece) in enumerate(_pieces(lines))]
 
 
 def extract(lines: Sequence[str], *, user: str, character: str, budget_chars: int, least: float = 2.0,
@@ -152,7 +177,8 @@ def extract(lines: Sequence[str], *, user: str, character: str, budget_chars: in
     found = [s for s in sentences(lines, user=user, character=character) if s.score >= least]
     chosen: list[Sentence] = []
     used = 0
-    for s in sorted(found, key=lambda s: (-s.score, -s.order)):  # the newer of two equals: later facts correct earlier
+    # What people told of themselves first; the newer of two equals: later facts correct earlier
+    for s in sorted(found, key=lambda s: (not s.told, -s.score, -s.order)):
         size = len(s.stamp) + len(s.speaker) + len(s.text) + 4
         if used + size > budget_chars or (most is not None and len(chosen) >= most):
             continue
@@ -192,6 +218,7 @@ def reported(line: str) -> str:
 
 
 _WORDS = re.compile(r"[\w']+")
+_CODE = re.compile(r"\b(?:\w*[A-Za-z]\w*\d\w*|\w*\d\w*[A-Za-z]\w*|\d{3,})\b")
 
 
 def salient_words(lines: Sequence[str], *, user: str, character: str) -> set[str]:
@@ -199,10 +226,10 @@ def salient_words(lines: Sequence[str], *, user: str, character: str) -> set[str
     of them that kept anything must carry at least one of."""
     out: set[str] = set()
     skip = {user.casefold(), character.casefold()}
-    for s in sentences(lines, user=user, character=character):
-        out |= {name.casefold() for name in names_in(s.text) if name.casefold() not in skip}
+    for _, _, text in _pieces(lines):
+        out |= {name.casefold() for name in names_in(text) if name.casefold() not in skip}
         # A counter ("message 12") is no fact; a number with letters or of three digits is ("B-1001", "1984").
-        out |= {m.group().casefold() for m in re.finditer(r"\b(?:\w*[A-Za-z]\w*\d\w*|\w*\d\w*[A-Za-z]\w*|\d{3,})\b", s.text)}
+        out |= {m.group().casefold() for m in _CODE.finditer(text)}
     return out
 
 
