@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import stat
 from pathlib import Path
@@ -46,9 +47,10 @@ def user_characters_dir() -> Path:
     return data_dir() / "characters"
 
 
+@functools.cache
 def bundled_characters_dir() -> Path:
     """The characters shipped with omoide: inside the wheel, or at the repo root
-    in an editable install."""
+    in an editable install (found once: a turn asks, and resolving costs a stat per part)."""
     packaged = Path(__file__).parent / "_bundled_characters"
     if packaged.is_dir():
         return packaged

@@ -21,6 +21,7 @@ too, so it is kept, a little behind.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -119,8 +120,14 @@ def distinctive(terms: Sequence[str], frequency: Mapping[str, int]) -> list[str]
 _WORD = re.compile(r"[^\W_]+")
 
 
+@functools.lru_cache(maxsize=4096)
+def _words(text: str) -> frozenset[str]:
+    """The words of a message, casefolded: kept for the messages that come up turn after turn."""
+    return frozenset(map(str.casefold, _WORD.findall(text)))
+
+
 def words_in(text: str, terms: Sequence[str]) -> tuple[str, ...]:
-    present = set(map(str.casefold, _WORD.findall(text)))
+    present = _words(text)
     return tuple(t for t in terms if t in present)
 
 
