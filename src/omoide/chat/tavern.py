@@ -48,6 +48,8 @@ class Tavern:
         """Draws for {{random}}, {{roll}}, lore chances and inclusion groups (a seeded one repeats them)."""
         self.pending: tuple[int, list[str]] | None = None
         """(chat length, entry keys) of the prompt being answered, recorded when its reply starts."""
+        self._checkpoint: tuple[int, dict[str, object]] | None = None
+        """(the message a summary covers to, the chat's macro values there): read once per summary, not per turn."""
 
     async def chat_metadata(self) -> dict[str, Any]:
         """SillyTavern's chat_metadata kept from an imported chat ({} for omoide's own)."""
@@ -82,14 +84,17 @@ class Tavern:
         """The card's values: the chat at its last checkpoint."""
         summary = state.summary
         if summary is not None and summary.covers_to_id is not None:
-            seen = await self.store.messages.path(summary.covers_to_id, limit=CHECKPOINT_MESSAGES)
+            if self._checkpoint is None or self._checkpoint[0] != summary.covers_to_id:  # messages never change
+                seen = await self.store.messages.path(summary.covers_to_id, limit=CHECKPOINT_MESSAGES)
+                self._checkpoint = (summary.covers_to_id, chat_values(seen))
+            values = self._checkpoint[1]
             when, mark = summary.created_at, f"summary:{summary.id}"
         else:
             first = state.window[0] if state.window and state.window[0].parent_id is None else None
             roots = [first] if first else await self.store.messages.path_slice(head_id, 0, 1)
-            seen = roots[:1]
-            when, mark = (seen[0].created_at, "start") if seen else (datetime.now().astimezone(), "start")
-        return replace(base, now=when, rng=random.Random(f"{base.pick_seed}:{mark}"), **chat_values(seen))  # type: ignore[arg-type]
+            values = chat_values(roots[:1])
+            when, mark = (roots[0].created_at, "start") if roots else (datetime.now().astimezone(), "start")
+        return replace(base, now=when, rng=random.Random(f"{base.pick_seed}:{mark}"), **values)  # type: ignore[arg-type]
 
     async def commit(self, reply: Message) -> None:
         """The reply to the prompt `turn` built has started: record what fired anew at it."""
