@@ -129,6 +129,13 @@ def llama_server_reusing(smollm2_path: Path, tmp_path_factory: pytest.TempPathFa
 
 
 @pytest.fixture(scope="session")
+def llama_server_slots(smollm2_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The reusing server with the embedded engine's four slots: the server
+    places a request sent without a slot where it sees fit."""
+    yield from _run_engine_server(smollm2_path, tmp_path_factory, "--cache-reuse", "32", "--slots", "4", "--context", "4096")
+
+
+@pytest.fixture(scope="session")
 def llama_server_hermes(smollm2_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The same server with a Hermes-style chat template (tests/llm/data/hermes_tools.jinja):
     a tool-call format llama.cpp recognises, so it parses <tool_call> into native calls."""

@@ -23,6 +23,7 @@ from omoide import locations
 from omoide.config.settings import Settings
 from omoide.errors import BackendError
 from omoide.llm.base import Backend, ChatMessage, TextDelta, ToolCall
+from omoide.llm.slots import MEMORY_CACHE_KEY
 from omoide.memory.diary import NATIVE_INSTRUCTIONS, SAVE_MEMORY
 from omoide.safe_text import json_text
 
@@ -75,7 +76,7 @@ async def probe(backend: Backend, where: str) -> ToolForm:
     """Offer save_memory once and see whether the model calls it."""
     called = False
     text = 0
-    events = backend.stream(list(PROBE), tools=[SAVE_MEMORY], max_tokens=PROBE_TOKENS)
+    events = backend.stream(list(PROBE), tools=[SAVE_MEMORY], max_tokens=PROBE_TOKENS, cache_key=MEMORY_CACHE_KEY)  # off the chat's slot
     try:
         async for event in events:
             if isinstance(event, ToolCall) and event.name == SAVE_MEMORY.name:

@@ -128,11 +128,12 @@ class OpenAICompatBackend:
                 yield event
 
     async def _slot(self, cache_key: str | None) -> int | None:
-        """The llama.cpp cache slot for `cache_key` (a scene's speaker), or None:
-        no key, or a server that is not llama.cpp's. Asked once per backend: a
-        llama.cpp server answers /props with its number of slots."""
-        if cache_key is None:
-            return None
+        """The llama.cpp cache slot for `cache_key` (a scene's speaker; None, a
+        one-on-one chat), or None on a server that is not llama.cpp's or has one
+        slot. Asked once per backend: a llama.cpp server answers /props with its
+        number of slots. (Sent with no slot, a reply right after a compression
+        shares less than half its prompt with the chat's slot, and llama.cpp
+        then gives it the slot used longest ago.)"""
         if self._slots is None:
             self._slots = SlotTable(await self._llama_cpp_slots() or 0)
             self._slots_known = self._slots.slots > 1

@@ -7,12 +7,22 @@ nothing at a change of speaker. A slot per speaker keeps each one's prompt:
 the caller names a cache key (the speaker's id; None for a one-on-one chat)
 and the key keeps its slot for as long as it is in use. When there are more
 keys than slots, the key used longest ago gives its slot up.
+
+Memory work (`MEMORY_CACHE_KEY`) always has the last slot, and the speakers
+share the others: a slot must not depend on which request a process happened
+to send first (`omoide say` is a process per message; when memory work came
+first there, it took the chat's slot, and the next reply read its prompt again).
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+
+
+MEMORY_CACHE_KEY = "omoide:memory-work"
+"""The cache key of memory work sent on its own: a server with several slots
+keeps it on a slot of its own, the last (the speakers' ids never look like this)."""
 
 
 class SlotTable:
@@ -23,12 +33,14 @@ class SlotTable:
 
     def slot(self, key: str | None) -> int:
         """The slot for `key`, which becomes the most recently used."""
+        if key == MEMORY_CACHE_KEY:
+            return self.slots - 1
         with self._lock:
             if key in self._owners:
                 self._owners.move_to_end(key)
                 return self._owners[key]
             used = set(self._owners.values())
-            free = next((s for s in range(self.slots) if s not in used), None)
+            free = next((s for s in range(self._speakers) if s not in used), None)
             if free is None:
                 _, free = self._owners.popitem(last=False)
             self._owners[key] = free
@@ -39,5 +51,10 @@ class SlotTable:
         with self._lock:
             self.slots = max(1, slots)
             for key, slot in list(self._owners.items()):
-                if slot >= self.slots:
+                if slot >= self._speakers:
                     del self._owners[key]
+
+    @property
+    def _speakers(self) -> int:
+        """The slots the speakers share: all but memory work's, the last (one, when there is one)."""
+        return self.slots - 1 if self.slots > 1 else 1

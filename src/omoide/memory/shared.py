@@ -23,14 +23,12 @@ from typing import Any
 
 from omoide.domain.chat import Message
 from omoide.llm.base import MEMORY_TASK, Backend, ChatMessage, Event, TokenCount, ToolSpec, is_memory_task
+from omoide.llm.slots import MEMORY_CACHE_KEY
 from omoide.memory.prompt.layers import window_messages
 from omoide.memory.prompt.model import AssembledPrompt
 
 CHARS_PER_TOKEN = 3
 """A cautious count of characters per token for text not yet counted (more tokens than most models use)."""
-MEMORY_CACHE_KEY = "omoide:memory-work"
-"""The cache key of memory work sent on its own: a server with several slots
-keeps it off the chat's slots (the speakers' ids never look like this)."""
 FRAMING_MARGIN = 32
 """Tokens kept free when a tokenizer counted the text but the chat template's framing was estimated."""
 

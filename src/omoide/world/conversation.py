@@ -29,6 +29,7 @@ from omoide.domain.chat import Message
 from omoide.config.sections import WorldSettings
 from omoide.errors import OmoideError
 from omoide.llm.base import Backend, TextDelta
+from omoide.llm.slots import MEMORY_CACHE_KEY
 from omoide.llm.stamps import stamp
 from omoide.store import Store
 from omoide.world import extractive, familiarity, steps
@@ -286,7 +287,7 @@ class ConversationPass:
 
     async def _complete(self, messages: list, max_tokens: int) -> str:  # type: ignore[type-arg]
         parts: list[str] = []
-        async for event in self.backend.stream(messages, max_tokens=max_tokens):
+        async for event in self.backend.stream(messages, max_tokens=max_tokens, cache_key=MEMORY_CACHE_KEY):
             if isinstance(event, TextDelta):
                 parts.append(event.text)
         return "".join(parts)
