@@ -32,7 +32,7 @@ from typing import Any, Literal
 from omoide.check.reader import Reader, facts_told, names, statements
 from omoide.check.scenario import Scenario
 from omoide.llm.base import ChatMessage, Done, Event, TextDelta, TokenCount, ToolSpec, estimate_tokens, is_memory_task
-from omoide.memory.extract import extract, material_lines, reported, sentences
+from omoide.memory.extract import extract, material_lines, reported, sentence_lines
 
 Kind = Literal["reader", "writer"]
 FILLER_REPLY = "Mm. *She nods and wipes the counter.*"
@@ -126,8 +126,7 @@ class Oracle:
         if self.kind == "reader":
             # Every telling line, as many as its limit holds: first one line for each fact still true (the newest),
             # then the rest, newest first; in the order said.
-            said = sentences(lines, user=self.scenario.user, character=self.scenario.host.capitalize())
-            told = [line for line in dict.fromkeys(s.line for s in said) if self.telling(line)]
+            told = [line for line in dict.fromkeys(sentence_lines(lines)) if self.telling(line)]
             covered: set[str] = set()
             first = []
             for n in reversed(range(len(told))):

@@ -81,7 +81,11 @@ class Sentence:
     @property
     def line(self) -> str:
         """`[stamp] Speaker: sentence`, as a memory task quotes it."""
-        return " ".join(part for part in (self.stamp, f"{self.speaker}:" if self.speaker else "", self.text) if part)
+        return _quoted(self.stamp, self.speaker, self.text)
+
+
+def _quoted(stamp: str, speaker: str, text: str) -> str:
+    return " ".join(part for part in (stamp, f"{speaker}:" if speaker else "", text) if part)
 
 
 def _name_spans(text: str) -> list[re.Match[str]]:
@@ -162,6 +166,11 @@ def _pieces(lines: Iterable[str]) -> Iterator[tuple[str, str, str]]:
                 piece = f"{before[1]} {piece}"
             before = (by, piece)
             yield said, by, piece
+
+
+def sentence_lines(lines: Iterable[str]) -> list[str]:
+    """Each sentence of `lines` as `[stamp] Speaker: sentence` (as `Sentence.line`), unscored."""
+    return [_quoted(*piece) for piece in _pieces(lines)]
 
 
 def sentences(lines: Iterable[str], *, user: str, character: str) -> list[Sentence]:
