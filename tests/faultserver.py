@@ -90,6 +90,10 @@ class FaultServer:
                     name, _, value = header.decode().partition(":")
                     headers[name.strip().lower()] = value.strip()
                 body = await reader.readexactly(int(headers.get("content-length", "0")))
+                if method == "GET" and path == "/props":  # not llama.cpp's server: no slots to tell of
+                    if not await self._send(writer, Reply(status=404, body=b'{"error": "not found"}')):
+                        return
+                    continue
                 request = Request(method, path, headers, body)
                 self.requests.append(request)
                 reply = self.replies.pop(0) if self.replies else Reply(status=404, body=b'{"error": "nothing queued"}')

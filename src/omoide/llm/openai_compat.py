@@ -6,6 +6,7 @@ tool calls arrive in fragments and are put together (toolcalls.py).
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import logging
 from collections.abc import AsyncIterator
@@ -47,6 +48,16 @@ MODELS_MAX_BYTES = 8 * 1024 * 1024
 """Largest model list read from /models (about 100,000 names)."""
 
 log = logging.getLogger(__name__)
+
+
+def _on_this_machine(url: str) -> bool:
+    host = (httpx.URL(url).host or "").strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 class OpenAICompatBackend:
@@ -133,7 +144,11 @@ class OpenAICompatBackend:
         slot. Asked once per backend: a llama.cpp server answers /props with its
         number of slots. (Sent with no slot, a reply right after a compression
         shares less than half its prompt with the chat's slot, and llama.cpp
-        then gives it the slot used longest ago.)"""
+        then gives it the slot used longest ago.) A one-on-one chat asks only a
+        server on this machine before its first reply, where the question costs
+        no time; a remote one is asked when memory work first names its slot."""
+        if self._slots is None and cache_key is None and not _on_this_machine(self.base_url):
+            return None
         if self._slots is None:
             self._slots = SlotTable(await self._llama_cpp_slots() or 0)
             self._slots_known = self._slots.slots > 1
