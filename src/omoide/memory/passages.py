@@ -120,9 +120,10 @@ def distinctive(terms: Sequence[str], frequency: Mapping[str, int]) -> list[str]
 _WORD = re.compile(r"[^\W_]+")
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=4 * CANDIDATES)
 def _words(text: str) -> frozenset[str]:
-    """The words of a message, casefolded: kept for the messages that come up turn after turn."""
+    """The words of a message, casefolded: kept for the candidates of the last few turns, which come up again
+    (a few turns only: a message may be huge)."""
     return frozenset(map(str.casefold, _WORD.findall(text)))
 
 
