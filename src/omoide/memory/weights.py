@@ -83,11 +83,7 @@ def _days(later: datetime, earlier: datetime) -> float:
 
 def strength(importance: int | None, written: datetime, mentions: Iterable[datetime], *, now: datetime, half_life_days: float) -> float:
     base = (importance or DEFAULT_IMPORTANCE) * _decay(_days(now, written), half_life_days)
-    boost = 0.0
-    for moment in mentions:  # a turn weighs hundreds of mentions: one loop, no generator
-        if moment <= now:
-            boost += 0.5 ** ((now - moment).total_seconds() / 86400 / half_life_days)
-    return base + MENTION_BOOST * boost
+    return base + sum(MENTION_BOOST * _decay(_days(now, moment), half_life_days) for moment in mentions if moment <= now)
 
 
 def strengths(entries: Sequence[DiaryEntry], mentions: Sequence[Mention], *, now: datetime, half_life_days: float) -> dict[int, float]:
