@@ -14,10 +14,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+from omoide.memory.weights import STOPWORDS
 
 _LINE = re.compile(r"^\s*(?:[-•]\s*)?(\[[^\]]{5,40}\])?\s*(?:([^:\[\]\n]{1,40}):\s+)?(.*)$")
 _SENTENCE = re.compile(r"(?<=[.!?…])\s+")
+_REPORT = re.compile(r"\s+(?=(?:\[[^\]]{5,40}\]\s*)?[A-Z][\w.'’-]*(?:\s[A-Z][\w.'’-]*){0,3} said:\s)")
+"""Where memory's own words start the next speaker's line ("… [03/05 19:03] Kai said: …", or with no stamp when
+it is the one before's): a sentence before it may end with no stop (a small model's replies often do), and must
+not swallow it."""
 _PROPER = re.compile(r"\b[A-Z][a-zà-ÿ]+")
 _NUMBER = re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twenty|hundred|thousand)\b", re.I)
 _TIME_WORDS = re.compile(
@@ -57,6 +63,9 @@ _DISCLOSURES = tuple(re.compile(p, re.I) for p in (
 are, their people, likes, promises, corrections, what they did together), as
 opposed to the day's passing detail; matched in the first and the third
 person, so a summary's reported line ("Kai said: his cat is ...") weighs the same."""
+_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'll|I'd|me|my|mine|myself|we|us|our|they|them|their|they're|they've)\b", re.I)
+"""Someone speaking of themselves (in memory's reported lines, "they"): with a name in it, a sentence tells of their
+own life ("my knees still ache from the climb up Mont Ventoux"), which is asked back like any disclosure."""
 _DISCLOSED = 5.0
 _POINTS_BACK = re.compile(r"^(?:It|It's|Its|He|He's|She|She's|They|They're|That|That's|This)\b")
 
@@ -131,11 +140,12 @@ def _score(text: str, speaker: str, user: str, character: str) -> tuple[float, b
     hers = _is_character(speaker, character)
     if hers:
         detail *= 0.5  # the character's passing detail weighs less than the user's
-    found = disclosures(text)
+    found = disclosures(text) or int(bool(proper) and bool(_FIRST_PERSON.search(text)))
     # Passing detail (a train that was late in some town) counts half of a lasting fact's
     value = detail + _DISCLOSED + min(found - 1, 2) if found else detail * 0.5
     score = value / (1.0 + max(0, len(text) - 220) / 220)
-    return score, bool(found) and not hers and score >= _DISCLOSED / 2
+    # A piece that starts cut ("…u can do the same") is the end of someone's line: whose, it no longer says
+    return score, bool(found) and not hers and score >= _DISCLOSED / 2 and not text.startswith("…")
 
 
 def _reported(speaker: str) -> bool:
@@ -156,12 +166,14 @@ def _pieces(lines: Iterable[str]) -> Iterator[tuple[str, str, str]]:
         stamp, speaker, text = found.group(1) or "", (found.group(2) or "").strip(), found.group(3).strip()
         before: tuple[str, str] | None = None  # the speaker and text of the sentence before
         said, by = stamp, speaker
-        for n, piece in enumerate(_SENTENCE.split(text)):
+        parts = _REPORT.split(text) if _reported(speaker) else [text]
+        for n, piece in enumerate(sentence for part in parts for sentence in _SENTENCE.split(part)):
             piece = piece.strip()
             if not piece:
                 continue
-            if n and _reported(speaker) and (own := _LINE.match(piece)) and own.group(1) and _reported(own.group(2) or ""):
-                said, by, piece = own.group(1), (own.group(2) or speaker).strip(), own.group(3).strip()
+            if _reported(speaker) and (own := _LINE.match(piece)) and (own.group(1) or own.group(2)) \
+                    and _reported(own.group(2) or ""):
+                said, by, piece = own.group(1) or said, (own.group(2) or by).strip(), own.group(3).strip()
             if before is not None and before[0] == by and _POINTS_BACK.match(piece):
                 piece = f"{before[1]} {piece}"
             before = (by, piece)
@@ -178,12 +190,45 @@ def sentences(lines: Iterable[str], *, user: str, character: str) -> list[Senten
             for order, (said, by, piece) in enumerate(_pieces(lines))]
 
 
+_FRAME_WORD = re.compile(r"[a-z][a-z']{2,}")
+ROUTINE_OVERLAP = 0.75
+"""Two sentences say the same kind of thing when this share of the fewer words of the two (names and numbers
+aside) stands in both: a sentence carried on by the one after it ("... It rained for 5 hours.") still matches."""
+
+
+def _frame(text: str) -> frozenset[str]:
+    """What `text` says with its names and numbers taken out: its other content words."""
+    named = {name.casefold() for name in names_in(text)}
+    return frozenset(w for w in _FRAME_WORD.findall(text.casefold()) if w not in STOPWORDS and w not in named)
+
+
+def _alike(a: frozenset[str], b: frozenset[str]) -> bool:
+    return len(a) >= 3 and len(b) >= 3 and len(a & b) >= ROUTINE_OVERLAP * min(len(a), len(b))
+
+
+def routine_last(found: Sequence[Sentence]) -> list[Sentence]:
+    """`found` with only the newest of the told sentences that say the same kind of thing
+    ("my shoes are wet from the walk in Ferrow", and again in Lindby, and again...)
+    still told: the others weigh as passing detail. What is said again and again with
+    another name each time is a routine; what is said once stands out."""
+    frames: list[frozenset[str]] = []
+    out: list[Sentence] = []
+    for s in sorted(found, key=lambda s: -s.order):
+        if s.told:
+            frame = _frame(s.text)
+            if any(_alike(frame, seen) for seen in frames):
+                s = replace(s, told=False, score=s.score * 0.5)
+            frames.append(frame)
+        out.append(s)
+    return out
+
+
 def extract(lines: Sequence[str], *, user: str, character: str, budget_chars: int, least: float = 2.0,
             most: int | None = None) -> list[str]:
     """The best sentences of `lines` (at most `most` of them) within
     `budget_chars`, in the order said, as `[stamp] Speaker: sentence` (the stamp
     once per line of the result)."""
-    found = [s for s in sentences(lines, user=user, character=character) if s.score >= least]
+    found = routine_last([s for s in sentences(lines, user=user, character=character) if s.score >= least])
     chosen: list[Sentence] = []
     used = 0
     # What people told of themselves first; the newer of two equals: later facts correct earlier
@@ -191,8 +236,8 @@ def extract(lines: Sequence[str], *, user: str, character: str, budget_chars: in
         size = len(s.stamp) + len(s.speaker) + len(s.text) + 4
         if used + size > budget_chars or (most is not None and len(chosen) >= most):
             continue
-        if any(s.text in c.text or c.text in s.text for c in chosen if c.stamp == s.stamp):
-            continue  # a sentence and the one that carries it on
+        if any(s.text in c.text or c.text in s.text for c in chosen if c.speaker == s.speaker):
+            continue  # a sentence and the one that carries it on, or the same said again (a rewrite re-dates its first)
         chosen.append(s)
         used += size
     chosen.sort(key=lambda s: s.order)
