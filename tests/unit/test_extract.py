@@ -98,3 +98,28 @@ def test_a_summary_that_names_what_nobody_said_is_refused_and_a_faithful_one_is_
     assert "nobody said" in (spoiled(made_up, instructions=instructions, lines=lines, user="Noor", character="Ines") or "")
     faithful = "Noor's brother Tarik moved to Lisbon on Tuesday for a job at the aquarium; Ines thinks it suits him."
     assert spoiled(faithful, instructions=instructions, lines=lines, user="Noor", character="Ines") is None
+
+
+def test_a_reply_with_no_stop_does_not_swallow_the_next_speakers_line_when_folded_again() -> None:
+    # Memory's own words run each speaker's line into the next; a small model's reply often ends without a stop.
+    for then in ("[05/04 19:00] Noor said:", "Noor said:"):
+        summary = (f"[05/03 20:00] Ines said: We walked and walked and nobody knew where the road went {then} "
+                   "she started repairing pianos in a workshop by the canal.")
+        text = kept([summary, *INVENTED], budget=200)
+        assert "Noor said: she started repairing pianos" in text, text
+        assert "Ines said: she started repairing" not in text
+
+
+def test_what_someone_tells_of_their_own_life_with_a_name_in_it_comes_before_a_small_models_replies() -> None:
+    fact = "My legs still hurt from the hike across the Brecon Beacons on Sunday."
+    assert fact in kept([f"[05/05 19:00] Noor: {fact}", *INVENTED], budget=160)
+
+
+def test_of_sentences_that_say_the_same_kind_of_thing_again_and_again_the_newest_stands_for_them() -> None:
+    towns = ["Halden", "Morwick", "Tarrow", "Essly", "Brandby", "Coldharbour"]
+    routine = [f"[05/0{n + 1} 18:00] Noor: I found an old map of {town} inside a second-hand atlas."
+               for n, town in enumerate(towns)]
+    fact = "[05/04 18:30] Noor: My brother Idris just opened a bakery in Leeds."
+    text = kept([*routine[:4], fact, *routine[4:]], budget=190)
+    assert "Idris" in text and "Coldharbour" in text, text
+    assert "Halden" not in text
