@@ -44,7 +44,8 @@ _DISCLOSURES = tuple(re.compile(p, re.I) for p in (
     r"\b(?:called|named|name is|name's)\b",
     # where they live, come from, work; what they do; what changed in their life
     rf"\b{_WHO}(?:'ve| have)?\s+(?:\w+\s+)?(?:live[sd]?|moved|grew up|was born|work(?:s|ed)?|teach(?:es)?|study|studies"
-    r"|started|quit|retired|applied|adopted|married|ran (?:my|his|her|their) first)\b",
+    r"|started|quit|retired|applied|adopted|married|ran (?:my|his|her|their) first)\b"
+    r"|\b(?:getting|got|get|is|are) (?:married|engaged|divorced)\b|\b(?:is|are) expecting a baby\b",
     # their people and animals
     rf"\b{_WHOSE}\s+(?:\w+\s+)?(?:sister|brother|mother|mum|mom|father|dad|parents|wife|husband|partner|son|daughter"
     r"|grand\w+|aunt|uncle|cousin|friend|boss|colleague|neighbour|neighbor|cat|dog|pet|kitten|puppy|horse|bird|birthday)\b",
@@ -86,6 +87,8 @@ class Sentence:
     """A lasting fact someone other than the character told of themselves: kept
     before anything the character says (her words are the model's, and a small
     model's replies are full of names and numbers nobody else said)."""
+    passing: float = 0.0
+    """What the sentence would weigh as passing detail: its score once it is found to be a routine."""
 
     @property
     def line(self) -> str:
@@ -130,10 +133,11 @@ def _is_character(speaker: str, character: str) -> bool:
     return bool(speaker) and speaker.removesuffix(" said").casefold() == character.casefold()
 
 
-def _score(text: str, speaker: str, user: str, character: str) -> tuple[float, bool]:
-    """How much `text` tells, and whether it is a lasting fact told by someone other than the character."""
+def _score(text: str, speaker: str, user: str, character: str) -> tuple[float, bool, float]:
+    """How much `text` tells, whether it is a lasting fact told by someone other than the character, and what it
+    would weigh as passing detail."""
     if _QUESTION.search(text) or len(text) < 12:
-        return 0.0, False
+        return 0.0, False, 0.0
     proper = _places_and_people(text, (character, user))
     detail = 2.0 * min(proper, 3) + 1.5 * bool(_NUMBER.search(text)) + 1.0 * bool(_TIME_WORDS.search(text))
     detail += 1.5 * min(len(_FACT_WORDS.findall(text)), 3)
@@ -142,10 +146,11 @@ def _score(text: str, speaker: str, user: str, character: str) -> tuple[float, b
         detail *= 0.5  # the character's passing detail weighs less than the user's
     found = disclosures(text) or int(bool(proper) and bool(_FIRST_PERSON.search(text)))
     # Passing detail (a train that was late in some town) counts half of a lasting fact's
-    value = detail + _DISCLOSED + min(found - 1, 2) if found else detail * 0.5
-    score = value / (1.0 + max(0, len(text) - 220) / 220)
+    long = 1.0 + max(0, len(text) - 220) / 220
+    passing = detail * 0.5 / long
+    score = (detail + _DISCLOSED + min(found - 1, 2)) / long if found else passing
     # A piece that starts cut ("…u can do the same") is the end of someone's line: whose, it no longer says
-    return score, bool(found) and not hers and score >= _DISCLOSED / 2 and not text.startswith("…")
+    return score, bool(found) and not hers and score >= _DISCLOSED / 2 and not text.startswith("…"), passing
 
 
 def _reported(speaker: str) -> bool:
@@ -217,7 +222,7 @@ def routine_last(found: Sequence[Sentence]) -> list[Sentence]:
         if s.told:
             frame = _frame(s.text)
             if any(_alike(frame, seen) for seen in frames):
-                s = replace(s, told=False, score=s.score * 0.5)
+                s = replace(s, told=False, score=s.passing)
             frames.append(frame)
         out.append(s)
     return out
@@ -228,7 +233,7 @@ def extract(lines: Sequence[str], *, user: str, character: str, budget_chars: in
     """The best sentences of `lines` (at most `most` of them) within
     `budget_chars`, in the order said, as `[stamp] Speaker: sentence` (the stamp
     once per line of the result)."""
-    found = routine_last([s for s in sentences(lines, user=user, character=character) if s.score >= least])
+    found = [s for s in routine_last(sentences(lines, user=user, character=character)) if s.score >= least]
     chosen: list[Sentence] = []
     used = 0
     # What people told of themselves first; the newer of two equals: later facts correct earlier
