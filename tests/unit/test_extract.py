@@ -123,3 +123,14 @@ def test_of_sentences_that_say_the_same_kind_of_thing_again_and_again_the_newest
     text = kept([*routine[:4], fact, *routine[4:]], budget=190)
     assert "Idris" in text and "Coldharbour" in text, text
     assert "Halden" not in text
+
+
+def test_a_memo_batch_of_passing_talk_about_ones_day_stays_a_gap() -> None:
+    # Eight messages are too few to tell a routine from a one-off: such a memo would push older ones out of the prompt.
+    from omoide.memory.memos import fallback_highlights
+
+    batch = ["[05/06 18:00] Noor: I found an old map of Halden inside a second-hand atlas.",
+             "[05/06 18:03] Noor: My umbrella broke on the walk along the quay in Tarrow."]
+    assert fallback_highlights(batch, name="Ines", user="Noor") == []
+    told = "[05/06 18:06] Noor: My brother is called Idris."
+    assert fallback_highlights([*batch, told], name="Ines", user="Noor") == ["Noor said: Their brother is called Idris."]

@@ -133,7 +133,7 @@ def _is_character(speaker: str, character: str) -> bool:
     return bool(speaker) and speaker.removesuffix(" said").casefold() == character.casefold()
 
 
-def _score(text: str, speaker: str, user: str, character: str) -> tuple[float, bool, float]:
+def _score(text: str, speaker: str, user: str, character: str, personal: bool = True) -> tuple[float, bool, float]:
     """How much `text` tells, whether it is a lasting fact told by someone other than the character, and what it
     would weigh as passing detail."""
     if _QUESTION.search(text) or len(text) < 12:
@@ -144,7 +144,7 @@ def _score(text: str, speaker: str, user: str, character: str) -> tuple[float, b
     hers = _is_character(speaker, character)
     if hers:
         detail *= 0.5  # the character's passing detail weighs less than the user's
-    found = disclosures(text) or int(bool(proper) and bool(_FIRST_PERSON.search(text)))
+    found = disclosures(text) or int(personal and bool(proper) and bool(_FIRST_PERSON.search(text)))
     # Passing detail (a train that was late in some town) counts half of a lasting fact's
     long = 1.0 + max(0, len(text) - 220) / 220
     passing = detail * 0.5 / long
@@ -190,8 +190,10 @@ def sentence_lines(lines: Iterable[str]) -> list[str]:
     return [_quoted(*piece) for piece in _pieces(lines)]
 
 
-def sentences(lines: Iterable[str], *, user: str, character: str) -> list[Sentence]:
-    return [Sentence(said, by, piece, order, *_score(piece, by, user, character))
+def sentences(lines: Iterable[str], *, user: str, character: str, personal: bool = True) -> list[Sentence]:
+    """The sentences of `lines`, scored. `personal`: what someone says of their own life with a name in it counts as
+    told (`_FIRST_PERSON`); that needs a span long enough to tell a routine from a one-off (`routine_last`)."""
+    return [Sentence(said, by, piece, order, *_score(piece, by, user, character, personal))
             for order, (said, by, piece) in enumerate(_pieces(lines))]
 
 
@@ -229,11 +231,12 @@ def routine_last(found: Sequence[Sentence]) -> list[Sentence]:
 
 
 def extract(lines: Sequence[str], *, user: str, character: str, budget_chars: int, least: float = 2.0,
-            most: int | None = None) -> list[str]:
+            most: int | None = None, personal: bool = True) -> list[str]:
     """The best sentences of `lines` (at most `most` of them) within
     `budget_chars`, in the order said, as `[stamp] Speaker: sentence` (the stamp
-    once per line of the result)."""
-    found = [s for s in routine_last(sentences(lines, user=user, character=character)) if s.score >= least]
+    once per line of the result). `personal`: as `sentences`."""
+    found = [s for s in routine_last(sentences(lines, user=user, character=character, personal=personal))
+             if s.score >= least]
     chosen: list[Sentence] = []
     used = 0
     # What people told of themselves first; the newer of two equals: later facts correct earlier
