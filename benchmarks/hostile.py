@@ -1,5 +1,7 @@
 """Figures for hostile input: the peak memory of importing a decompression-bomb
-card, and the time a backtracking lorebook key takes per scan.
+card, the time a backtracking lorebook key takes per scan, and the time memory
+in the story's own words takes over a huge message built to make its
+sentence splitting backtrack.
 
     python benchmarks/hostile.py
 """
@@ -18,6 +20,7 @@ from pathlib import Path
 from omoide.characters import lorebook
 from omoide.characters.model import LoreEntry, Lorebook
 from omoide.characters.png import Chunk, blank_png, read_chunks, write_chunks
+from omoide.memory.extract import fallback_summary
 
 MEASURED = textwrap.dedent(
     """
@@ -61,6 +64,11 @@ def main() -> None:
         start = time.perf_counter()
         lorebook.scan(book, [message])
         print(f"lore scan, key /(a+)+$/, message of {length + 1:,} characters: {(time.perf_counter() - start) * 1000:.2f} ms")
+    # Whitespace runs and capitalised words before "said:": what the split between reported lines looks for.
+    huge = "[03/02 19:03] Kai said: a" + " " * 200_000 + "b " + "Abc Def " * 50_000 + "said: c"
+    start = time.perf_counter()
+    fallback_summary([huge], user="Kai", character="Suzune", budget_chars=2800)
+    print(f"own-words summary of a {len(huge):,}-character reported line: {(time.perf_counter() - start) * 1000:.0f} ms")
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ from omoide.memory.weights import STOPWORDS
 
 _LINE = re.compile(r"^\s*(?:[-•]\s*)?(\[[^\]]{5,40}\])?\s*(?:([^:\[\]\n]{1,40}):\s+)?(.*)$")
 _SENTENCE = re.compile(r"(?<=[.!?…])\s+")
-_REPORT = re.compile(r"\s+(?=(?:\[[^\]]{5,40}\]\s*)?[A-Z][\w.'’-]*(?:\s[A-Z][\w.'’-]*){0,3} said:\s)")
+_REPORT = re.compile(r"\s(?=(?:\[[^\]]{5,40}\]\s*)?[A-Z][\w.'’-]*(?:\s[A-Z][\w.'’-]*){0,3} said:\s)")
 """Where memory's own words start the next speaker's line ("… [03/05 19:03] Kai said: …", or with no stamp when
 it is the one before's): a sentence before it may end with no stop (a small model's replies often do), and must
 not swallow it."""
@@ -201,6 +201,9 @@ _FRAME_WORD = re.compile(r"[a-z][a-z']{2,}")
 ROUTINE_OVERLAP = 0.75
 """Two sentences say the same kind of thing when this share of the fewer words of the two (names and numbers
 aside) stands in both: a sentence carried on by the one after it ("... It rained for 5 hours.") still matches."""
+ROUTINE_SPAN = 64
+"""The newer told sentences a sentence is compared with: a routine comes back within a stretch, and the work stays
+linear in a long conversation's sentences."""
 
 
 def _frame(text: str) -> frozenset[str]:
@@ -223,7 +226,7 @@ def routine_last(found: Sequence[Sentence]) -> list[Sentence]:
     for s in sorted(found, key=lambda s: -s.order):
         if s.told:
             frame = _frame(s.text)
-            if any(_alike(frame, seen) for seen in frames):
+            if any(_alike(frame, seen) for seen in frames[-ROUTINE_SPAN:]):
                 s = replace(s, told=False, score=s.passing)
             frames.append(frame)
         out.append(s)
