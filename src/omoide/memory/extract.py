@@ -146,9 +146,9 @@ def _score(text: str, speaker: str, user: str, character: str, personal: bool = 
         detail *= 0.5  # the character's passing detail weighs less than the user's
     found = disclosures(text) or int(personal and bool(proper) and bool(_FIRST_PERSON.search(text)))
     # Passing detail (a train that was late in some town) counts half of a lasting fact's
-    long = 1.0 + max(0, len(text) - 220) / 220
-    passing = detail * 0.5 / long
-    score = (detail + _DISCLOSED + min(found - 1, 2)) / long if found else passing
+    wordy = 1.0 + max(0, len(text) - 220) / 220  # a long sentence tells less per character
+    passing = detail * 0.5 / wordy
+    score = (detail + _DISCLOSED + min(found - 1, 2)) / wordy if found else passing
     # A piece that starts cut ("…u can do the same") is the end of someone's line: whose, it no longer says
     return score, bool(found) and not hers and score >= _DISCLOSED / 2 and not text.startswith("…"), passing
 
