@@ -13,7 +13,7 @@ import pytest
 
 from omoide.check.judge import JUDGE_PROMPT, judge_request, verdict
 from omoide.check.oracle import Oracle
-from omoide.check.reader import DONT_KNOW, Reader, score, statements, today_in
+from omoide.check.reader import DONT_KNOW, Reader, names_stale, score, statements, today_in
 from omoide.check.results import Answer
 from omoide.check.scenario import Scenario, load, parse
 from omoide.errors import CommandError
@@ -125,6 +125,14 @@ def test_an_update_outdates_the_old_value_by_its_date_and_a_correction_in_one_se
     assert not Reader(older, s).read(home).right  # the stale value told later wins: not kept
     corrected = f"[03/05 19:03] Kai said: he moved from London to Berlin; he doesn't live in London anymore.\n{TAIL}"
     assert Reader(corrected, s).read(home).right
+
+
+def test_an_old_value_counts_as_named_only_as_a_word_of_its_own_and_not_as_past() -> None:
+    home = question(story(), "home")
+    assert names_stale(home, "London, I think.") and names_stale(home, "You live in london")
+    # A small model's names run together ("...ShimonosaiLondonderryImaraku..."): no value is named in them.
+    assert not names_stale(home, "TokyoIsuzukaLondonderryInamadoka") and not names_stale(home, "Berlin.")
+    assert not names_stale(home, "Berlin now, not London anymore.")
 
 
 def test_a_guess_that_names_every_candidate_scores_zero_everywhere() -> None:

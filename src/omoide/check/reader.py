@@ -289,6 +289,13 @@ def kept(q: Question, text: str, scenario: Scenario) -> bool | None:
     return Reader(text, scenario).read(q).right
 
 
+def names_stale(q: Question, answer: str) -> bool:
+    """`answer` gives an outdated value of `q` as current: it names it as a word of its own (not inside
+    another word, as a small model's run-together names do) and nothing beside it says it is past."""
+    folded = answer.casefold()
+    return any(names(folded, w) and not _past_marked(folded, w) for w in q.stale)
+
+
 def score(q: Question, answer: str, scenario: Scenario) -> bool:
     """Right only when the answer gives the value and names nothing it must not."""
     folded = answer.casefold()

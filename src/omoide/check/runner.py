@@ -28,7 +28,7 @@ from omoide.characters.library import find_character
 from omoide.chat.events import ReplyFailed, ReplyFinished, TurnEvent
 from omoide.chat.session import ChatSession
 from omoide.check.arms import COMMON, Arm
-from omoide.check.reader import Reader, facts_told, score
+from omoide.check.reader import Reader, facts_told, names_stale, score
 from omoide.check.results import Answer, ArmResult, Horizon, Turn
 from omoide.check.scenario import Event, Question, Scenario
 from omoide.config.settings import Settings
@@ -346,7 +346,7 @@ class ArmRun:
         if prompt is not None:
             kept = Reader(self.evidence(prompt.rendered() + "\n" + "\n".join(prompt.recalled)), self.scenario).read(q).right
         right = score(q, answer, self.scenario)
-        stale = bool(q.stale) and any(w in answer.casefold() for w in q.stale) and not right
+        stale = not right and names_stale(q, answer)
         self.result.answers.append(Answer(q.id, q.category, q.ask, q.speaker or self.scenario.host, answer, right, kept,
                                           stale_named=stale))
         await session.tree.undo()  # the question and its answer stay on a side branch
