@@ -27,51 +27,33 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import os
+import sys
 import tempfile
 from collections import defaultdict
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from omoide.check.arms import arm
 from omoide.check.runner import ArmRun
 from omoide.check.scenario import load
 from omoide.config.settings import load_settings
-from omoide.llm.base import ChatMessage, Done, Event, TextDelta, TokenCount, ToolSpec, estimate_tokens
+
+sys.path.insert(0, str(Path(__file__).parents[1]))
+from tests.scripted import ScriptedBackend  # noqa: E402
 
 DEFAULT_REPLIES = Path(__file__).parent / "data" / "smollm2-replies.json"
 
 
-class Replayed:
-    """A Backend (llm/base.py) that answers every request with the next recorded reply."""
-
-    supports_tools = False
-    summarizes = False  # as the embedded models: memory work keeps the story's own words
-    name = "replayed replies"
-    model = "replayed"
-
-    def __init__(self, replies: Sequence[str], start: int = 0) -> None:
-        self.replies = list(replies)
-        self.requests = start
-
-    async def stream(self, messages: list[ChatMessage], *, tools: list[ToolSpec] | None = None,
-                     tool_choice: str | dict[str, Any] | None = None, max_tokens: int | None = None,
-                     cache_key: str | None = None) -> AsyncIterator[Event]:
-        text = self.replies[self.requests % len(self.replies)]
-        self.requests += 1
-        yield TextDelta(text[: 4 * max_tokens] if max_tokens else text)
-        yield Done("stop")
-
-    async def count_tokens(self, messages: list[ChatMessage]) -> TokenCount:
-        return estimate_tokens(messages)
-
-    async def check(self) -> str:
-        return "replayed replies (no model)"
-
-    async def aclose(self) -> None:
-        return None
+def replayed(replies: Sequence[str], start: int = 0) -> ScriptedBackend:
+    """A backend that answers every request with the next recorded reply, as the embedded
+    models do their memory work: in the story's own words (`summarizes = False`)."""
+    following = itertools.islice(itertools.cycle(replies), start, None)
+    backend = ScriptedBackend(default=lambda _messages: [next(following)], model="replayed")
+    backend.summarizes = False  # type: ignore[attr-defined]
+    return backend
 
 
 def read_replies(path: Path) -> list[str]:
@@ -92,7 +74,7 @@ async def replay(scenario_path: Path, arm_name: str, replies: list[str], rotatio
     for n in range(rotations):
         with tempfile.TemporaryDirectory() as home:
             os.environ["OMOIDE_HOME"] = home
-            backend = Replayed(replies, start=n * len(replies) // rotations)
+            backend = replayed(replies, start=n * len(replies) // rotations)
             result = await ArmRun(arm(arm_name), scenario, load_settings(), backend).run()  # type: ignore[arg-type]
         if result.error:
             raise SystemExit(f"the arm failed: {result.error}")
