@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import re
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from omoide.llm.stamps import split_stamp
+from omoide.llm.stamps import split_stamp, stamp
 from omoide.characters.library import find_character
 from omoide.config.settings import Settings
 from omoide.errors import ServerFailed
@@ -263,6 +264,21 @@ async def test_in_the_storys_own_words_the_pass_asks_nothing_and_a_new_chat_know
     await talk(fresh, "Hello again.")
     assert "Ilse works at the lighthouse in Brekka" in chat.calls[-1]["messages"][0]["content"]
 
+
+
+async def test_in_the_storys_own_words_each_line_keeps_the_time_it_was_said(store: Store) -> None:
+    """Not the conversation's end: a fact told at 19:03 of an evening that ended at 21:40 is dated 19:03."""
+    session = await open_suzune(store, WorldScript(), memory_writer="extract")
+    now = [datetime(2026, 3, 2, 19, 3, tzinfo=UTC)]
+    session.clock = lambda: now[0]
+    await talk(session, "My sister Ilse works at the lighthouse in Brekka.")
+    now[0] = datetime(2026, 3, 2, 21, 40, tzinfo=UTC)
+    await talk(session, "Black coffee, please.")
+    await end_now(session)
+    memory = (await store.world.view("suzune")).about(KAI).memory or ""
+    said = stamp(datetime(2026, 3, 2, 19, 3, tzinfo=UTC))
+    assert f"{said} Kai said: Their sister Ilse works at the lighthouse in Brekka." in memory
+    assert stamp(datetime(2026, 3, 2, 21, 40, tzinfo=UTC)) not in memory
 
 LONG_EVENING = [
     "My goldfinch is named Pipkin, and she sings at dawn.",

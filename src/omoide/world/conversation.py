@@ -30,7 +30,7 @@ from omoide.config.sections import WorldSettings
 from omoide.errors import OmoideError
 from omoide.llm.base import Backend, TextDelta
 from omoide.llm.slots import MEMORY_CACHE_KEY
-from omoide.llm.stamps import stamp
+from omoide.llm.stamps import split_stamp, stamp
 from omoide.store import Store
 from omoide.world import extractive, familiarity, steps
 from omoide.world.transcript import render_transcript
@@ -108,7 +108,7 @@ class ConversationPass:
         if me.key not in self.transcripts:
             self.transcripts[me.key] = render_transcript(
                 self.witnessed.get(me.key, self.messages), self.speaker, self.settings.transcript_chars,
-                user=self.user, character=me.name)
+                user=self.user, character=me.name, dated=self.own_words)
         return self.transcripts[me.key]
 
     async def _for(self, me: Participant) -> None:
@@ -213,7 +213,9 @@ class ConversationPass:
     # -- writing ---------------------------------------------------------------------------
 
     def _dated(self, text: str) -> str:
-        return f"{self.when} {text}" if self.when and not text.startswith(self.when) else text
+        """`text` opened by the conversation's end, unless it opens with a time of its own: the
+        story's own words keep when each line was said."""
+        return f"{self.when} {text}" if self.when and not split_stamp(text)[0] else text
 
     async def _appended(self, current: str | None, text: str) -> str:
         items = [i for i in load_items(current) if i.conversation_id != self.conv.id]

@@ -39,14 +39,15 @@ def _dated(message: Message, speaker: Callable[[Message], str]) -> str:
 
 def render_transcript(
     messages: Sequence[Message], speaker: Callable[[Message], str], limit: int, *,
-    user: str = "", character: str = "", share: float = EARLIER_SHARE,
+    user: str = "", character: str = "", share: float = EARLIER_SHARE, dated: bool = False,
 ) -> str:
-    """`messages` as `Speaker: text` lines within `limit` characters. One that
-    does not fit keeps the lasting sentences of its beginning (up to `share`
-    of the limit; `character` is whose point of view, `user` who the user is),
-    then as much of its end as the rest holds."""
+    """`messages` as `Speaker: text` lines within `limit` characters (`dated`:
+    each opened by its time, for steps that keep the story's own words). One
+    that does not fit keeps the lasting sentences of its beginning (up to
+    `share` of the limit; `character` is whose point of view, `user` who the
+    user is), then as much of its end as the rest holds."""
     said = _said(messages)
-    lines = [_plain(m, speaker) for m in said]
+    lines = [(_dated if dated else _plain)(m, speaker) for m in said]
     text = "\n".join(lines)
     if len(text) <= limit:
         return text
