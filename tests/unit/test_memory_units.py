@@ -91,6 +91,13 @@ def test_compression_starts_past_the_threshold_and_keeps_the_recent_window() -> 
 def test_an_imitated_timestamp_is_stripped_from_a_reply() -> None:
     assert strip_leading_stamp("[04/02 09:15] *yawns* Morning.") == "*yawns* Morning."
     assert strip_leading_stamp("*yawns* [not a stamp]") == "*yawns* [not a stamp]"
+    # Gemma 3 270M's imitations, from a memory check run
+    assert strip_leading_stamp("[03/12 19h”]I haven't talked with anyone") == "I haven't talked with anyone"
+    assert strip_leading_stamp("[8th October], September") == ", September"
+    assert strip_leading_stamp("[03/11 18h]: Can I borrow his car?") == "Can I borrow his car?"
+    assert strip_leading_stamp("[5/11/21] Fine.") == "Fine."
+    assert strip_leading_stamp("[1] is the first footnote") == "[1] is the first footnote"
+    assert strip_leading_stamp("[OOC: 2 minutes] brb") == "[OOC: 2 minutes] brb"
 
 
 def test_plain_text_is_not_a_command() -> None:

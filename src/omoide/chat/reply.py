@@ -25,13 +25,13 @@ from omoide.llm.base import CHARS_PER_TOKEN_BOUND, Backend, ChatMessage, Done, E
 from omoide.memory.diary import MAX_ENTRY_CHARS, SAVE_MEMORY, MemoryNote, cut_note
 from omoide.memory.inline import InlineTagFilter
 from omoide.memory.recall import RECALL, result_text
-from omoide.llm.stamps import strip_leading_stamp
+from omoide.llm.stamps import IMITATED_STAMP_CHARS, strip_leading_stamp
 from omoide.store import Store
 
 PERSIST_INTERVAL = 0.25
 """Seconds between saves of a streaming reply, so a crash loses at most this much."""
 MAX_TOOL_ROUNDS = 3
-STAMP_HOLD = 16
+STAMP_HOLD = IMITATED_STAMP_CHARS
 """Characters held back at the start of a reply to strip an imitated timestamp."""
 
 SaveNote = Callable[[int, MemoryNote], Awaitable[list[TurnEvent]]]

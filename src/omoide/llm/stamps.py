@@ -15,9 +15,15 @@ def stamp(moment: datetime, tz: tzinfo | None = None) -> str:
     return f"[{local.month:02}/{local.day:02} {local.hour:02}:{local.minute:02}]"
 
 
+_IMITATED_STAMP = re.compile(r"^\s*\[\d{1,2}(?:[/.:-]\d{1,4}|st|nd|rd|th)[^\]\n]{0,16}\]:?\s*")
+"""What a tiny model makes of the prefix: `[03/12 19h]`, `[5/11/21]`, `[8th October]:`."""
+IMITATED_STAMP_CHARS = 24
+"""The longest imitation `strip_leading_stamp` takes off (with the space after it)."""
+
+
 def strip_leading_stamp(text: str) -> str:
-    """Models imitate the prefixes they see; a reply must not start with one."""
-    return _LEADING_STAMP.sub("", text, count=1)
+    """Models imitate the prefixes they see, some badly; a reply must not start with one."""
+    return _IMITATED_STAMP.sub("", text, count=1)
 
 
 def split_stamp(text: str) -> tuple[str, str]:
