@@ -16,6 +16,7 @@ from omoide.memory.summary import (
     SEGMENT_MIN_TOKENS, SUMMARY_MAX_TOKENS, InvalidSummary, segment_tokens, split_for_compression, validate_summary,
     whole_sentences,
 )
+from omoide.chat.reply import LeadingStampFilter
 from omoide.llm.stamps import strip_leading_stamp
 
 REPLY = "*smiles* Fine.<save_memory>He kept his promise about the café.</save_memory> See you tomorrow."
@@ -98,6 +99,15 @@ def test_an_imitated_timestamp_is_stripped_from_a_reply() -> None:
     assert strip_leading_stamp("[5/11/21] Fine.") == "Fine."
     assert strip_leading_stamp("[1] is the first footnote") == "[1] is the first footnote"
     assert strip_leading_stamp("[OOC: 2 minutes] brb") == "[OOC: 2 minutes] brb"
+
+
+def test_a_streamed_reply_is_held_back_only_while_it_may_open_with_a_stamp() -> None:
+    plain = LeadingStampFilter()
+    assert plain.feed("Hi") == "Hi", "no bracket, no wait: the first word shows as it comes"
+    stamped = LeadingStampFilter()
+    assert stamped.feed("[03/12 19h") == ""
+    assert stamped.feed("] Hello") == "Hello"
+    assert stamped.feed(" there") == " there"
 
 
 def test_plain_text_is_not_a_command() -> None:

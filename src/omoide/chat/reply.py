@@ -32,7 +32,7 @@ PERSIST_INTERVAL = 0.25
 """Seconds between saves of a streaming reply, so a crash loses at most this much."""
 MAX_TOOL_ROUNDS = 3
 STAMP_HOLD = IMITATED_STAMP_CHARS
-"""Characters held back at the start of a reply to strip an imitated timestamp."""
+"""At most this much of a reply that opens with "[" is held back, to strip an imitated timestamp."""
 
 SaveNote = Callable[[int, MemoryNote], Awaitable[list[TurnEvent]]]
 """Saves what the model asked to remember, at the reply's message id; returns what happened."""
@@ -74,7 +74,9 @@ class LeadingStampFilter:
         if self._checked:
             return text
         self._held += text
-        if len(self._held) < STAMP_HOLD:
+        head = self._held.lstrip()
+        undecided = not head or (head.startswith("[") and "]" not in head)  # only a bracket opens a stamp
+        if undecided and len(self._held) < STAMP_HOLD:
             return ""
         visible, self._held, self._checked = strip_leading_stamp(self._held), "", True
         return visible
