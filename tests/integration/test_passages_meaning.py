@@ -18,9 +18,11 @@ from omoide.characters.model import Character
 from omoide.chat.session import ChatSession
 from omoide.config.settings import Settings
 from omoide.domain.chat import Role
+from omoide.llm import static_embeddings
 from omoide.llm.openai_compat import OpenAICompatBackend
 from omoide.store import Store
 from tests.fakeservers import chat_reply
+from tests.scripted import ScriptedBackend
 
 MIKA = Character(id="mika", name="Mika", first_message="*waves* Hi!")
 MARKET = "The cat, the cat, the cat ran off with the market cat."
@@ -110,7 +112,15 @@ async def test_meaning_from_the_servers_embeddings_picks_the_passage_that_means_
     assert server.asked and server.asked[0][0] == "Does your cat feel cozy at night?"
 
 
-async def test_without_an_embeddings_endpoint_the_words_decide_and_it_is_asked_once(store: Store, server: Server) -> None:
+async def test_without_an_embeddings_endpoint_it_is_asked_once_and_the_installed_vectors_weigh(
+        store: Store, server: Server) -> None:
+    server.embeddings = False
+    _, why = await came_to_mind(store, server)
+    assert re.search(r"meaning 0\.\d\d", why) and not server.asked and server.tries == 1
+
+
+async def test_with_neither_the_words_decide(store: Store, server: Server, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(static_embeddings, "available", lambda: False)
     server.embeddings = False
     layer, why = await came_to_mind(store, server)
     assert MARKET in layer, "by words alone, the message that says 'cat' four times"
@@ -120,3 +130,35 @@ async def test_without_an_embeddings_endpoint_the_words_decide_and_it_is_asked_o
 async def test_recall_passages_meaning_off_never_asks_for_embeddings(store: Store, server: Server) -> None:
     layer, why = await came_to_mind(store, server, recall_passages_meaning=False)
     assert MARKET in layer and "meaning" not in why and server.tries == 0
+
+
+BICYCLE = "We finally named our bicycle Rocket, because it's fast and a bit reckless."
+DAYS = ["The tea was too strong again.", "Rain all afternoon, so I read.", "The bakery sold out of bread.",
+        "My neighbour painted his fence.", "The harbour smelled of salt.", "I lost an umbrella on the tram."]
+
+
+async def asked_about_the_bike(store: Store, **kw: Any) -> tuple[str, list[str]]:
+    """A chat that told of the bicycle twenty messages ago, asked about "my bike": no word in common."""
+    chat = await store.chats.create("mika", greeting="*waves* Hi!")
+    head = await store.messages.add(chat.id, chat.head_id, Role.USER, BICYCLE)
+    for i in range(20):
+        head = await store.messages.add(chat.id, head.id, Role.ASSISTANT if i % 2 == 0 else Role.USER, DAYS[i % len(DAYS)])
+    await store.memory.add_summary(chat.id, head.id, content="Ordinary days.", covers_to_id=head.id, diary_to_id=None)
+    settings = Settings(user_name="Kai", summary_threshold=10_000, world_idle_hours=10_000, **kw)
+    session = await ChatSession.open(store, MIKA, settings, ScriptedBackend(), chat_id=chat.id)
+    [_ async for _ in session.send("How is my bike doing, do you think?")]
+    prompt = session.last_prompt
+    assert prompt is not None
+    layers = [layer.text for layer in prompt.layers if layer.name == "passages"]
+    return (layers[0] if layers else ""), prompt.passages
+
+
+async def test_a_passage_that_shares_no_word_comes_to_mind_by_meaning(store: Store) -> None:
+    layer, why = await asked_about_the_bike(store)
+    assert BICYCLE in layer
+    assert any("Kai: near in meaning" in line and "meaning 0." in line for line in why)
+
+
+async def test_with_meaning_off_only_words_bring_passages_back(store: Store) -> None:
+    layer, _ = await asked_about_the_bike(store, recall_passages_meaning=False)
+    assert BICYCLE not in layer

@@ -36,6 +36,8 @@ from omoide.domain.chat import Chat, MemoryState, Message, Role
 from omoide.domain.witness import Reader
 from omoide.llm.base import Backend, Usage
 from omoide.memory.corrections import CUES, Correction, correction
+from omoide.memory.meaning import MeaningIndex
+from omoide.llm import static_embeddings
 from omoide.llm.embeddings import Embed, ServerEmbeddings
 from omoide.memory.passages import Passage, Voices, come_to_mind
 from omoide.memory.prompt.build import build_prompt
@@ -95,6 +97,8 @@ class TurnRunner:
         """Evaluating the next prompt's beginning after memory work changed it (`warm`)."""
         self.warmed: Usage | None = None
         """The engine's counts for the last warm-up: what it evaluated, not the reply."""
+        self._meaning: MeaningIndex | None = None
+        """The chat's message vectors, when static embeddings are installed (memory/meaning.py)."""
 
     def use_backend(self, backend: Backend) -> None:
         if self.worker.backend is self.backend:
@@ -184,11 +188,23 @@ class TurnRunner:
 
     @property
     def embed(self) -> Embed | None:
-        """The backend's embedding source (an OpenAI-compatible server's /v1/embeddings), if it has one."""
+        """What weighs passages by meaning: the backend's server (/v1/embeddings) if it
+        has one, else the static embeddings if installed."""
         if not self.settings.memory.recall_passages_meaning:
             return None
         source = getattr(self.backend, "embeddings", None)
-        return source.embed if isinstance(source, ServerEmbeddings) else None
+        if isinstance(source, ServerEmbeddings):
+            return source.embed
+        return static_embeddings.embed if static_embeddings.available() else None
+
+    @property
+    def meaning(self) -> MeaningIndex | None:
+        """What finds passages by meaning as well as by words: the chat's message vectors (static embeddings)."""
+        if not self.settings.memory.recall_passages_meaning or not static_embeddings.available():
+            return None
+        if self._meaning is None or self._meaning.chat_id != self.state.chat_id:
+            self._meaning = MeaningIndex(self.store, self.state.chat_id)
+        return self._meaning
 
     async def passages(self, head_id: int, state: MemoryState, speaker: Character, reader: Reader | None,
                        now: datetime) -> list[Passage]:
@@ -202,7 +218,8 @@ class TurnRunner:
                         host=facts.host if facts else "", names=facts.names if facts else None)
         return await come_to_mind(self.store, self.state.chat_id, head_id, state.window, voices=voices, now=now,
                                   half_life_days=memory.half_life_days, limit=memory.recall_passages,
-                                  token_budget=memory.recall_passages_tokens, reader=reader, embed=self.embed)
+                                  token_budget=memory.recall_passages_tokens, reader=reader, embed=self.embed,
+                                  meaning=self.meaning)
 
     async def build_prompt(self, head_id: int, *, state: MemoryState | None = None,
                            speaker: Character | None = None, reader: Reader | None = None) -> AssembledPrompt:

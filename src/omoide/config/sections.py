@@ -249,8 +249,9 @@ class MemorySettings(Section):
     recall_passages_tokens: Annotated[int, Range(ge=0)] = 300
     """Tokens those passages may take together (estimated at 4 characters a token)."""
     recall_passages_meaning: bool = True
-    """Weigh those passages by meaning too when the server answers /v1/embeddings
-    (one request a turn, to the chat's server; off: by their words alone)."""
+    """Find and weigh those passages by meaning too: with the static word vectors
+    `[local]` installs, and weighed by the server's /v1/embeddings where it answers
+    (one request a turn; off: by their words alone)."""
     profile_learning: Literal["ask", "auto", "off"] = "ask"
     """What happens to a fact a character learns about you: proposed for you to
     accept (ask), added at once (auto), or ignored (off)."""

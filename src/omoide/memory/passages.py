@@ -36,6 +36,7 @@ from omoide.memory.weights import DEFAULT_IMPORTANCE, HIGH_IMPORTANCE
 
 if TYPE_CHECKING:  # the prompt renders passages; it needs no store
     from omoide.domain.witness import Reader
+    from omoide.memory.meaning import MeaningIndex
     from omoide.store import Store
 
 QUERY_MESSAGES = 3
@@ -48,6 +49,8 @@ PASSAGE_CHARS = 360
 """A passage longer than this is cut around its first matched word."""
 MEANING_POOL = 16
 """The best passages by words that are weighed by meaning too, when an embedding source exists."""
+NEAREST = 16
+"""The messages nearest the latest ones by meaning that join the word matches, when vectors are kept (`MeaningIndex`)."""
 QUERY_CHARS = 1000
 """What of the latest messages is embedded as the query."""
 OWN_VOICE = 0.8
@@ -74,7 +77,8 @@ class Passage:
 
     def why(self, tz: tzinfo | None = None) -> str:
         """Why it came to mind, for /prompt."""
-        return (f"{self.score:.2f}  {stamp(self.when, tz)} {self.who}: matched {', '.join(self.matched)} "
+        found = f"matched {', '.join(self.matched)}" if self.matched else "near in meaning"
+        return (f"{self.score:.2f}  {stamp(self.when, tz)} {self.who}: {found} "
                 f"(relevance {self.relevance:.2f}, importance {self.importance:.2f}, recency {self.recency:.2f}"
                 + ("" if self.meaning is None else f", meaning {self.meaning:.2f}") + ")")
 
@@ -175,12 +179,19 @@ class Voices:
         return role == "assistant" and (self.me is None or (speaker or self.host) == self.me)
 
 
+def latest_text(window: Sequence[Message]) -> str:
+    """What meaning is measured against: the newest message alone (the words take the
+    latest three, each word weighed by its rarity; an average over three would be
+    mostly the older two)."""
+    said = next((m.content for m in reversed(window) if m.role in (Role.USER, Role.ASSISTANT)), "")
+    return " ".join(said.split())[:QUERY_CHARS]
+
+
 async def by_meaning(scored: list[Passage], window: Sequence[Message], embed: Embed) -> list[Passage]:
     """`scored` (best first) with the best `MEANING_POOL` weighed by their meaning
     close to the latest messages; unchanged when no vectors can be had."""
     pool, rest = scored[:MEANING_POOL], scored[MEANING_POOL:]
-    said = [m.content for m in reversed(window) if m.role in (Role.USER, Role.ASSISTANT)][:QUERY_MESSAGES]
-    vectors = await embed([" ".join(" ".join(said).split())[:QUERY_CHARS], *(p.text for p in pool)])
+    vectors = await embed([latest_text(window), *(p.text for p in pool)])
     if vectors is None:
         return scored
     query, *found = vectors
@@ -195,22 +206,27 @@ async def by_meaning(scored: list[Passage], window: Sequence[Message], embed: Em
 async def come_to_mind(
     store: Store, chat_id: int, head_id: int, window: Sequence[Message], *, voices: Voices, now: datetime,
     half_life_days: float, limit: int, token_budget: int, reader: Reader | None = None, tz: tzinfo | None = None,
-    embed: Embed | None = None,
+    embed: Embed | None = None, meaning: MeaningIndex | None = None,
 ) -> list[Passage]:
     """The passages most relevant to the latest messages of `window` (the
     window at `head_id`), best first, at most `limit` and `token_budget` tokens.
-    With `embed`, the `MEANING_POOL` best by words are weighed by meaning too:
-    score x (0.5 + 0.5 x meaning)."""
+    With `meaning`, the `NEAREST` messages by meaning to the newest one are candidates too, their
+    relevance their cosine over the nearest one's (a candidate found both ways
+    takes the higher). With `embed`, the `MEANING_POOL` best are weighed by
+    meaning: score x (0.5 + 0.5 x meaning)."""
     if limit <= 0 or token_budget <= 0 or not window:
         return []
     names = [voices.user, voices.character, *(voices.names or {}).values()]
     said = latest_terms(window, names)
     terms = distinctive(said, await store.recall.frequencies(said))
-    if not terms:
-        return []
     shown = {m.id for m in window}
     pool = [c for c in await store.recall.candidates(chat_id, terms, limit=CANDIDATES, diary=False, whole=True)
-            if c.message_id not in shown and c.role in ("user", "assistant")]
+            if c.message_id not in shown and c.role in ("user", "assistant")] if terms else []
+    near: dict[int, float] = {}
+    if meaning is not None:
+        near = dict(await meaning.nearest(latest_text(window), before=min(shown), limit=NEAREST))
+        by_words = {c.message_id for c in pool}
+        pool += await store.recall.messages([i for i in near if i not in by_words])
     if reader is not None and reader.bounded:
         pool = [c for c in pool if reader.reads(None, c.depth)]
     if not pool:
@@ -221,19 +237,20 @@ async def come_to_mind(
         return []
     importance = await store.recall.importance([c.message_id for c in pool])
     best = max(c.relevance for c in pool) or 1.0
+    nearest = max(near.values(), default=0.0) or 1.0
     scored: list[Passage] = []
     for c in pool:
         text = c.text
         matched = words_in(text, terms)
-        if not text.strip() or not matched:
+        if not text.strip() or not (matched or c.message_id in near):
             continue
-        relevance = c.relevance / best
+        relevance = max(c.relevance / best, near.get(c.message_id, 0.0) / nearest)
         weight = (importance.get(c.message_id) or DEFAULT_IMPORTANCE) / HIGH_IMPORTANCE
         recency = 0.5 ** (max((now - c.created_at).total_seconds() / 86400, 0.0) / half_life_days)
         voice = OWN_VOICE if voices.own(c.role, c.speaker) else 1.0
         score = relevance * (0.5 + 0.3 * weight + 0.2 * recency) * voice
         scored.append(Passage(c.message_id, c.created_at, voices.who(c.role, c.speaker), text,
-                              matched, relevance, weight, recency, score))
+                              matched, relevance, weight, recency, score, near.get(c.message_id)))
     scored.sort(key=lambda p: (-p.score, -p.message_id))
     whole = {p.message_id: p.text for p in scored}
 

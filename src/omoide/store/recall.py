@@ -96,6 +96,24 @@ class RecallRepository:
                                 r["owner"]) for r in result]
         return found
 
+    async def said_between(self, chat_id: int, after: int, before: int, *, limit: int) -> list[tuple[int, str]]:
+        """The chat's messages and replies (every branch) with ids after `after` and
+        before `before`, oldest first, at most `limit`: (id, content)."""
+        result = await self.db.all(
+            "SELECT id, content FROM messages WHERE chat_id = ? AND id > ? AND id < ? "
+            "AND role IN ('user', 'assistant') ORDER BY id LIMIT ?", (chat_id, after, before, limit))
+        return [(int(r[0]), str(r[1])) for r in result]
+
+    async def messages(self, message_ids: Sequence[int]) -> list[Candidate]:
+        """`message_ids` as candidates with their whole text and no word relevance (found by meaning)."""
+        if not message_ids:
+            return []
+        marks = ",".join(str(int(i)) for i in message_ids)
+        result = await self.db.all(
+            f"SELECT id, depth, role, created_at, speaker, content FROM messages WHERE id IN ({marks})")
+        return [Candidate("message", r["id"], r["id"], r["depth"], r["role"], rows.ts(r["created_at"]), "", 0.0,
+                          speaker=r["speaker"], text=r["content"]) for r in result]
+
     async def on_path(self, head_id: int, message_ids: Sequence[int]) -> set[int]:
         """Which of `message_ids` lie on the path to `head_id`: those alone at their
         depth in the head's chat at once, the rest by one walk up to the oldest of
