@@ -37,13 +37,27 @@ def available() -> bool:
     return not _failed and importlib.util.find_spec("wordllama") is not None
 
 
+def _quietly_import_wordllama() -> Any:
+    """The package, imported without what its import does to logging: it calls
+    `logging.basicConfig(level=INFO)`, which would print every HTTP request of
+    the process to the terminal."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        import wordllama  # type: ignore[import-untyped,import-not-found,unused-ignore]
+    finally:
+        for handler in [h for h in root.handlers if h not in handlers]:
+            root.removeHandler(handler)
+        root.setLevel(level)
+    return wordllama
+
+
 def _load() -> Any:
     global _model, _failed
     with _lock:
         if _model is None and not _failed:
             try:
-                import wordllama  # type: ignore[import-untyped,import-not-found,unused-ignore]
-
+                wordllama = _quietly_import_wordllama()
                 # Its wheel keeps the tokenizer in `tokenizers/`, where `load` looks only in a cache
                 # directory: point the cache at the package, and never download.
                 _model = wordllama.WordLlama.load(cache_dir=Path(wordllama.__file__).parent, disable_download=True)
