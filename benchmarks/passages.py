@@ -13,7 +13,7 @@ it came to mind.
 
 Each size runs twice, side by side: by words alone, and as a user with the
 embedded engine meets it (static embeddings installed: the message vectors
-found by meaning join the word matches, the best weighed by meaning). With
+found by meaning join the word matches). With
 meaning, the first turn makes every message's vector (a session's first turn
 in that chat): it is printed on its own, not in the median.
 """
@@ -61,7 +61,6 @@ async def measure(n: int, turns: int, by_meaning: bool) -> tuple[float, float, f
     head = chat.head_id
     times: list[float] = []
     meaning = MeaningIndex(store, chat_id) if by_meaning else None
-    embed = static_embeddings.embed if by_meaning else None
 
     async def turn(text: str) -> list[str]:
         nonlocal head
@@ -70,7 +69,7 @@ async def measure(n: int, turns: int, by_meaning: bool) -> tuple[float, float, f
         t0 = time.perf_counter()
         found = await come_to_mind(store, chat_id, head, state.window, voices=voices, now=datetime.now(UTC),
                                    half_life_days=settings.half_life_days, limit=settings.recall_passages,
-                                   token_budget=settings.recall_passages_tokens, embed=embed, meaning=meaning)
+                                   token_budget=settings.recall_passages_tokens, meaning=meaning)
         times.append(time.perf_counter() - t0)
         return [p.text for p in found]
 

@@ -188,14 +188,13 @@ class TurnRunner:
 
     @property
     def embed(self) -> Embed | None:
-        """What weighs passages by meaning: the backend's server (/v1/embeddings) if it
-        has one, else the static embeddings if installed."""
+        """What weighs the best passages by meaning: the backend's server (/v1/embeddings),
+        if it has one. Not the static vectors: a word average weighs a sentence that
+        names the thing asked about below one that merely sounds like the question."""
         if not self.settings.memory.recall_passages_meaning:
             return None
         source = getattr(self.backend, "embeddings", None)
-        if isinstance(source, ServerEmbeddings):
-            return source.embed
-        return static_embeddings.embed if static_embeddings.available() else None
+        return source.embed if isinstance(source, ServerEmbeddings) else None
 
     @property
     def meaning(self) -> MeaningIndex | None:

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 from omoide.domain.chat import Message, Role
 from omoide.llm.embeddings import Embed, cosine
 from omoide.llm.stamps import stamp
+from omoide.memory.meaning import FLOOR
 from omoide.memory.recall import MAX_TERMS, query_terms
 from omoide.memory.weights import DEFAULT_IMPORTANCE, HIGH_IMPORTANCE
 
@@ -179,6 +180,12 @@ class Voices:
         return role == "assistant" and (self.me is None or (speaker or self.host) == self.me)
 
 
+def closeness(cosine: float | None) -> float:
+    """A cosine as relevance (0..1): how far above `FLOOR` it is. Not over the nearest
+    one's: a weak nearest must not look as sure as the best word match."""
+    return 0.0 if cosine is None else max(0.0, (cosine - FLOOR) / (1.0 - FLOOR))
+
+
 def latest_text(window: Sequence[Message]) -> str:
     """What meaning is measured against: the newest message alone (the words take the
     latest three, each word weighed by its rarity; an average over three would be
@@ -211,8 +218,8 @@ async def come_to_mind(
     """The passages most relevant to the latest messages of `window` (the
     window at `head_id`), best first, at most `limit` and `token_budget` tokens.
     With `meaning`, the `NEAREST` messages by meaning to the newest one are candidates too, their
-    relevance their cosine over the nearest one's (a candidate found both ways
-    takes the higher). With `embed`, the `MEANING_POOL` best are weighed by
+    relevance their cosine above `FLOOR` (`closeness`; a candidate found both
+    ways takes the higher). With `embed`, the `MEANING_POOL` best are weighed by
     meaning: score x (0.5 + 0.5 x meaning)."""
     if limit <= 0 or token_budget <= 0 or not window:
         return []
@@ -237,14 +244,13 @@ async def come_to_mind(
         return []
     importance = await store.recall.importance([c.message_id for c in pool])
     best = max(c.relevance for c in pool) or 1.0
-    nearest = max(near.values(), default=0.0) or 1.0
     scored: list[Passage] = []
     for c in pool:
         text = c.text
         matched = words_in(text, terms)
         if not text.strip() or not (matched or c.message_id in near):
             continue
-        relevance = max(c.relevance / best, near.get(c.message_id, 0.0) / nearest)
+        relevance = max(c.relevance / best, closeness(near.get(c.message_id)))
         weight = (importance.get(c.message_id) or DEFAULT_IMPORTANCE) / HIGH_IMPORTANCE
         recency = 0.5 ** (max((now - c.created_at).total_seconds() / 86400, 0.0) / half_life_days)
         voice = OWN_VOICE if voices.own(c.role, c.speaker) else 1.0
