@@ -112,7 +112,7 @@ async def test_meaning_from_the_servers_embeddings_picks_the_passage_that_means_
     assert server.asked and server.asked[0][0] == "Does your cat feel cozy at night?"
 
 
-async def test_without_an_embeddings_endpoint_it_is_asked_once_and_the_installed_vectors_weigh(
+async def test_without_an_embeddings_endpoint_it_is_asked_once_and_the_installed_vectors_still_find(
         store: Store, server: Server) -> None:
     server.embeddings = False
     _, why = await came_to_mind(store, server)
