@@ -6,7 +6,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from omoide.domain.chat import Message, Role
-from omoide.memory.passages import MATCH_BUDGET, PASSAGE_CHARS, Voices, cut, distinctive, latest_terms
+from omoide.memory.passages import (MATCH_BUDGET, PASSAGE_CHARS, Passage, Voices, closeness, cut, distinctive, latest_terms,
+                                     with_a_place_for_meaning)
 
 WHEN = datetime(2026, 3, 4, 19, 3, tzinfo=UTC)
 
@@ -48,3 +49,22 @@ def test_who_said_it_and_whose_own_voice_it_is() -> None:
     scene = Voices("Kai", "Wren", me="wren", host="suzune", names={"suzune": "Suzune", "wren": "Wren"})
     assert scene.who("assistant", None) == "Suzune" and scene.who("assistant", "wren") == "Wren"
     assert scene.own("assistant", "wren") and not scene.own("assistant", None)
+
+
+def passage(message_id: int, score: float, *matched: str) -> Passage:
+    return Passage(message_id, datetime(2026, 3, 1, tzinfo=UTC), "Kai", f"line {message_id}", matched, score, 0.6, 1.0,
+                   score)
+
+
+def test_the_best_passage_found_by_meaning_alone_gets_the_last_place_and_the_word_matches_the_others() -> None:
+    ranked = [passage(1, 0.8, "rye"), passage(2, 0.24, "concert"), passage(3, 0.21, "harbour"), passage(4, 0.14),
+              passage(5, 0.1)]
+    assert [p.message_id for p in with_a_place_for_meaning(ranked, 3)] == [1, 2, 4, 3, 5]
+    assert [p.message_id for p in with_a_place_for_meaning(ranked, 1)] == [1, 2, 3, 4, 5]
+    early = [passage(4, 0.9), *ranked[:3]]
+    assert with_a_place_for_meaning(early, 3) == early
+
+
+def test_a_cosine_counts_by_how_far_it_is_above_the_floor() -> None:
+    assert closeness(None) == 0.0 and closeness(0.1) == 0.0
+    assert closeness(1.0) == 1.0 and 0.3 < closeness(0.42) < 0.33

@@ -180,6 +180,19 @@ class Voices:
         return role == "assistant" and (self.me is None or (speaker or self.host) == self.me)
 
 
+def with_a_place_for_meaning(ranked: list[Passage], limit: int) -> list[Passage]:
+    """`ranked` with the best passage found by meaning alone moved up to the last of
+    the `limit` places, when it ranks below them: the word matches keep the places
+    before it (a question about two things needs both its lines), and a line that
+    shares no word with what was said still gets one."""
+    if limit < 2:
+        return ranked
+    alone = next((i for i, p in enumerate(ranked) if not p.matched), None)
+    if alone is None or alone < limit:
+        return ranked
+    return [*ranked[: limit - 1], ranked[alone], *ranked[limit - 1 : alone], *ranked[alone + 1 :]]
+
+
 def closeness(cosine: float | None) -> float:
     """A cosine as relevance (0..1): how far above `FLOOR` it is. Not over the nearest
     one's: a weak nearest must not look as sure as the best word match."""
@@ -266,6 +279,7 @@ async def come_to_mind(
 
     if embed is not None and scored:
         scored = await by_meaning([*map(trimmed, scored[:MEANING_POOL]), *scored[MEANING_POOL:]], window, embed)
+    scored = with_a_place_for_meaning(scored, limit)
     chosen: list[Passage] = []
     used = estimate_tokens(HEADING)
     for passage in map(trimmed, scored):
