@@ -17,6 +17,11 @@ importance the highest importance of a diary entry written at that message
 and voice 1 for the user's and the other speakers' lines, `OWN_VOICE` for the
 character's own replies: the user's statements carry the facts; a reply may
 too, so it is kept, a little behind.
+
+By meaning (memory/meaning.py, when static vectors are installed): the
+messages nearest the newest one join the candidates, and the best of them
+found by meaning alone gets the last place. By a server's embeddings, where it
+has them: the best candidates are weighed by meaning (`by_meaning`).
 """
 
 from __future__ import annotations
@@ -49,11 +54,11 @@ MATCH_BUDGET = 2000
 PASSAGE_CHARS = 360
 """A passage longer than this is cut around its first matched word."""
 MEANING_POOL = 16
-"""The best passages by words that are weighed by meaning too, when an embedding source exists."""
+"""The best passages that are weighed by meaning too, when the server has embeddings."""
 NEAREST = 16
 """The messages nearest the latest ones by meaning that join the word matches, when vectors are kept (`MeaningIndex`)."""
 QUERY_CHARS = 1000
-"""What of the latest messages is embedded as the query."""
+"""What of the newest message is embedded as the query."""
 OWN_VOICE = 0.8
 """What the character's own replies weigh against the user's and the others' lines."""
 HEADING = "## Memories that come to mind\nEarlier moments of this story, word for word:"
@@ -209,7 +214,7 @@ def latest_text(window: Sequence[Message]) -> str:
 
 async def by_meaning(scored: list[Passage], window: Sequence[Message], embed: Embed) -> list[Passage]:
     """`scored` (best first) with the best `MEANING_POOL` weighed by their meaning
-    close to the latest messages; unchanged when no vectors can be had."""
+    close to the newest message; unchanged when no vectors can be had."""
     pool, rest = scored[:MEANING_POOL], scored[MEANING_POOL:]
     vectors = await embed([latest_text(window), *(p.text for p in pool)])
     if vectors is None:
