@@ -5,8 +5,10 @@ from __future__ import annotations
 import logging
 import subprocess
 import sys
+from types import SimpleNamespace
 
 from omoide.llm import static_embeddings
+from omoide.memory.meaning import CATCH_UP_BATCH, MeaningIndex
 
 
 def test_loading_them_leaves_the_processs_logging_as_it_was() -> None:
@@ -23,3 +25,24 @@ def test_a_bike_is_nearest_to_the_bicycle_with_no_word_in_common() -> None:
     assert found is not None and found.shape == (4, 256)
     closeness = found[1:] @ found[0]
     assert lines[int(closeness.argmax())] == "We finally named our bicycle Rocket."
+
+
+class Said:
+    """The one store read MeaningIndex makes, over a list of (id, text)."""
+
+    def __init__(self, said: list[tuple[int, str]]) -> None:
+        self.said = said
+
+    async def said_between(self, chat_id: int, after: int, before: int, *, limit: int) -> list[tuple[int, str]]:
+        return [(i, t) for i, t in self.said if after < i < before][:limit]
+
+
+async def test_the_index_grows_past_its_room_and_still_finds_by_meaning_only_before_the_window() -> None:
+    said = [(i, f"The tea was too strong again, cup {i}.") for i in range(1, CATCH_UP_BATCH + 10)]
+    said.insert(5, (10_000, "We finally named our bicycle Rocket."))  # another branch, newer than the window below
+    said.append((CATCH_UP_BATCH + 20, "My bicycle is called Comet now."))
+    index = MeaningIndex(SimpleNamespace(recall=Said(sorted(said))), 1)  # type: ignore[arg-type]
+    first = await index.nearest("What did I call my bike?", before=CATCH_UP_BATCH + 15, limit=1)
+    assert first == [], "the bicycle line of another branch is newer than the window: not a memory here"
+    later = await index.nearest("What did I call my bike?", before=CATCH_UP_BATCH + 30, limit=1)
+    assert [i for i, _ in later] == [CATCH_UP_BATCH + 20]

@@ -18,8 +18,13 @@ from typing import TYPE_CHECKING
 from omoide.llm import static_embeddings
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
     from omoide.llm.static_embeddings import Matrix
     from omoide.store import Store
+
+    Ids = npt.NDArray[np.int64]
 
 CATCH_UP_BATCH = 2048
 """Messages read and embedded at a time while catching up."""
@@ -33,28 +38,37 @@ class MeaningIndex:
     def __init__(self, store: Store, chat_id: int) -> None:
         self.store = store
         self.chat_id = chat_id
-        self._ids: list[int] = []
-        self._blocks: list[Matrix] = []
+        self._count = 0
+        self._ids: Ids | None = None
         self._matrix: Matrix | None = None
+        """Rows `[:_count]` are the vectors of `_ids[:_count]`; the rest is room to grow, doubled when
+        full, so a turn that adds a message copies nothing."""
         self._lock = asyncio.Lock()
 
-    @property
-    def size(self) -> int:
-        return len(self._ids)
+    def _add(self, ids: list[int], block: Matrix) -> None:
+        import numpy as np
+
+        needed = self._count + len(ids)
+        if self._matrix is None or self._ids is None or needed > len(self._ids):
+            room = max(needed, 2 * self._count, CATCH_UP_BATCH)
+            matrix, grown = np.zeros((room, block.shape[1]), dtype=np.float32), np.zeros(room, dtype=np.int64)
+            if self._matrix is not None and self._ids is not None:
+                matrix[: self._count], grown[: self._count] = self._matrix[: self._count], self._ids[: self._count]
+            self._matrix, self._ids = matrix, grown
+        self._matrix[self._count : needed], self._ids[self._count : needed] = block, ids
+        self._count = needed
 
     async def _catch_up(self, before: int) -> None:
         """Embed the messages older than `before` not embedded yet."""
         while True:
-            after = self._ids[-1] if self._ids else 0
+            after = int(self._ids[self._count - 1]) if self._ids is not None and self._count else 0
             found = await self.store.recall.said_between(self.chat_id, after, before, limit=CATCH_UP_BATCH)
             if not found:
                 return
             block = await asyncio.to_thread(static_embeddings.vectors, [text for _, text in found])
             if block is None:
                 return
-            self._ids += [message_id for message_id, _ in found]
-            self._blocks.append(block)
-            self._matrix = None
+            self._add([message_id for message_id, _ in found], block)
             if len(found) < CATCH_UP_BATCH:
                 return
 
@@ -63,20 +77,17 @@ class MeaningIndex:
         `query` (cosine at least `FLOOR`), nearest first: (id, cosine)."""
         async with self._lock:  # two speakers of a scene may ask at once: one catch-up
             await self._catch_up(before)
-        if not self._ids or limit <= 0:
+        if self._matrix is None or self._ids is None or not self._count or limit <= 0:
             return []
         import numpy as np
 
-        if self._matrix is None:
-            self._matrix = np.concatenate(self._blocks) if len(self._blocks) > 1 else self._blocks[0]
-            self._blocks = [self._matrix]
         asked = await asyncio.to_thread(static_embeddings.vectors, [query])
         if asked is None:
             return []
-        ids = np.asarray(self._ids)
-        closeness = self._matrix @ asked[0]
+        ids = self._ids[: self._count]
+        closeness = self._matrix[: self._count] @ asked[0]
         closeness[ids >= before] = -1.0  # embedded on another branch, now in (or past) this window
-        count = min(limit, len(self._ids))
+        count = min(limit, self._count)
         best = np.argpartition(-closeness, count - 1)[:count]
         ranked = sorted(((int(ids[i]), float(closeness[i])) for i in best), key=lambda pair: -pair[1])
         return [(message_id, value) for message_id, value in ranked if value >= FLOOR]
