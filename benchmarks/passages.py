@@ -13,9 +13,9 @@ it came to mind.
 
 Each size runs twice, side by side: by words alone, and as a user with the
 embedded engine meets it (static embeddings installed: the message vectors
-found by meaning join the word matches). With
-meaning, the first turn makes every message's vector (a session's first turn
-in that chat): it is printed on its own, not in the median.
+found by meaning join the word matches). With meaning, the first turn makes
+every message's vector (a session's first turn in that chat): it is printed
+on its own, not in the median.
 """
 
 from __future__ import annotations
