@@ -149,6 +149,7 @@ class ChatSession:
         for other in others:  # named to be in the scene: one who had left comes back (a stage note)
             if other.id not in {c.id for c in session.scene.present}:
                 await session.scene.invite(other.id)
+        session.remember_stored()
         return session
 
     async def open_another(self, chat_id: int | None) -> ChatSession:
@@ -414,6 +415,13 @@ class ChatSession:
         if background:
             self.world.schedule(conversation.id)
         return conversation
+
+    def remember_stored(self) -> None:
+        """Catch memory up, in the background, with lines stored with no reply of the
+        model's after them (an imported chat, a pasted block, a scenario's stored
+        lines): the work a reply would have started, part by part at the same cadence."""
+        if self.state.own_head is not None:
+            self.memory_worker.schedule(self.state.own_head)
 
     async def wait_for_memory_work(self, *, warm_up: bool = True) -> None:
         """Until memory work and the world pass have ended, and (`warm_up`) the

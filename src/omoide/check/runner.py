@@ -250,6 +250,8 @@ class ArmRun:
                                         speaker=speaker if session.scene.is_scene else None, expected_head=said.id)
         session.accept_head(told.id)
         await session.refresh()
+        session.remember_stored()
+        await session.wait_for_memory_work()
 
     async def _swipe(self, line: str) -> None:
         """A reply that is swiped away: stored as the character's, then replaced by

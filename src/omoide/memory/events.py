@@ -12,6 +12,8 @@ from omoide.domain.chat import DiaryEntry, Memo, Summary
 class MemoryWorkStarted:
     kind: str
     """'summary', 'diary' or 'memo'."""
+    left: int = 0
+    """Messages still to fold in after this part (catching up on lines stored with no reply between them)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,6 +44,8 @@ SEGMENT_TEMPLATE = templates.register(
 
 
 SUMMARY_MAX_TOKENS = 700
+MIN_PART = 6
+"""The fewest messages a summary part folds in when the window leaves room for more."""
 SEGMENT_MIN_TOKENS = 128
 """The least room a summary's next part gets, however short its messages."""
 DATE_SPAN = re.compile(r"^\[\d{2}/\d{2} \d{2}:\d{2}(?: – \d{2}/\d{2} \d{2}:\d{2})?\] ")
@@ -57,10 +59,16 @@ class InvalidSummary(ValueError):
 
 def split_for_compression(window: list[Message], *, threshold: int, keep_recent: int) -> list[Message]:
     """The messages to compress: once the uncovered window exceeds `threshold`,
-    everything but the last `keep_recent`. Empty when no compression is due."""
+    the oldest of them, as many as a chat that compresses after every reply
+    folds in at a time (`threshold` + 1 - `keep_recent`, at least `MIN_PART`),
+    never more than leave the last `keep_recent`. Lines stored with no reply
+    between them (an imported chat, a pasted block) are caught up part by part
+    at that cadence, never in one part for all of them. Empty when no
+    compression is due."""
     if len(window) <= threshold:
         return []
-    return window[: len(window) - keep_recent]
+    part = max(threshold + 1 - keep_recent, MIN_PART)
+    return window[: min(part, len(window) - keep_recent)]
 
 
 def summary_request(name: str, user: str, previous: str | None, chunk: list[Message],
@@ -177,8 +185,9 @@ class Compression:
 
 
 def quoted(chunk: Sequence[Message], name: str, user: str, names: Mapping[str, str] | None = None) -> list[str]:
-    """The messages as a memory task quotes them: `[04/01 22:15] Kai: ...`."""
-    return [f"{stamp(m.created_at)} {speaker_label(m, name, user, names)}: {m.content.strip()}" for m in chunk]
+    """The messages as a memory task quotes them: `[04/01 22:15] Kai: ...`, each on
+    one line, so every paragraph of a reply keeps its date and who said it."""
+    return [f"{stamp(m.created_at)} {speaker_label(m, name, user, names)}: {' '.join(m.content.split())}" for m in chunk]
 
 
 def instructions_of(request: Sequence[ChatMessage]) -> str:

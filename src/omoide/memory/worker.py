@@ -30,6 +30,7 @@ from omoide.llm.base import CHARS_PER_TOKEN_BOUND, Backend, ChatMessage, TextDel
 from omoide.memory.diary import compressed_lines, diary_compression_request
 from omoide.memory.memo_work import MemoWork
 from omoide.memory.own_words import own_words, own_words_diary, own_words_summary
+from omoide.memory.rarity import story_rarity
 from omoide.memory.scene_memory import SceneMemory, plan_diary
 from omoide.memory.shared import ChatPrefix, cache_key_of, continued
 from omoide.memory.summary import (
@@ -42,6 +43,8 @@ log = logging.getLogger(__name__)
 
 MIN_CHUNK = 4
 """The fewest messages a summary request is cut down to so that it continues the chat's prompt."""
+MAX_PARTS_A_RUN = 10_000
+"""A bound on the parts one run compresses (each advances the summary; the bound only guards the loop)."""
 
 Runner = Callable[[Callable[[], Awaitable[str]]], Awaitable[str]]
 """Runs one model call (the session's `ReplyGate.run`: after any reply, made again if a reply cut it short)."""
@@ -93,6 +96,8 @@ class MemoryWorker:
             for note in templates.take_notices():  # a broken template override, replaced by the default
                 self._emit(MemoryNotice(note))
         match event:
+            case MemoryWorkStarted(left=left) if left > 0:
+                self.status = f"remembering… {left:,} earlier messages to go"
             case MemoryWorkStarted():
                 self.status = "remembering…"
             case MemoryWorkDone():
@@ -166,7 +171,7 @@ class MemoryWorker:
                 self.failures += 1
             await self._own_memos(head_id, attendance)
         if style in ("summary", "both"):
-            await self._compress_summary(head_id)
+            await self._catch_up_summary(head_id)
             await self._own_summaries(head_id, attendance)
         await self._compress_diary(head_id, attendance)
 
@@ -204,20 +209,33 @@ class MemoryWorker:
             return chat.head_id
         return start_head
 
-    async def _compress_summary(self, head_id: int) -> None:
+    async def _catch_up_summary(self, head_id: int) -> None:
+        """Compress part after part while one is due: after a reply, one part; after
+        lines stored with no reply between them (an imported chat, a scenario's
+        stored lines), as many as they make, each the size a reply's would be.
+        Each part is read at the head the last one was recorded at."""
+        for _ in range(MAX_PARTS_A_RUN):
+            if not await self._compress_summary(head_id):
+                return
+            head_id = await self._anchor(head_id)
+
+    async def _compress_summary(self, head_id: int) -> bool:
+        """One part of the summary, if one is due at `head_id`: whether one was recorded."""
         state = await self.store.memory.state(head_id)
         chunk = split_for_compression(
             state.window, threshold=self.settings.summary_threshold, keep_recent=self.settings.recent_messages
         )
         if not chunk:
-            return
-        self._emit(MemoryWorkStarted("summary"))
+            return False
+        self._emit(MemoryWorkStarted("summary", left=len(state.window) - len(chunk) - self.settings.recent_messages))
         name = self.character.display_name
         compression = Compression.of(state.summary.content if state.summary else None, self.settings.summary_merge_chars)
         if self.own_words:
+            rare = await story_rarity(self.store, [compression.summary, *(m.content for m in chunk)])
             await self._add_summary(head_id, chunk, own_words_summary(compression, chunk, self.settings, name=name,
-                                                                        user=self.user_name, names=self.speaker_names))
-            return
+                                                                        user=self.user_name, names=self.speaker_names,
+                                                                        rare=rare))
+            return True
         try:
             chunk, request = await self._chunk_that_continues(
                 chunk, lambda part: compression.request(name, self.user_name, part, self.speaker_names))
@@ -233,12 +251,15 @@ class MemoryWorker:
             self.failures += 1
             if isinstance(exc, OmoideError) and self.failures < self.settings.fallback_after:
                 self._emit(MemoryWorkFailed("summary", _reason(exc)))
-                return
+                return False
             # The model wrote badly, or failed again and again: keep the story's own words instead
             # (of `chunk` as it was sent: cut down, when it was, to continue the chat's prompt).
-            text = own_words_summary(compression, chunk, self.settings, name=name, user=self.user_name, names=self.speaker_names)
+            rare = await story_rarity(self.store, [compression.summary, *(m.content for m in chunk)])
+            text = own_words_summary(compression, chunk, self.settings, name=name, user=self.user_name,
+                                     names=self.speaker_names, rare=rare)
             self._emit(MemoryNotice(f"summary: {_reason(exc)}; kept the sentences with names, numbers and dates instead"))
         await self._add_summary(head_id, chunk, text)
+        return True
 
     async def _add_summary(self, head_id: int, chunk: list[Message], text: str) -> None:
         _, diary_head = await self._diary_pointer(head_id)
