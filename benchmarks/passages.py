@@ -69,7 +69,7 @@ async def measure(n: int, turns: int, by_meaning: bool) -> tuple[float, float, f
         t0 = time.perf_counter()
         found = await come_to_mind(store, chat_id, head, state.window, voices=voices, now=datetime.now(UTC),
                                    half_life_days=settings.half_life_days, limit=settings.recall_passages,
-                                   token_budget=settings.recall_passages_tokens, meaning=meaning)
+                                   token_budget=settings.passages_budget(8192), meaning=meaning)
         times.append(time.perf_counter() - t0)
         return [p.text for p in found]
 

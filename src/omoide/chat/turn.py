@@ -208,17 +208,18 @@ class TurnRunner:
     async def passages(self, head_id: int, state: MemoryState, speaker: Character, reader: Reader | None,
                        now: datetime) -> list[Passage]:
         """Memories that come to mind for `speaker` at `head_id`: none in memory_style
-        'none' (the window alone, a real baseline), with recall_passages = 0, or under /amnesia."""
+        'none' (the window alone, a real baseline) unless they are plain retrieval (the
+        check's baseline), with recall_passages = 0, or under /amnesia."""
         memory = self.settings.memory
-        if memory.style == "none" or "passages" in self.state.chat.amnesia:
+        if (memory.style == "none" and not memory.recall_passages_plain) or "passages" in self.state.chat.amnesia:
             return []
         facts = self.scene.facts(speaker)
         voices = Voices(self.state.user_name, speaker.display_name, me=facts.me if facts else None,
                         host=facts.host if facts else "", names=facts.names if facts else None)
         return await come_to_mind(self.store, self.state.chat_id, head_id, state.window, voices=voices, now=now,
                                   half_life_days=memory.half_life_days, limit=memory.recall_passages,
-                                  token_budget=memory.recall_passages_tokens, reader=reader, embed=self.embed,
-                                  meaning=self.meaning)
+                                  token_budget=memory.passages_budget(self.settings.backend.context_size),
+                                  reader=reader, embed=self.embed, meaning=self.meaning, plain=memory.recall_passages_plain)
 
     async def build_prompt(self, head_id: int, *, state: MemoryState | None = None,
                            speaker: Character | None = None, reader: Reader | None = None) -> AssembledPrompt:

@@ -241,13 +241,27 @@ class MemorySettings(Section):
     recall_tool: bool = False
     """Offer the character a recall tool that searches the whole story (off: characters
     that can search tend to replay old scenes)."""
-    recall_passages: Annotated[int, Range(ge=0, le=20)] = 3
+    recall_passages: Annotated[int, Range(ge=0, le=40)] = 20
     """Memories that come to mind: at most this many earlier messages of the story
-    (this branch, what the character witnessed) most relevant to the latest ones
-    come back word for word after the window each turn; 0 turns them off. Not in
-    memory_style 'none', which keeps only the window."""
-    recall_passages_tokens: Annotated[int, Range(ge=0)] = 300
-    """Tokens those passages may take together (estimated at 4 characters a token)."""
+    (this branch, what the character witnessed, anyone's words, hers too) most
+    relevant to the latest ones come back word for word after the window each
+    turn, each with the line it completes; 0 turns them off. Not in memory_style
+    'none', which keeps only the window."""
+    recall_passages_percent: Annotated[int, Range(ge=0, le=50)] = 15
+    """Share of context_size, in percent, those passages may take together (estimated
+    at 4 characters a token): a larger context remembers more of the story's own words."""
+    recall_passages_tokens: int | None = None
+    """Tokens those passages may take together, instead of recall_passages_percent of the context."""
+    recall_passages_plain: bool = False
+    """Plain retrieval, as a baseline for `omoide memory check`: the passages by their
+    words alone (bm25 over whole messages for the newest one), with no line they complete,
+    no meaning and no weights, and given even in memory_style 'none'."""
+    def passages_budget(self, context_size: int) -> int:
+        """The tokens memories that come to mind may take at `context_size`."""
+        if self.recall_passages_tokens is not None:
+            return max(0, self.recall_passages_tokens)
+        return context_size * self.recall_passages_percent // 100
+
     recall_passages_meaning: bool = True
     """Find and weigh those passages by meaning too: with the static word vectors
     `[local]` installs, and weighed by the server's /v1/embeddings where it answers

@@ -10,13 +10,21 @@ names left out, at most `recall.MAX_TERMS` of them, and of those the rarest,
 while they match at most `MATCH_BUDGET` messages together: then one indexed
 FTS5 query, at most `CANDIDATES` rows, and one walk up the path.
 
-Ranking: score = relevance x (0.5 + 0.3 x importance + 0.2 x recency) x voice,
+Ranking: score = relevance x (0.5 + 0.3 x importance + 0.2 x recency),
 where relevance is the bm25 score over the best candidate's (0..1],
 importance the highest importance of a diary entry written at that message
-(the default when none) over `HIGH_IMPORTANCE`, recency 0.5^(age / half-life),
-and voice 1 for the user's and the other speakers' lines, `OWN_VOICE` for the
-character's own replies: the user's statements carry the facts; a reply may
-too, so it is kept, a little behind.
+(the default when none) over `HIGH_IMPORTANCE`, and recency 0.5^(age /
+half-life). Who said it does not weigh: what the character tells of herself
+is asked back as often as what the user tells.
+
+Each passage comes with the line it completes (`beside`): a question with the
+answer after it, an answer or a line that points back ("It was her.") with
+the line before it, so a value never comes back without what it is.
+The budget is a share of the context (`recall_passages_percent`).
+
+Plain retrieval (`plain`, the memory check's `search` baseline): bm25 over
+whole messages for the newest one alone and the messages nearest it by
+meaning, nothing beside, no weights: what a peer's hybrid retrieval gives.
 
 By meaning (memory/meaning.py, when static vectors are installed): the
 messages nearest the newest one join the candidates, and the best of them
@@ -30,12 +38,13 @@ import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, tzinfo
+from datetime import datetime, time, timedelta, tzinfo
 from typing import TYPE_CHECKING
 
 from omoide.domain.chat import Message, Role
 from omoide.llm.embeddings import Embed, cosine
 from omoide.llm.stamps import stamp
+from omoide.memory.days import asked_days
 from omoide.memory.meaning import FLOOR
 from omoide.memory.recall import MAX_TERMS, query_terms
 from omoide.memory.weights import DEFAULT_IMPORTANCE, HIGH_IMPORTANCE
@@ -44,6 +53,7 @@ if TYPE_CHECKING:  # the prompt renders passages; it needs no store
     from omoide.domain.witness import Reader
     from omoide.memory.meaning import MeaningIndex
     from omoide.store import Store
+    from omoide.store.recall import Candidate
 
 QUERY_MESSAGES = 3
 """The latest messages the query is made from: the user's new one and the last reply or two."""
@@ -51,16 +61,31 @@ CANDIDATES = 64
 """Full-text matches considered per turn (all branches; the path is checked after)."""
 MATCH_BUDGET = 2000
 """Messages the query's words may match together (see `distinctive`)."""
-PASSAGE_CHARS = 360
+PASSAGE_CHARS = 600
 """A passage longer than this is cut around its first matched word."""
 MEANING_POOL = 16
 """The best passages that are weighed by meaning too, when the server has embeddings."""
 NEAREST = 16
 """The messages nearest the latest ones by meaning that join the word matches, when vectors are kept (`MeaningIndex`)."""
+DAYS_AFTER = 1
+"""A day asked about brings back what was said on it and this many days after (told the next day: "yesterday")."""
+DAY_CANDIDATES = 80
+"""The most messages of the days asked about that are considered."""
+DAY_WEIGHT = 0.5
+"""What being said on a day asked about weighs, before any word it shares with the question."""
+ANSWERED = 24
+"""The best word matches whose replies become candidates too (`_answers`)."""
+ANSWER_WEIGHT = 0.7
+"""What a reply to a matching line weighs against the line itself."""
+EXCHANGE_WEIGHT = 0.5
+"""What a match of the latest exchange's words weighs against one of the newest message's own."""
+MEANING_WEIGHT = 0.6
+"""What a message near in meaning alone weighs against the best word match (static vectors average words)."""
 QUERY_CHARS = 1000
 """What of the newest message is embedded as the query."""
-OWN_VOICE = 0.8
-"""What the character's own replies weigh against the user's and the others' lines."""
+_POINTS_BACK = re.compile(r"^\W*(?:\w+,\s+)?(?:it|it's|that|that's|this|those|these|they|them|he|she|her|him|yes|yeah|no"
+                          r"|nope|yep|sure|right|exactly|actually|scratch that)\b", re.I)
+"""A line that opens by pointing at what the line before it said."""
 HEADING = "## Memories that come to mind\nEarlier moments of this story, word for word:"
 
 
@@ -77,13 +102,25 @@ class Passage:
     score: float
     meaning: float | None = None
     """Cosine similarity (0..1) of the passage to the latest messages; None without an embedding source."""
+    completes: int | None = None
+    """The passage this line came with: the line it completes (None: it came to mind itself)."""
+    follows: int | None = None
+    """The line this one answers, which matched the query's words (this one is its answer, which may not)."""
+    on_day: bool = False
+    """Said on a day the newest message asks about ("on 7 May", "three days ago"), or the day after."""
 
     def line(self, tz: tzinfo | None = None) -> str:
         return f"{stamp(self.when, tz)} {self.who}: {self.text}"
 
     def why(self, tz: tzinfo | None = None) -> str:
         """Why it came to mind, for /prompt."""
-        found = f"matched {', '.join(self.matched)}" if self.matched else "near in meaning"
+        if self.completes is not None:
+            return f"      {stamp(self.when, tz)} {self.who}: the line beside a passage, which it completes"
+        found = (f"answers a line that matched {', '.join(self.matched)}" if self.follows is not None
+                 else f"matched {', '.join(self.matched)}" if self.matched else
+                 "said on a day asked about" if self.on_day else "near in meaning")
+        if self.on_day and self.matched:
+            found += ", on a day asked about"
         return (f"{self.score:.2f}  {stamp(self.when, tz)} {self.who}: {found} "
                 f"(relevance {self.relevance:.2f}, importance {self.importance:.2f}, recency {self.recency:.2f}"
                 + ("" if self.meaning is None else f", meaning {self.meaning:.2f}") + ")")
@@ -137,9 +174,15 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(map(str.casefold, _WORD.findall(text)))
 
 
+def stem(word: str) -> str:
+    """What of `word` its other forms share (the index stems with porter: "realize"
+    finds "realized"), for telling which of the query's words a message holds."""
+    return word if len(word) <= 4 else word[: max(4, len(word) - 3)]
+
+
 def words_in(text: str, terms: Sequence[str]) -> tuple[str, ...]:
     present = _words(text)
-    return tuple(t for t in terms if t in present)
+    return tuple(t for t in terms if t in present or any(w.startswith(stem(t)) for w in present))
 
 
 def cut(text: str, matched: Sequence[str], limit: int = PASSAGE_CHARS) -> str:
@@ -231,50 +274,81 @@ async def by_meaning(scored: list[Passage], window: Sequence[Message], embed: Em
 async def come_to_mind(
     store: Store, chat_id: int, head_id: int, window: Sequence[Message], *, voices: Voices, now: datetime,
     half_life_days: float, limit: int, token_budget: int, reader: Reader | None = None, tz: tzinfo | None = None,
-    embed: Embed | None = None, meaning: MeaningIndex | None = None,
+    embed: Embed | None = None, meaning: MeaningIndex | None = None, plain: bool = False,
 ) -> list[Passage]:
     """The passages most relevant to the latest messages of `window` (the
-    window at `head_id`), best first, at most `limit` and `token_budget` tokens.
-    With `meaning`, the `NEAREST` messages by meaning to the newest one are candidates too, their
-    relevance their cosine above `FLOOR` (`closeness`; a candidate found both
-    ways takes the higher). With `embed`, the `MEANING_POOL` best are weighed by
-    meaning: score x (0.5 + 0.5 x meaning)."""
+    window at `head_id`), best first, each followed by the line it completes,
+    at most `limit` passages and `token_budget` tokens with those lines.
+    The words of the newest message are matched on their own too, so what was
+    just asked outweighs the reply before it. With `meaning`, the `NEAREST`
+    messages by meaning to the newest one are candidates too, their relevance
+    their cosine above `FLOOR` (`closeness`; a candidate found both ways takes
+    the higher). With `embed`, the `MEANING_POOL` best are weighed by meaning:
+    score x (0.5 + 0.5 x meaning). `plain`: bm25 of the newest message's words and
+    its nearest by meaning, unweighted, nothing beside."""
     if limit <= 0 or token_budget <= 0 or not window:
         return []
     names = [voices.user, voices.character, *(voices.names or {}).values()]
-    said = latest_terms(window, names)
-    terms = distinctive(said, await store.recall.frequencies(said))
+    newest = latest_terms(window[-1:], names)
+    said = list(dict.fromkeys([*newest, *latest_terms(window, names)]))
+    frequency = await store.recall.frequencies(said)
     shown = {m.id for m in window}
-    pool = [c for c in await store.recall.candidates(chat_id, terms, limit=CANDIDATES, diary=False, whole=True)
-            if c.message_id not in shown and c.role in ("user", "assistant")] if terms else []
+    relevance: dict[int, float] = {}
+    pool: dict[int, Candidate] = {}
+    queries = [(newest, 1.0)] if plain else [(newest, 1.0), (said, EXCHANGE_WEIGHT)]
+    for words, weight in queries:
+        terms = distinctive(words, frequency)
+        found = [c for c in await store.recall.candidates(chat_id, terms, limit=CANDIDATES, diary=False, whole=True)
+                 if c.message_id not in shown and c.role in ("user", "assistant")] if terms else []
+        best = max((c.relevance for c in found), default=0.0) or 1.0
+        for c in found:
+            pool.setdefault(c.message_id, c)
+            relevance[c.message_id] = max(relevance.get(c.message_id, 0.0), weight * c.relevance / best)
+    terms = distinctive(said, frequency)
     near: dict[int, float] = {}
     if meaning is not None:
-        near = dict(await meaning.nearest(latest_text(window), before=min(shown), limit=NEAREST))
-        by_words = {c.message_id for c in pool}
-        pool += await store.recall.messages([i for i in near if i not in by_words])
-    if reader is not None and reader.bounded:
-        pool = [c for c in pool if reader.reads(None, c.depth)]
-    if not pool:
+        near = dict(await meaning.nearest(latest_text(window), before=min(shown), limit=NEAREST * (8 if plain else 1)))
+        for c in await store.recall.messages([i for i in near if i not in pool]):
+            pool[c.message_id] = c
+    on_day: set[int] = set()
+    if not plain:
+        for day in asked_days(window[-1].content, now):
+            start = datetime.combine(day, time(), now.tzinfo)
+            for c in await store.recall.said_between_times(chat_id, start, start + timedelta(days=DAYS_AFTER + 1),
+                                                           limit=DAY_CANDIDATES):
+                if c.message_id not in shown:
+                    pool.setdefault(c.message_id, c)
+                    on_day.add(c.message_id)
+    candidates = [c for c in pool.values() if reader is None or not reader.bounded or reader.reads(None, c.depth)]
+    if not candidates:
         return []
-    on_path = await store.recall.on_path(head_id, sorted(c.message_id for c in pool))
-    pool = [c for c in pool if c.message_id in on_path]
-    if not pool:
+    on_path = await store.recall.on_path(head_id, sorted(c.message_id for c in candidates))
+    candidates = [c for c in candidates if c.message_id in on_path]
+    if not candidates:
         return []
-    importance = await store.recall.importance([c.message_id for c in pool])
-    best = max(c.relevance for c in pool) or 1.0
+    follows: dict[int, int] = {}
+    if not plain:
+        candidates += await _answers(store, head_id, candidates, relevance, shown, reader, follows)
+    importance = {} if plain else await store.recall.importance([c.message_id for c in candidates])
     scored: list[Passage] = []
-    for c in pool:
+    for c in candidates:
         text = c.text
         matched = words_in(text, terms)
-        if not text.strip() or not (matched or c.message_id in near):
+        if c.message_id in follows:
+            matched = words_in(pool[follows[c.message_id]].text, terms)
+        elif not text.strip() or not (matched or c.message_id in near or c.message_id in on_day):
             continue
-        relevance = max(c.relevance / best, closeness(near.get(c.message_id)))
+        fit = max(relevance.get(c.message_id, 0.0), MEANING_WEIGHT * closeness(near.get(c.message_id)))
+        if c.message_id in on_day:  # said on a day the newest message asks about
+            fit = DAY_WEIGHT + (1 - DAY_WEIGHT) * fit
         weight = (importance.get(c.message_id) or DEFAULT_IMPORTANCE) / HIGH_IMPORTANCE
         recency = 0.5 ** (max((now - c.created_at).total_seconds() / 86400, 0.0) / half_life_days)
-        voice = OWN_VOICE if voices.own(c.role, c.speaker) else 1.0
-        score = relevance * (0.5 + 0.3 * weight + 0.2 * recency) * voice
+        # Plain: the word matches by bm25, then what is nearest by meaning fills what room is left
+        score = (1.0 + relevance[c.message_id] if c.message_id in relevance else fit) if plain \
+            else fit * (0.5 + 0.3 * weight + 0.2 * recency)
         scored.append(Passage(c.message_id, c.created_at, voices.who(c.role, c.speaker), text,
-                              matched, relevance, weight, recency, score, near.get(c.message_id)))
+                              matched, fit, weight, recency, score, near.get(c.message_id),
+                              follows=follows.get(c.message_id), on_day=c.message_id in on_day))
     scored.sort(key=lambda p: (-p.score, -p.message_id))
     whole = {p.message_id: p.text for p in scored}
 
@@ -282,7 +356,7 @@ async def come_to_mind(
         """The passage cut around its words: only those the choice below reaches (a turn ranks dozens)."""
         return replace(passage, text=cut(whole[passage.message_id], passage.matched))
 
-    if embed is not None and scored:
+    if embed is not None and scored and not plain:
         scored = await by_meaning([*map(trimmed, scored[:MEANING_POOL]), *scored[MEANING_POOL:]], window, embed)
     scored = with_a_place_for_meaning(scored, limit)
     chosen: list[Passage] = []
@@ -292,6 +366,78 @@ async def come_to_mind(
         if used + cost <= token_budget:
             chosen.append(passage)
             used += cost
-            if len(chosen) == limit:
+            if len(chosen) == limit and not plain:  # plain retrieval fills its tokens, however many lines
                 break
-    return chosen
+    if plain or not chosen:
+        return chosen
+    return chosen + await _beside(store, head_id, chosen, shown, voices, reader, token_budget - used, tz)
+
+
+async def _answers(store: Store, head_id: int, candidates: Sequence[Candidate], relevance: dict[int, float],
+                   shown: set[int], reader: Reader | None, follows: dict[int, int]) -> list[Candidate]:
+    """The replies on the path to the best `ANSWERED` word matches, as candidates of
+    their own at `ANSWER_WEIGHT` of their relevance (noted in `relevance` and
+    `follows`): what a line leads to is about what it said ("We went camping." ->
+    "We roasted marshmallows and hiked."), though it shares none of its words."""
+    best = sorted((c for c in candidates if c.message_id in relevance), key=lambda c: -relevance[c.message_id])[:ANSWERED]
+    if not best:
+        return []
+    _, children = await store.recall.beside([c.message_id for c in best])
+    have = {c.message_id for c in candidates} | shown
+    found = [(parent, child) for parent in best for child in children.get(parent.message_id, [])
+             if child.message_id not in have and child.role in ("user", "assistant") and child.text.strip()
+             and (reader is None or not reader.bounded or reader.reads(None, child.depth))]
+    if not found:
+        return []
+    on_path = await store.recall.on_path(head_id, sorted({child.message_id for _, child in found}))
+    out: list[Candidate] = []
+    for parent, child in found:
+        if child.message_id in on_path and child.message_id not in follows:
+            relevance[child.message_id] = ANSWER_WEIGHT * relevance[parent.message_id]
+            follows[child.message_id] = parent.message_id
+            out.append(child)
+    return out
+
+
+def completes_before(text: str, before: str) -> bool:
+    """Whether `text` says what it is only with the line `before` it: an answer to
+    a question ("Lilies. I can't bear them."), or a line that opens by pointing back."""
+    return before.rstrip().endswith("?") or bool(_POINTS_BACK.match(" ".join(text.split())))
+
+
+async def _beside(store: Store, head_id: int, chosen: Sequence[Passage], shown: set[int], voices: Voices,
+                  reader: Reader | None, room: int, tz: tzinfo | None) -> list[Passage]:
+    """The lines the `chosen` passages complete, best passage first, within `room`
+    tokens: the answer after a question, the question before an answer, the line a line points back to."""
+    parents, children = await store.recall.beside([p.message_id for p in chosen])
+    taken = {p.message_id for p in chosen} | shown
+    wanted: list[tuple[Passage, Candidate]] = []
+    for passage in chosen:
+        text = passage.text
+        if passage.follows is not None:  # the line it answers, which the query matched
+            parent = parents.get(passage.message_id)
+            if parent is not None:
+                wanted.append((passage, parent))
+            continue
+        if text.rstrip().endswith("?"):
+            wanted += [(passage, c) for c in children.get(passage.message_id, [])]
+        parent = parents.get(passage.message_id)
+        if parent is not None and completes_before(text, parent.text):
+            wanted.append((passage, parent))
+    wanted = [(p, c) for p, c in wanted if c.message_id not in taken and c.role in ("user", "assistant")
+              and (reader is None or not reader.bounded or reader.reads(None, c.depth))]
+    if not wanted:
+        return []
+    on_path = await store.recall.on_path(head_id, sorted({c.message_id for _, c in wanted}))
+    out: list[Passage] = []
+    for passage, c in wanted:
+        if c.message_id not in on_path or c.message_id in taken or not c.text.strip():
+            continue
+        line = Passage(c.message_id, c.created_at, voices.who(c.role, c.speaker), cut(c.text, ()), (), 0.0,
+                       passage.importance, passage.recency, 0.0, completes=passage.message_id)
+        cost = estimate_tokens(line.line(tz)) + 1
+        if cost <= room:
+            out.append(line)
+            taken.add(c.message_id)
+            room -= cost
+    return out

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from omoide.store import rows
 from omoide.store.db import Database
@@ -114,6 +115,26 @@ class RecallRepository:
         return [Candidate("message", r["id"], r["id"], r["depth"], r["role"], rows.ts(r["created_at"]), "", 0.0,
                           speaker=r["speaker"], text=r["content"]) for r in result]
 
+    async def beside(self, message_ids: Sequence[int]) -> tuple[dict[int, Candidate], dict[int, list[Candidate]]]:
+        """The line before each of `message_ids` (its parent) and the lines after it
+        (its children, every branch: the caller keeps those on its path), whole."""
+        if not message_ids:
+            return {}, {}
+        marks = ",".join(str(int(i)) for i in message_ids)
+        columns = "m.id, m.depth, m.role, m.created_at, m.speaker, m.content"
+        parents = await self.db.all(
+            f"SELECT c.id AS of, {columns} FROM messages c JOIN messages m ON m.id = c.parent_id WHERE c.id IN ({marks})")
+        children = await self.db.all(f"SELECT m.parent_id AS of, {columns} FROM messages m WHERE m.parent_id IN ({marks})")
+
+        def candidate(r: Any) -> Candidate:
+            return Candidate("message", r["id"], r["id"], r["depth"], r["role"], rows.ts(r["created_at"]), "", 0.0,
+                             speaker=r["speaker"], text=r["content"])
+
+        after: dict[int, list[Candidate]] = {}
+        for r in children:
+            after.setdefault(int(r["of"]), []).append(candidate(r))
+        return {int(r["of"]): candidate(r) for r in parents}, after
+
     async def on_path(self, head_id: int, message_ids: Sequence[int]) -> set[int]:
         """Which of `message_ids` lie on the path to `head_id`: those alone at their
         depth in the head's chat at once, the rest by one walk up to the oldest of
@@ -146,6 +167,20 @@ class RecallRepository:
             f"SELECT message_id, MAX(importance) FROM diary_entries WHERE message_id IN ({marks}) "
             "AND importance IS NOT NULL GROUP BY message_id")
         return {r[0]: r[1] for r in result}
+
+    async def said_between_times(self, chat_id: int, start: datetime, end: datetime, *, limit: int) -> list[Candidate]:
+        """The chat's messages and replies (every branch) stored from `start` until `end`, oldest first, whole."""
+        result = await self.db.all(
+            "SELECT id, depth, role, created_at, speaker, content FROM messages WHERE chat_id = ? AND created_at >= ? "
+            "AND created_at < ? AND role IN ('user', 'assistant') ORDER BY id LIMIT ?",
+            (chat_id, start.isoformat(), end.isoformat(), limit))
+        return [Candidate("message", r["id"], r["id"], r["depth"], r["role"], rows.ts(r["created_at"]), "", 0.0,
+                          speaker=r["speaker"], text=r["content"]) for r in result]
+
+    async def message_count(self) -> int:
+        """How many messages are stored (every chat): what `frequencies` counts are out of."""
+        row = await self.db.one("SELECT count(*) FROM messages")
+        return int(row[0]) if row else 0
 
     async def frequencies(self, terms: Sequence[str]) -> dict[str, int]:
         """How many stored messages (every chat, every branch) hold each of `terms`:

@@ -1,0 +1,21 @@
+"""Migration 0024: the story's words found in any form."""
+
+from __future__ import annotations
+
+from omoide.store.migrations.record import Migration
+
+MEMORY_INDEX: list[Migration] = [
+    Migration(
+        "0024_stemmed_messages_fts",
+        """
+        -- Memories that come to mind and search find a word in any of its forms
+        -- ("realize" finds "realized", "camping" finds "camped"): the porter
+        -- stemmer before unicode61. The triggers on messages keep the index as they did.
+        DROP TABLE messages_fts;
+        CREATE VIRTUAL TABLE messages_fts USING fts5(
+            content, content='messages', content_rowid='id', tokenize='porter unicode61 remove_diacritics 2'
+        );
+        INSERT INTO messages_fts (messages_fts) VALUES ('rebuild');
+        """,
+    ),
+]
