@@ -120,6 +120,8 @@ def _oracle_job(settings: Settings, kind: str, scenario: Scenario, arm_name: str
     from omoide.check.arms import arm
     from omoide.check.oracle import OracleBackend
 
+    if kind == "writer":  # memory work in the story's own words, the product's path on the embedded models
+        settings = settings.updated(memory_writer="extract")
     result = asyncio.run(ArmRun(arm(arm_name), scenario, settings, OracleBackend(kind)).run())  # type: ignore[arg-type]
     result.oracle = kind
     return result

@@ -1,10 +1,13 @@
 """The extractive writer: memory work that no model can spoil.
 
 From a stretch of dated chat lines (`[03/04 19:03] Kai: ...`) it keeps, word for
-word and with their stamps, the sentences most likely to be asked back: the
-user's own (and other people's) sentences that carry names, numbers, dates,
-places, preferences, promises and corrections, within a budget of characters,
-in the order they were said. It knows nothing of what will be asked: the memory
+word and with their stamps, the sentences most likely to be asked back, within a
+budget of characters, in the order they were said. It ranks by what carries
+information in any wording, the same for every speaker (the character's words
+about herself are asked back as often as the user's): names, numbers and dates,
+words rare in this stretch, someone telling of their own life, corrections, and
+what comes up again later. A fragment ("Maizuru.") is kept with the sentence it
+opens, and a sentence that points back with the one before it. It knows nothing of what will be asked: the memory
 check's writer oracle runs it to measure what a design keeps when the writer
 cannot know the answer key, and memory work falls back on it when a model's
 summary, memo or diary compression fails or is rejected.
@@ -12,8 +15,9 @@ summary, memo or diary compression fails or is rejected.
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from omoide.memory.weights import STOPWORDS
@@ -30,10 +34,6 @@ _TIME_WORDS = re.compile(
     r"\b(?:today|tonight|yesterday|tomorrow|last (?:week|weekend|month|year|night|\w+day)|next (?:week|weekend|month|year|\w+day)"
     r"|ago|since|monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|may|june|july"
     r"|august|september|october|november|december|birthday|anniversary)\b", re.I)
-_FACT_WORDS = re.compile(
-    r"\b(?:my|mine|i'm|i am|i've|i live|i moved|i work|i promise|promised|called|named|name is|favourite|favorite"
-    r"|love|hate|can't stand|allergic|prefer|secret|actually|not anymore|no longer|moved|married|born|sister|brother"
-    r"|mother|father|friend|job|works? as|applied|bought|adopted|lost|found|remember)\b", re.I)
 _QUESTION = re.compile(r"\?\s*$")
 _STOP_NAMES = frozenset({"I", "I'm", "I've", "I'll", "I'd", "Oh", "Ah", "Mm", "Well", "Yes", "No", "OK", "Okay", "She",
                          "He", "They", "We", "You", "It", "The", "A", "An", "This", "That", "Her", "His", "My", "Your"})
@@ -60,20 +60,29 @@ _DISCLOSURES = tuple(re.compile(p, re.I) for p in (
     r"\b(?:we|us)\b.*\btogether\b|\bwe\s+(?:finally\s+)?(?:went|made|baked|cooked|built|painted|watched|saw|visited"
     r"|climbed|walked|swam|played|met|\w+ed)\b",
 ))
-"""What people say about themselves that is asked back weeks later (who they
-are, their people, likes, promises, corrections, what they did together), as
-opposed to the day's passing detail; matched in the first and the third
-person, so a summary's reported line ("Kai said: his cat is ...") weighs the same."""
-_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'll|I'd|me|my|mine|myself|we|us|our|they|them|their|they're|they've)\b", re.I)
-"""Someone speaking of themselves (in memory's reported lines, "they"): with a name in it, a sentence tells of their
-own life ("my knees still ache from the climb up Mont Ventoux"), which is asked back like any disclosure."""
-_DISCLOSED = 5.0
-_POINTS_BACK = re.compile(r"^(?:It|It's|Its|He|He's|She|She's|They|They're|That|That's|This)\b")
+"""Kinds of lasting fact about someone (what they are called, where they live and work, their people, likes,
+promises, corrections, what was done together), in the first and the third person. A bonus for every speaker alike."""
 
 
 def disclosures(text: str) -> int:
     """How many kinds of lasting fact about someone `text` tells."""
     return sum(1 for pattern in _DISCLOSURES if pattern.search(text))
+
+
+_CORRECTION = re.compile(r"\b(?:actually|misspoke|not anymore|no longer|I meant|scratch that|correction)\b", re.I)
+"""Someone correcting what was said before: the newer value must outlast the old one."""
+_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'll|I'd|me|my|mine|myself|we|us|our|they|them|their|they're|they've)\b", re.I)
+"""Someone speaking of themselves (in memory's reported lines, "they"): with something rare in it, a sentence tells
+of their own life, which is asked back like anything else."""
+_ACTION = re.compile(r"\*[^*\n]{1,400}\*")
+"""Roleplay's actions between asterisks: what a character does on stage, weighed as nothing told."""
+_CONTENT = re.compile(r"[^\W\d_][\w'’-]{3,}")
+TOLD = 5.0
+"""The score from which a sentence tells something that lasts (routines are then found among these)."""
+_POINTS_BACK = re.compile(r"^(?:It|It's|Its|He|He's|She|She's|They|They're|That|That's|This|There|Scratch that|Actually"
+                          r"|No|Yes|Yeah)\b")
+_FRAGMENT_WORDS = 3
+"""A sentence of at most this many words ("Maizuru.", "Lilies.") is the subject of the one after it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,9 +93,7 @@ class Sentence:
     order: int
     score: float
     told: bool = False
-    """A lasting fact someone other than the character told of themselves: kept
-    before anything the character says (her words are the model's, and a small
-    model's replies are full of names and numbers nobody else said)."""
+    """It tells something that lasts (its score is at least `TOLD`), whoever said it."""
     passing: float = 0.0
     """What the sentence would weigh as passing detail: its score once it is found to be a routine."""
 
@@ -128,29 +135,54 @@ def _places_and_people(text: str, skip: tuple[str, ...]) -> int:
     return count
 
 
-def _is_character(speaker: str, character: str) -> bool:
-    """`speaker` is the character, as a chat line ("Suzune") or a memory's reported line ("Suzune said") names her."""
-    return bool(speaker) and speaker.removesuffix(" said").casefold() == character.casefold()
+Rarity = dict[str, float]
+"""Word -> how rare it is in the material (0..1): log(sentences / sentences holding it) / log(sentences)."""
 
 
-def _score(text: str, speaker: str, user: str, character: str, personal: bool = True) -> tuple[float, bool, float]:
-    """How much `text` tells, whether it is a lasting fact told by someone other than the character, and what it
-    would weigh as passing detail."""
+def content_words(text: str) -> set[str]:
+    """The words of `text` that can tell something (casefolded, common words left out)."""
+    return {w.casefold() for w in _CONTENT.findall(_ACTION.sub(" ", text))} - STOPWORDS
+
+
+def rarity(texts: Sequence[str]) -> Rarity:
+    """How rare each content word of `texts` is among them: what this story says
+    once carries more than what it says all the time, in any wording."""
+    held: dict[str, int] = {}
+    for text in texts:
+        for word in {w.casefold() for w in _CONTENT.findall(text)}:
+            held[word] = held.get(word, 0) + 1
+    total = max(len(texts), 2)
+    spread = math.log(total)
+    return {w: max(0.0, math.log(total / n) / spread) for w, n in held.items() if w not in STOPWORDS}
+
+
+def _score(text: str, user: str, character: str, rare: Rarity, later: Mapping[str, int]) -> tuple[float, float]:
+    """How much `text` tells, the same for every speaker, from what carries
+    information in any wording: its names, numbers and dates, its words rare in
+    this material, someone telling of their own life, a correction, and words
+    said again later (what comes up again is what matters). And what it would
+    weigh as passing detail, once it is found to be a routine."""
     if _QUESTION.search(text) or len(text) < 12:
-        return 0.0, False, 0.0
+        return 0.0, 0.0
+    spoken = _ACTION.sub(" ", text)  # *She wipes the counter.*: stage business, not what anyone told
+    if len(spoken.strip()) < 12:
+        return 0.0, 0.0
+    text = spoken
     proper = _places_and_people(text, (character, user))
-    detail = 2.0 * min(proper, 3) + 1.5 * bool(_NUMBER.search(text)) + 1.0 * bool(_TIME_WORDS.search(text))
-    detail += 1.5 * min(len(_FACT_WORDS.findall(text)), 3)
-    hers = _is_character(speaker, character)
-    if hers:
-        detail *= 0.5  # the character's passing detail weighs less than the user's
-    found = disclosures(text) or int(personal and bool(proper) and bool(_FIRST_PERSON.search(text)))
-    # Passing detail (a train that was late in some town) counts half of a lasting fact's
+    named = sorted((rare.get(n.casefold(), 1.0) for n in names_in(text) if n not in (character, user)), reverse=True)
+    words = {w.casefold() for w in _CONTENT.findall(text)} - STOPWORDS
+    rare_words = sorted((rare.get(w, 1.0) for w in words), reverse=True)[:6]
+    # A name weighs by how rare it is in the story: one said every evening is no news
+    detail = 2.0 * sum(named[:3]) + 1.5 * bool(_NUMBER.search(text)) + 1.0 * bool(_TIME_WORDS.search(text))
+    detail += sum(rare_words) * 0.75
+    own = bool(_FIRST_PERSON.search(text)) and (proper > 0 or sum(r > 0.6 for r in rare_words) >= 2)
+    again = min(sum(1 for w in words if later.get(w, 0) > 0 and rare.get(w, 1.0) > 0.5), 2)
+    score = detail + 1.5 * own + 2.0 * bool(_CORRECTION.search(text)) + 1.0 * again + 2.5 * min(disclosures(text), 2)
     wordy = 1.0 + max(0, len(text) - 220) / 220  # a long sentence tells less per character
-    passing = detail * 0.5 / wordy
-    score = (detail + _DISCLOSED + min(found - 1, 2)) / wordy if found else passing
     # A piece that starts cut ("…u can do the same") is the end of someone's line: whose, it no longer says
-    return score, bool(found) and not hers and score >= _DISCLOSED / 2 and not text.startswith("…"), passing
+    if text.startswith("…"):
+        score = min(score, TOLD - 0.5)
+    return score / wordy, detail * 0.5 / wordy
 
 
 def _reported(speaker: str) -> bool:
@@ -170,6 +202,7 @@ def _pieces(lines: Iterable[str]) -> Iterator[tuple[str, str, str]]:
             continue
         stamp, speaker, text = found.group(1) or "", (found.group(2) or "").strip(), found.group(3).strip()
         before: tuple[str, str] | None = None  # the speaker and text of the sentence before
+        held: str | None = None  # a fragment waiting for the sentence it opens
         said, by = stamp, speaker
         parts = _REPORT.split(text) if _reported(speaker) else [text]
         for n, piece in enumerate(sentence for part in parts for sentence in _SENTENCE.split(part)):
@@ -179,10 +212,26 @@ def _pieces(lines: Iterable[str]) -> Iterator[tuple[str, str, str]]:
             if _reported(speaker) and (own := _LINE.match(piece)) and (own.group(1) or own.group(2)) \
                     and _reported(own.group(2) or ""):
                 said, by, piece = own.group(1) or said, (own.group(2) or by).strip(), own.group(3).strip()
-            if before is not None and before[0] == by and _POINTS_BACK.match(piece):
+            if held is not None:
+                piece, held = f"{held} {piece}", None
+            elif before is not None and before[0] == by and _POINTS_BACK.match(piece):
                 piece = f"{before[1]} {piece}"
+            if _fragment(piece):
+                held = piece  # "Maizuru." tells nothing alone: it is the subject of what follows
+                continue
             before = (by, piece)
             yield said, by, piece
+        if held is not None:
+            yield said, by, held
+
+
+def _fragment(piece: str) -> bool:
+    """A name or a thing alone ("Maizuru.", "Matt Patterson.", "Lilies."), not a sentence that says something."""
+    words = piece.split()
+    if len(words) > _FRAGMENT_WORDS or _QUESTION.search(piece) or not words:
+        return False
+    first = words[0].strip("*\"'“”(").rstrip(".,!…")
+    return len(words) == 1 or (first[:1].isupper() and first not in _STOP_NAMES)
 
 
 def sentence_lines(lines: Iterable[str]) -> list[str]:
@@ -190,11 +239,23 @@ def sentence_lines(lines: Iterable[str]) -> list[str]:
     return [_quoted(*piece) for piece in _pieces(lines)]
 
 
-def sentences(lines: Iterable[str], *, user: str, character: str, personal: bool = True) -> list[Sentence]:
-    """The sentences of `lines`, scored. `personal`: what someone says of their own life with a name in it counts as
-    told (`_FIRST_PERSON`); that needs a span long enough to tell a routine from a one-off (`routine_last`)."""
-    return [Sentence(said, by, piece, order, *_score(piece, by, user, character, personal))
-            for order, (said, by, piece) in enumerate(_pieces(lines))]
+def sentences(lines: Iterable[str], *, user: str, character: str, personal: bool = True,
+              rare: Rarity | None = None) -> list[Sentence]:
+    """The sentences of `lines`, scored against each other (`rarity`, and which
+    words come up again later), or against the whole story when `rare` says how
+    rare its words are there (memory/rarity.py). `personal` is kept for callers;
+    every speaker's sentences are scored alike."""
+    pieces = list(_pieces(lines))
+    rare = {**rarity([text for _, _, text in pieces]), **(rare or {})}
+    later: dict[str, int] = {}
+    scored: list[Sentence] = []
+    for order in reversed(range(len(pieces))):
+        said, by, piece = pieces[order]
+        score, passing = _score(piece, user, character, rare, later)
+        scored.append(Sentence(said, by, piece, order, score, score >= TOLD, passing))
+        for word in {w.casefold() for w in _CONTENT.findall(piece)}:
+            later[word] = later.get(word, 0) + 1
+    return scored[::-1]
 
 
 _FRAME_WORD = re.compile(r"[a-z][a-z']{2,}")
@@ -233,17 +294,17 @@ def routine_last(found: Sequence[Sentence]) -> list[Sentence]:
     return out
 
 
-def extract(lines: Sequence[str], *, user: str, character: str, budget_chars: int, least: float = 2.0,
-            most: int | None = None, personal: bool = True) -> list[str]:
+def extract(lines: Sequence[str], *, user: str, character: str, budget_chars: int, least: float = 3.0,
+            most: int | None = None, personal: bool = True, rare: Rarity | None = None) -> list[str]:
     """The best sentences of `lines` (at most `most` of them) within
     `budget_chars`, in the order said, as `[stamp] Speaker: sentence` (the stamp
     once per line of the result). `personal`: as `sentences`."""
-    found = [s for s in routine_last(sentences(lines, user=user, character=character, personal=personal))
+    found = [s for s in routine_last(sentences(lines, user=user, character=character, personal=personal, rare=rare))
              if s.score >= least]
     chosen: list[Sentence] = []
     used = 0
-    # What people told of themselves first; the newer of two equals: later facts correct earlier
-    for s in sorted(found, key=lambda s: (not s.told, -s.score, -s.order)):
+    # What tells most first, whoever said it; the newer of two equals: later facts correct earlier
+    for s in sorted(found, key=lambda s: (-s.score, -s.order)):
         size = len(s.stamp) + len(s.speaker) + len(s.text) + 4
         if used + size > budget_chars or (most is not None and len(chosen) >= most):
             continue
@@ -342,11 +403,12 @@ def nothing_telling(who: str, other: str) -> str:
     return f"{who} and {other} talked; nothing with a name, number or date was said."
 
 
-def fallback_summary(lines: Sequence[str], *, user: str, character: str, budget_chars: int) -> str:
+def fallback_summary(lines: Sequence[str], *, user: str, character: str, budget_chars: int,
+                     rare: Rarity | None = None) -> str:
     """A summary no model wrote: the sentences that carry names, numbers, dates
     and places, word for word, told as said ("Kai said: ..."), or a plain line
     when nothing in them does."""
-    kept = extract(lines, user=user, character=character, budget_chars=budget_chars)
+    kept = extract(lines, user=user, character=character, budget_chars=budget_chars, rare=rare)
     if not kept:
         return nothing_telling(user, character)
     return " ".join(reported(line) for line in kept)

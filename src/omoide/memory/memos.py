@@ -113,13 +113,10 @@ def read_memo(answer: str, request: Sequence[ChatMessage], lines: Sequence[str],
 
 
 def fallback_highlights(lines: Sequence[str], *, name: str, user: str) -> list[str]:
-    """A memo no model wrote: the batch's sentences that carry names, numbers,
-    dates and places, word for word, told as said ("Kai said: ..."); empty
-    when none does (the batch then stays a gap). A batch is too short to tell a
-    routine from a one-off, so passing talk of one's day with a name in it makes
-    no memo (`personal`): it would push older memos out of the prompt."""
-    kept = extract(lines, user=user, character=name, budget_chars=MAX_HIGHLIGHTS * MAX_HIGHLIGHT_CHARS, most=MAX_HIGHLIGHTS,
-                   personal=False)
+    """A memo no model wrote: the batch's sentences that tell most (memory/extract.py),
+    word for word, told as said ("Kai said: ..."); empty when none tells anything
+    (the batch then stays a gap)."""
+    kept = extract(lines, user=user, character=name, budget_chars=MAX_HIGHLIGHTS * MAX_HIGHLIGHT_CHARS, most=MAX_HIGHLIGHTS)
     return [_STAMP.sub("", reported(line))[:MAX_HIGHLIGHT_CHARS] for line in kept]  # a memo carries its batch's dates
 
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from omoide.config.sections import MemorySettings
 from omoide.domain.chat import DiaryEntry, Message
 from omoide.llm.stamps import stamp
-from omoide.memory.extract import fallback_summary
+from omoide.memory.extract import Rarity, fallback_summary
 from omoide.memory.weights import DEFAULT_IMPORTANCE
 from omoide.memory.summary import Compression, quoted
 
@@ -31,7 +31,7 @@ def own_words(settings: MemorySettings, backend: object) -> bool:
 
 
 def own_words_summary(compression: Compression, chunk: Sequence[Message], settings: MemorySettings, *, name: str,
-                      user: str, names: Mapping[str, str] | None = None) -> str:
+                      user: str, names: Mapping[str, str] | None = None, rare: Rarity | None = None) -> str:
     """The summary text after folding in `chunk`, in the story's own words: a
     part of its sentences that tell most, or, on a rewrite, a choice from the
     old summary and the new words together (its facts weigh as theirs do), so
@@ -44,7 +44,7 @@ def own_words_summary(compression: Compression, chunk: Sequence[Message], settin
     if compression.rewrite:
         budget = min(budget, 3 * settings.summary_merge_chars // 4 or budget)
         lines = [*compression.summary.splitlines(), *lines]
-    own = fallback_summary(lines, user=user, character=name, budget_chars=budget)
+    own = fallback_summary(lines, user=user, character=name, budget_chars=budget, rare=rare)
     return compression.text(compression.dated(own, chunk))
 
 

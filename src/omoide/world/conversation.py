@@ -32,6 +32,7 @@ from omoide.llm.base import Backend, TextDelta
 from omoide.llm.slots import MEMORY_CACHE_KEY
 from omoide.llm.stamps import split_stamp, stamp
 from omoide.store import Store
+from omoide.memory.rarity import story_rarity
 from omoide.world import extractive, familiarity, steps
 from omoide.world.transcript import render_transcript
 from omoide.domain.world import SELF, Conversation, Field, Item, Mention, Participant, UpdateKind, dump_items, load_items
@@ -252,7 +253,9 @@ class ConversationPass:
         try:
             await self._check_in_force()
             if self.own_words:
-                kept = extractive.own_words(step, values, user=self.user, max_tokens=limit)
+                lines = extractive.own_words_lines(step, values) or []
+                kept = extractive.own_words(step, values, user=self.user, max_tokens=limit,
+                                            rare=await story_rarity(self.store, lines))
                 if kept is None:
                     return None  # a judgement no sentence of the story makes: left as it was
                 answer = kept

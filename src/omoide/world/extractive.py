@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from omoide.memory.extract import extract, nothing_telling, reported
+from omoide.memory.extract import Rarity, extract, nothing_telling, reported
 from omoide.memory.own_words import CHARS_PER_TOKEN
 from omoide.world.steps import NONE_YET
 
@@ -29,20 +29,27 @@ def _names(line: str, name: str) -> bool:
     return any(re.search(rf"(?<!\w){re.escape(word)}(?!\w)", line, re.IGNORECASE) for word in name.split() if word)
 
 
-def own_words(step: str, values: Mapping[str, object], *, user: str, max_tokens: int) -> str | None:
-    """What `step` keeps of `values` (the step's template values) in the story's
-    own words, within `max_tokens`; None: the step keeps nothing new."""
+def own_words_lines(step: str, values: Mapping[str, object]) -> list[str] | None:
+    """The lines `step` chooses from, or None for a step that is a judgement."""
     match step:
         case "summary":
-            lines = _lines(values.get("transcript"))
+            return _lines(values.get("transcript"))
         case "memory":
-            lines = [*_lines(values.get("previous_memory")), *_lines(values.get("summaries")), *_lines(values.get("offscreen"))]
+            return [*_lines(values.get("previous_memory")), *_lines(values.get("summaries")), *_lines(values.get("offscreen"))]
         case "offscreen":
-            lines = [line for line in _lines(values.get("transcript")) if _names(line, str(values.get("other", "")))]
-        case _:
-            return None
+            return [line for line in _lines(values.get("transcript")) if _names(line, str(values.get("other", "")))]
+    return None
+
+
+def own_words(step: str, values: Mapping[str, object], *, user: str, max_tokens: int,
+              rare: Rarity | None = None) -> str | None:
+    """What `step` keeps of `values` (the step's template values) in the story's
+    own words, within `max_tokens`; None: the step keeps nothing new."""
+    lines = own_words_lines(step, values)
+    if lines is None:
+        return None
     char = str(values.get("char", ""))
-    kept = extract(lines, user=user, character=char, budget_chars=CHARS_PER_TOKEN * max_tokens)
+    kept = extract(lines, user=user, character=char, budget_chars=CHARS_PER_TOKEN * max_tokens, rare=rare)
     if not kept and step == "summary":
         return nothing_telling(char, str(values.get("others", "no one")))
     return " ".join(reported(line) for line in kept) or None
