@@ -139,3 +139,39 @@ def test_a_memo_batch_that_tells_nothing_stays_a_gap() -> None:
     assert fallback_highlights(batch, name="Ines", user="Noor") == []
     told = "[05/06 18:06] Noor: My brother is called Idris."
     assert fallback_highlights([*batch, told], name="Ines", user="Noor") == ["Noor said: Their brother is called Idris."]
+
+
+def test_a_list_of_guesses_is_refused_as_a_summary_even_when_a_guess_names_something_said() -> None:
+    from omoide.memory.extract import spoiled
+
+    lines = ["[03/02 19:03] Kai: My cat is called Comet; we adopted her on a Tuesday.",
+             "[03/02 19:05] Suzune: *She smiles.* A fine name."]
+    shotgun = "Biscuit? Mochi? Comet? Pepper? It was a Tuesday? Or a Friday? Honestly I don't know."
+    assert "guesses" in (spoiled(shotgun, instructions="Summarize.", lines=lines, user="Kai", character="Suzune") or "")
+    faithful = "Kai's cat is called Comet; they adopted her on a Tuesday. Suzune asked if she sleeps a lot? She does."
+    assert spoiled(faithful, instructions="Summarize.", lines=lines, user="Kai", character="Suzune") is None
+
+
+def test_a_fact_in_a_replys_third_paragraph_is_the_characters_after_three_rewrites() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from omoide.config.sections import MemorySettings
+    from omoide.domain.chat import Message, Role
+    from omoide.memory.own_words import own_words_summary
+    from omoide.memory.summary import Compression
+
+    at = datetime(2026, 5, 1, 19, 0, tzinfo=UTC)
+    reply = ("*She sets down the kettle.*\n\nThe rain again.\n\n"
+             "Our mother sings in a hotel bar in Nagasaki, every Friday since I was nine.")
+    chunk = [Message(id=1, chat_id=1, parent_id=None, role=Role.USER, content="Tell me about your family.", created_at=at),
+             Message(id=2, chat_id=1, parent_id=1, role=Role.ASSISTANT, content=reply, created_at=at + timedelta(minutes=1))]
+    settings = MemorySettings()
+    summary = own_words_summary(Compression.of(None, 10), chunk, settings, name="Suzune", user="Kai")
+    for n in range(3):  # each a rewrite: the summary folded again with a later line of the user's
+        later = [Message(id=10 + n, chat_id=1, parent_id=2, role=Role.USER, content=f"My friend Dario{n} lives in Ghent{n}.",
+                         created_at=at + timedelta(days=n + 1))]
+        compression = Compression.of(summary, 10)
+        assert compression.rewrite
+        summary = own_words_summary(compression, later, settings, name="Suzune", user="Kai")
+    assert "Suzune said: Our mother sings in a hotel bar in Nagasaki" in summary, summary
+    assert "Kai said: Our mother" not in summary and "Dario" in summary

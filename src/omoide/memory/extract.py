@@ -379,6 +379,18 @@ def invented(written: str, *, instructions: str, lines: Sequence[str]) -> list[s
     return list(dict.fromkeys(n for n in names_in(written) if n.casefold() not in known))
 
 
+_GUESS = re.compile(r"[^.!?…\n]*\?")
+
+
+def guesses(written: str) -> bool:
+    """`written` is mostly candidates with question marks ("Biscuit? Mochi? Comet? ...
+    Honestly I don't know."): at least three questions, and they make up most of
+    what it says."""
+    asked = _GUESS.findall(written)
+    said = len(re.sub(r"\s+", " ", written).strip())
+    return len(asked) >= 3 and sum(len(q.strip()) for q in asked) >= 0.4 * max(said, 1) - 3 * len(asked)
+
+
 def spoiled(written: str, *, instructions: str, lines: Sequence[str], user: str, character: str,
             least_names: int = 2) -> str | None:
     """Why memory work that `written` is must be refused, or None: it repeats its
@@ -387,6 +399,8 @@ def spoiled(written: str, *, instructions: str, lines: Sequence[str], user: str,
     makes up more names (two or more) than it keeps."""
     if echoes(written, instructions):
         return "the model repeated its instructions instead of summarizing"
+    if guesses(written):
+        return "the model listed guesses instead of summarizing"
     wanted = salient_words(lines, user=user, character=character)
     folded = written.casefold()
     kept = [w for w in wanted if re.search(rf"(?<![\w]){re.escape(w)}(?![\w])", folded)]
