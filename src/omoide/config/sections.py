@@ -202,6 +202,10 @@ class MemorySettings(Section):
     """Each compression appends a paragraph to the running summary (the earlier text
     stays byte for byte, so prompt caches keep it) until the summary is this long;
     the next compression then rewrites it into one. 0: rewrite every time."""
+    summary_percent: Annotated[int, Range(ge=0, le=60)] = 18
+    """Share of context_size, in percent, the running summary grows to before it is
+    rewritten, when that is more than summary_merge_chars: a larger context keeps more
+    of a long story's summary (the rewrite keeps three quarters of it)."""
     fallback_after: Annotated[int, Range(ge=1)] = 3
     """Failed summaries in a row (the backend down, too slow) after which the
     story's own sentences with names, numbers and dates are kept instead, so
@@ -256,6 +260,19 @@ class MemorySettings(Section):
     """Plain retrieval, as a baseline for `omoide memory check`: the passages by their
     words alone (bm25 over whole messages for the newest one), with no line they complete,
     no meaning and no weights, and given even in memory_style 'none'."""
+    def merge_chars(self, context_size: int) -> int:
+        """The summary's length at which it is rewritten, at `context_size` (0: every time)."""
+        if self.summary_merge_chars == 0:
+            return 0
+        return max(self.summary_merge_chars, context_size * self.summary_percent // 100 * 4)
+
+    def rewrite_tokens(self, context_size: int, least: int) -> int:
+        """Tokens a rewrite of the summary may take at `context_size`: `least` at the
+        default context, growing as `merge_chars` grows past summary_merge_chars."""
+        if not self.summary_merge_chars:
+            return least
+        return max(least, least * self.merge_chars(context_size) // self.summary_merge_chars)
+
     def passages_budget(self, context_size: int) -> int:
         """The tokens memories that come to mind may take at `context_size`."""
         if self.recall_passages_tokens is not None:

@@ -31,18 +31,19 @@ def own_words(settings: MemorySettings, backend: object) -> bool:
 
 
 def own_words_summary(compression: Compression, chunk: Sequence[Message], settings: MemorySettings, *, name: str,
-                      user: str, names: Mapping[str, str] | None = None, rare: Rarity | None = None) -> str:
+                      user: str, names: Mapping[str, str] | None = None, rare: Rarity | None = None,
+                      context_size: int = 0) -> str:
     """The summary text after folding in `chunk`, in the story's own words: a
     part of its sentences that tell most, or, on a rewrite, a choice from the
     old summary and the new words together (its facts weigh as theirs do), so
     it stays bounded (appended to at every rewrite, it would outgrow the context).
     It may be as long as the model's answer may (`Compression.max_tokens`): a
-    part about its messages' size, a rewrite SUMMARY_MAX_TOKENS, within three
-    quarters of summary_merge_chars."""
+    part about its messages' size, a rewrite its share of the context, within three
+    quarters of the length it is rewritten at (`MemorySettings.merge_chars`)."""
     lines = quoted(chunk, name, user, names)
     budget = CHARS_PER_TOKEN * compression.max_tokens(chunk)
     if compression.rewrite:
-        budget = min(budget, 3 * settings.summary_merge_chars // 4 or budget)
+        budget = min(budget, 3 * settings.merge_chars(context_size) // 4 or budget)
         lines = [*compression.summary.splitlines(), *lines]
     own = fallback_summary(lines, user=user, character=name, budget_chars=budget, rare=rare)
     return compression.text(compression.dated(own, chunk))

@@ -133,11 +133,13 @@ class Compression:
 
     summary: str
     append: bool
+    rewrite_tokens: int = SUMMARY_MAX_TOKENS
+    """What a rewrite may take: more in a larger context (`MemorySettings.rewrite_tokens`)."""
 
     @classmethod
-    def of(cls, summary: str | None, merge_chars: int) -> Compression:
+    def of(cls, summary: str | None, merge_chars: int, rewrite_tokens: int = SUMMARY_MAX_TOKENS) -> Compression:
         summary = summary or ""
-        return cls(summary, bool(summary.strip()) and len(summary.strip()) < merge_chars)
+        return cls(summary, bool(summary.strip()) and len(summary.strip()) < merge_chars, rewrite_tokens)
 
     @property
     def previous(self) -> str | None:
@@ -157,7 +159,7 @@ class Compression:
         its limit, SmolLM2 wrote 1,702 characters as a first summary of six
         one-line messages, bringing nearer the rewrite at summary_merge_chars,
         which every speaker of a scene reads again whole.)"""
-        return SUMMARY_MAX_TOKENS if self.rewrite else segment_tokens(chunk)
+        return self.rewrite_tokens if self.rewrite else segment_tokens(chunk)
 
     def kept(self, written: str) -> str:
         """What was written, cut back to its last whole sentence (its limit may

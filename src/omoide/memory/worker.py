@@ -229,12 +229,14 @@ class MemoryWorker:
             return False
         self._emit(MemoryWorkStarted("summary", left=len(state.window) - len(chunk) - self.settings.recent_messages))
         name = self.character.display_name
-        compression = Compression.of(state.summary.content if state.summary else None, self.settings.summary_merge_chars)
+        compression = Compression.of(state.summary.content if state.summary else None,
+                                     self.settings.merge_chars(self.context_size),
+                                     self.settings.rewrite_tokens(self.context_size, SUMMARY_MAX_TOKENS))
         if self.own_words:
             rare = await story_rarity(self.store, [compression.summary, *(m.content for m in chunk)])
             await self._add_summary(head_id, chunk, own_words_summary(compression, chunk, self.settings, name=name,
                                                                         user=self.user_name, names=self.speaker_names,
-                                                                        rare=rare))
+                                                                        rare=rare, context_size=self.context_size))
             return True
         try:
             chunk, request = await self._chunk_that_continues(
@@ -256,7 +258,7 @@ class MemoryWorker:
             # (of `chunk` as it was sent: cut down, when it was, to continue the chat's prompt).
             rare = await story_rarity(self.store, [compression.summary, *(m.content for m in chunk)])
             text = own_words_summary(compression, chunk, self.settings, name=name, user=self.user_name,
-                                     names=self.speaker_names, rare=rare)
+                                     names=self.speaker_names, rare=rare, context_size=self.context_size)
             self._emit(MemoryNotice(f"summary: {_reason(exc)}; kept the sentences with names, numbers and dates instead"))
         await self._add_summary(head_id, chunk, text)
         return True
