@@ -101,7 +101,7 @@ def test_a_rewritten_summary_is_dated_from_its_first_day_not_by_its_last_message
 
 
 def test_a_summary_that_names_what_nobody_said_is_refused_and_a_faithful_one_is_not() -> None:
-    from omoide.memory.extract import spoiled
+    from omoide.memory.spoiled import spoiled
 
     lines = ["[05/03 10:00] Noor: My brother Tarik moved to Lisbon for a job at the aquarium.",
              "[05/03 10:02] Ines: *She smiles.* Lisbon suits him."]
@@ -142,7 +142,7 @@ def test_a_memo_batch_that_tells_nothing_stays_a_gap() -> None:
 
 
 def test_a_list_of_guesses_is_refused_as_a_summary_even_when_a_guess_names_something_said() -> None:
-    from omoide.memory.extract import spoiled
+    from omoide.memory.spoiled import spoiled
 
     lines = ["[03/02 19:03] Kai: My cat is called Comet; we adopted her on a Tuesday.",
              "[03/02 19:05] Suzune: *She smiles.* A fine name."]

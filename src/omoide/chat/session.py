@@ -84,6 +84,7 @@ class ChatSession:
         self.memory_worker = MemoryWorker(
             store, chat.id, character, settings.memory, summarizer or backend,
             context_size=settings.backend.context_size, user_name=user_name, on_event=on_memory_event, run=self.gate.run,
+            idle=self.gate.idle,
         )
         self.book = MemoBook(store, chat.id, self.memory_worker.retry_memo)
         self.weights = ChatMemory(store, chat, settings.memory, character_id=character.id)

@@ -39,7 +39,8 @@ from omoide.memory.corrections import CUES, Correction, correction
 from omoide.memory.meaning import MeaningIndex
 from omoide.llm import static_embeddings
 from omoide.llm.embeddings import Embed, ServerEmbeddings
-from omoide.memory.passages import Passage, Voices, come_to_mind
+from omoide.memory.passage import Passage, Voices
+from omoide.memory.passages import come_to_mind
 from omoide.memory.prompt.build import build_prompt
 from omoide.memory.prompt.model import AssembledPrompt, PromptInputs, PromptOptions
 from omoide.memory.shared import chat_prefix

@@ -16,7 +16,8 @@ from datetime import tzinfo
 
 from omoide.domain.chat import Memo, MemoAuthor, Message, Role
 from omoide.llm.base import ChatMessage
-from omoide.memory.extract import extract, reported, spoiled
+from omoide.memory.extract import extract, reported
+from omoide.memory.spoiled import spoiled
 from omoide.memory.summary import InvalidSummary, instructions_of
 from omoide.llm.stamps import stamp
 from omoide.memory.window import speaker_label

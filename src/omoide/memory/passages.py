@@ -44,6 +44,8 @@ from typing import TYPE_CHECKING
 from omoide.domain.chat import Message, Role
 from omoide.llm.embeddings import Embed, cosine
 from omoide.llm.stamps import stamp
+from omoide.memory.beside import answers, beside
+from omoide.memory.passage import PASSAGE_CHARS, Passage, Voices, cut, estimate_tokens
 from omoide.memory.days import asked_days
 from omoide.memory.meaning import FLOOR
 from omoide.memory.recall import MAX_TERMS, query_terms
@@ -61,8 +63,6 @@ CANDIDATES = 64
 """Full-text matches considered per turn (all branches; the path is checked after)."""
 MATCH_BUDGET = 2000
 """Messages the query's words may match together (see `distinctive`)."""
-PASSAGE_CHARS = 600
-"""A passage longer than this is cut around its first matched word."""
 MEANING_POOL = 16
 """The best passages that are weighed by meaning too, when the server has embeddings."""
 NEAREST = 16
@@ -73,61 +73,13 @@ DAY_CANDIDATES = 80
 """The most messages of the days asked about that are considered."""
 DAY_WEIGHT = 0.5
 """What being said on a day asked about weighs, before any word it shares with the question."""
-ANSWERED = 24
-"""The best word matches whose replies become candidates too (`_answers`)."""
-ANSWER_WEIGHT = 0.7
-"""What a reply to a matching line weighs against the line itself."""
 EXCHANGE_WEIGHT = 0.5
 """What a match of the latest exchange's words weighs against one of the newest message's own."""
 MEANING_WEIGHT = 0.6
 """What a message near in meaning alone weighs against the best word match (static vectors average words)."""
 QUERY_CHARS = 1000
 """What of the newest message is embedded as the query."""
-_POINTS_BACK = re.compile(r"^\W*(?:\w+,\s+)?(?:it|it's|that|that's|this|those|these|they|them|he|she|her|him|yes|yeah|no"
-                          r"|nope|yep|sure|right|exactly|actually|scratch that)\b", re.I)
-"""A line that opens by pointing at what the line before it said."""
 HEADING = "## Memories that come to mind\nEarlier moments of this story, word for word:"
-
-
-@dataclass(frozen=True, slots=True)
-class Passage:
-    message_id: int
-    when: datetime
-    who: str
-    text: str
-    matched: tuple[str, ...]
-    relevance: float
-    importance: float
-    recency: float
-    score: float
-    meaning: float | None = None
-    """Cosine similarity (0..1) of the passage to the latest messages; None without an embedding source."""
-    completes: int | None = None
-    """The passage this line came with: the line it completes (None: it came to mind itself)."""
-    follows: int | None = None
-    """The line this one answers, which matched the query's words (this one is its answer, which may not)."""
-    on_day: bool = False
-    """Said on a day the newest message asks about ("on 7 May", "three days ago"), or the day after."""
-
-    def line(self, tz: tzinfo | None = None) -> str:
-        return f"{stamp(self.when, tz)} {self.who}: {self.text}"
-
-    def why(self, tz: tzinfo | None = None) -> str:
-        """Why it came to mind, for /prompt."""
-        if self.completes is not None:
-            return f"      {stamp(self.when, tz)} {self.who}: the line beside a passage, which it completes"
-        found = (f"answers a line that matched {', '.join(self.matched)}" if self.follows is not None
-                 else f"matched {', '.join(self.matched)}" if self.matched else
-                 "said on a day asked about" if self.on_day else "near in meaning")
-        if self.on_day and self.matched:
-            found += ", on a day asked about"
-        return (f"{self.score:.2f}  {stamp(self.when, tz)} {self.who}: {found} "
-                f"(relevance {self.relevance:.2f}, importance {self.importance:.2f}, recency {self.recency:.2f}"
-                + ("" if self.meaning is None else f", meaning {self.meaning:.2f}") + ")")
-
-
-def estimate_tokens(text: str) -> int:
-    return len(text) // 4 + 1
 
 
 def passages_text(passages: Sequence[Passage], tz: tzinfo | None = None) -> str:
@@ -183,49 +135,6 @@ def stem(word: str) -> str:
 def words_in(text: str, terms: Sequence[str]) -> tuple[str, ...]:
     present = _words(text)
     return tuple(t for t in terms if t in present or any(w.startswith(stem(t)) for w in present))
-
-
-def cut(text: str, matched: Sequence[str], limit: int = PASSAGE_CHARS) -> str:
-    """`text` on one line, at most `limit` characters around its first matched word, cut at word ends."""
-    flat = " ".join(text.split())
-    if len(flat) <= limit:
-        return flat
-    lower = flat.casefold()
-    first = min((i for i in (lower.find(w) for w in matched) if i >= 0), default=0)
-    start = max(0, min(first - limit // 3, len(flat) - limit))
-    if start > 0:
-        space = flat.find(" ", start)
-        start = space + 1 if 0 <= space < first else start
-    piece = flat[start : start + limit]
-    if start + limit < len(flat) and " " in piece:
-        piece = piece[: piece.rfind(" ")]
-    return ("…" if start > 0 else "") + piece + ("…" if start + len(piece) < len(flat) else "")
-
-
-@dataclass(frozen=True, slots=True)
-class Voices:
-    """Who said what, as the speaker sees it."""
-
-    user: str
-    character: str
-    """The speaker's name (outside a scene, the chat's character)."""
-    me: str | None = None
-    """The speaker's id in a scene (None: one-on-one, every reply is its own)."""
-    host: str = ""
-    """The scene's host: who replies stored without a speaker are."""
-    names: Mapping[str, str] | None = None
-    """Character id -> name in a scene."""
-
-    def who(self, role: str, speaker: str | None) -> str:
-        if role == "user":
-            return self.user
-        if self.me is None or self.names is None:
-            return self.character
-        key = speaker or self.host
-        return self.names.get(key, key)
-
-    def own(self, role: str, speaker: str | None) -> bool:
-        return role == "assistant" and (self.me is None or (speaker or self.host) == self.me)
 
 
 def with_a_place_for_meaning(ranked: list[Passage], limit: int) -> list[Passage]:
@@ -328,7 +237,7 @@ async def come_to_mind(
         return []
     follows: dict[int, int] = {}
     if not plain:
-        candidates += await _answers(store, head_id, candidates, relevance, shown, reader, follows)
+        candidates += await answers(store, head_id, candidates, relevance, shown, reader, follows)
     importance = {} if plain else await store.recall.importance([c.message_id for c in candidates])
     scored: list[Passage] = []
     for c in candidates:
@@ -370,74 +279,4 @@ async def come_to_mind(
                 break
     if plain or not chosen:
         return chosen
-    return chosen + await _beside(store, head_id, chosen, shown, voices, reader, token_budget - used, tz)
-
-
-async def _answers(store: Store, head_id: int, candidates: Sequence[Candidate], relevance: dict[int, float],
-                   shown: set[int], reader: Reader | None, follows: dict[int, int]) -> list[Candidate]:
-    """The replies on the path to the best `ANSWERED` word matches, as candidates of
-    their own at `ANSWER_WEIGHT` of their relevance (noted in `relevance` and
-    `follows`): what a line leads to is about what it said ("We went camping." ->
-    "We roasted marshmallows and hiked."), though it shares none of its words."""
-    best = sorted((c for c in candidates if c.message_id in relevance), key=lambda c: -relevance[c.message_id])[:ANSWERED]
-    if not best:
-        return []
-    _, children = await store.recall.beside([c.message_id for c in best])
-    have = {c.message_id for c in candidates} | shown
-    found = [(parent, child) for parent in best for child in children.get(parent.message_id, [])
-             if child.message_id not in have and child.role in ("user", "assistant") and child.text.strip()
-             and (reader is None or not reader.bounded or reader.reads(None, child.depth))]
-    if not found:
-        return []
-    on_path = await store.recall.on_path(head_id, sorted({child.message_id for _, child in found}))
-    out: list[Candidate] = []
-    for parent, child in found:
-        if child.message_id in on_path and child.message_id not in follows:
-            relevance[child.message_id] = ANSWER_WEIGHT * relevance[parent.message_id]
-            follows[child.message_id] = parent.message_id
-            out.append(child)
-    return out
-
-
-def completes_before(text: str, before: str) -> bool:
-    """Whether `text` says what it is only with the line `before` it: an answer to
-    a question ("Lilies. I can't bear them."), or a line that opens by pointing back."""
-    return before.rstrip().endswith("?") or bool(_POINTS_BACK.match(" ".join(text.split())))
-
-
-async def _beside(store: Store, head_id: int, chosen: Sequence[Passage], shown: set[int], voices: Voices,
-                  reader: Reader | None, room: int, tz: tzinfo | None) -> list[Passage]:
-    """The lines the `chosen` passages complete, best passage first, within `room`
-    tokens: the answer after a question, the question before an answer, the line a line points back to."""
-    parents, children = await store.recall.beside([p.message_id for p in chosen])
-    taken = {p.message_id for p in chosen} | shown
-    wanted: list[tuple[Passage, Candidate]] = []
-    for passage in chosen:
-        text = passage.text
-        if passage.follows is not None:  # the line it answers, which the query matched
-            parent = parents.get(passage.message_id)
-            if parent is not None:
-                wanted.append((passage, parent))
-            continue
-        if text.rstrip().endswith("?"):
-            wanted += [(passage, c) for c in children.get(passage.message_id, [])]
-        parent = parents.get(passage.message_id)
-        if parent is not None and completes_before(text, parent.text):
-            wanted.append((passage, parent))
-    wanted = [(p, c) for p, c in wanted if c.message_id not in taken and c.role in ("user", "assistant")
-              and (reader is None or not reader.bounded or reader.reads(None, c.depth))]
-    if not wanted:
-        return []
-    on_path = await store.recall.on_path(head_id, sorted({c.message_id for _, c in wanted}))
-    out: list[Passage] = []
-    for passage, c in wanted:
-        if c.message_id not in on_path or c.message_id in taken or not c.text.strip():
-            continue
-        line = Passage(c.message_id, c.created_at, voices.who(c.role, c.speaker), cut(c.text, ()), (), 0.0,
-                       passage.importance, passage.recency, 0.0, completes=passage.message_id)
-        cost = estimate_tokens(line.line(tz)) + 1
-        if cost <= room:
-            out.append(line)
-            taken.add(c.message_id)
-            room -= cost
-    return out
+    return chosen + await beside(store, head_id, chosen, shown, voices, reader, token_budget - used, tz)

@@ -25,14 +25,15 @@ from omoide.domain.chat import DiaryAuthor, DiaryEntry, Memo, MemoryState, Messa
 from omoide.domain.witness import Attendance, Reader
 from omoide.errors import OmoideError
 from omoide.memory.events import MemoryEvent, MemoryNotice, MemoryWorkDone, MemoryWorkFailed, MemoryWorkStarted
-from omoide.memory.extract import spoiled
-from omoide.llm.base import CHARS_PER_TOKEN_BOUND, Backend, ChatMessage, TextDelta
+from omoide.memory.spoiled import spoiled
+from omoide.llm.base import Backend
 from omoide.memory.diary import compressed_lines, diary_compression_request
+from omoide.memory.calls import MemoryCalls, Runner
 from omoide.memory.memo_work import MemoWork
 from omoide.memory.own_words import own_words, own_words_diary, own_words_summary
 from omoide.memory.rarity import story_rarity
 from omoide.memory.scene_memory import SceneMemory, plan_diary
-from omoide.memory.shared import ChatPrefix, cache_key_of, continued
+from omoide.memory.shared import ChatPrefix
 from omoide.memory.summary import (
     SUMMARY_MAX_TOKENS, Compression, InvalidSummary, instructions_of, quoted, split_for_compression, validate_diary,
     validate_summary,
@@ -41,16 +42,12 @@ from omoide.store import Store
 
 log = logging.getLogger(__name__)
 
-MIN_CHUNK = 4
-"""The fewest messages a summary request is cut down to so that it continues the chat's prompt."""
 MAX_PARTS_A_RUN = 10_000
 """A bound on the parts one run compresses (each advances the summary; the bound only guards the loop)."""
 
-Runner = Callable[[Callable[[], Awaitable[str]]], Awaitable[str]]
-"""Runs one model call (the session's `ReplyGate.run`: after any reply, made again if a reply cut it short)."""
 
 
-class MemoryWorker:
+class MemoryWorker(MemoryCalls):
     def __init__(
         self,
         store: Store,
@@ -63,6 +60,7 @@ class MemoryWorker:
         user_name: str,
         on_event: Callable[[MemoryEvent], None] | None = None,
         run: Runner | None = None,
+        idle: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.store = store
         self.chat_id = chat_id
@@ -77,6 +75,8 @@ class MemoryWorker:
         self.on_event = on_event
         self.run = run
         """The reply gate's runner, used where the backend says `replies_first`."""
+        self.idle = idle
+        """Until no reply streams: a long catch-up waits for it between parts, so a reply comes first."""
         self.status = ""
         self.failures = 0
         self._task: asyncio.Task[None] | None = None
@@ -218,6 +218,8 @@ class MemoryWorker:
             if not await self._compress_summary(head_id):
                 return
             head_id = await self._anchor(head_id)
+            if self.idle is not None:
+                await self.idle()
 
     async def _compress_summary(self, head_id: int) -> bool:
         """One part of the summary, if one is due at `head_id`: whether one was recorded."""
@@ -351,72 +353,6 @@ class MemoryWorker:
         )
         self.failures = 0
         self._emit(MemoryWorkDone("diary", entry=entry))
-
-    async def _chunk_that_continues(
-        self, chunk: list[Message], build: Callable[[list[Message]], list[ChatMessage]],
-    ) -> tuple[list[Message], list[ChatMessage]]:
-        """The part of `chunk` to summarize and the messages to send for it: all
-        of `chunk`, continuing the chat's prompt as far as the part's last message
-        (never further: what was said after it must not reach its summary) when it fits; or, when it would
-        not fit (sent alone, it would evict the chat's cache on a one-slot server,
-        and a rejected summary is retried at every turn), the oldest part of
-        `chunk` whose request fits. The rest stays uncovered, so the next turn's
-        compression takes it. Failing that, all of `chunk`, sent alone."""
-        part = chunk
-        while self.prefix is not None:
-            request = build(part)
-            through = self.prefix.through(part[-1])  # nothing newer than the part may reach its summary
-            if through is None:
-                break
-            sent = await continued(self.backend, through, request, max_tokens=SUMMARY_MAX_TOKENS,
-                                   context_size=self.context_size)
-            if sent is not request:
-                return part, sent
-            if len(part) <= MIN_CHUNK:
-                break
-            part = part[: max(MIN_CHUNK, len(part) * 3 // 4)]
-        return chunk, build(chunk)
-
-    async def _complete_at(self, messages: list[ChatMessage], max_tokens: int, anchor_id: int) -> str:
-        """Memory anchored at `anchor_id` (a memo) continues the chat's prompt only as
-        far as that message: what follows it (the reply) may be swiped while every
-        path through the anchor keeps the memo."""
-        prefix = self.prefix.upto(anchor_id) if self.prefix is not None else None
-        messages = await continued(self.backend, prefix, messages, max_tokens=max_tokens, context_size=self.context_size)
-        return await self._complete(messages, max_tokens, laid_out=True)
-
-    async def _complete(self, messages: list[ChatMessage], max_tokens: int = SUMMARY_MAX_TOKENS, *,
-                        laid_out: bool = False) -> str:
-        """The model's whole answer, within a token and a time limit: a server that
-        ignores max_tokens or never ends its stream is given up, not waited on.
-        `messages` continue the chat's prompt where they fit, unless `laid_out`
-        says that was already decided."""
-        if not laid_out:
-            messages = await continued(self.backend, self.prefix, messages, max_tokens=max_tokens,
-                                       context_size=self.context_size)
-        if self.run is not None and getattr(self.backend, "replies_first", False):
-            return await self.run(lambda: self._answer(messages, max_tokens))
-        return await self._answer(messages, max_tokens)
-
-    async def _answer(self, messages: list[ChatMessage], max_tokens: int) -> str:
-        parts: list[str] = []
-        size = 0
-        events = self.backend.stream(messages, max_tokens=max_tokens, cache_key=cache_key_of(self.prefix, messages))
-        try:
-            async with asyncio.timeout(self.settings.timeout):
-                async for event in events:
-                    if isinstance(event, TextDelta):
-                        parts.append(event.text)
-                        size += len(event.text)
-                        if size > max_tokens * CHARS_PER_TOKEN_BOUND:
-                            raise InvalidSummary(f"the model wrote past {max_tokens} tokens without finishing")
-        except TimeoutError:
-            raise InvalidSummary(f"the model took longer than {self.settings.timeout:.0f} s (memory_timeout)") from None
-        finally:
-            close = getattr(events, "aclose", None)  # close the HTTP stream we stopped reading
-            if close is not None:
-                await close()
-        return "".join(parts)
 
 
 def _reason(exc: BaseException) -> str:

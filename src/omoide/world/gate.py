@@ -47,6 +47,10 @@ class ReplyGate:
             if self._active == 0:
                 self._idle.set()
 
+    async def idle(self) -> None:
+        """Until no reply streams."""
+        await self._idle.wait()
+
     async def run(self, call: Callable[[], Awaitable[T]]) -> T:
         while True:
             await self._idle.wait()

@@ -19,7 +19,7 @@ from omoide.characters.notes import AuthorsNote, DepthNote
 from omoide.characters.placement import Placement
 from omoide.domain.chat import MemoryState, Message
 from omoide.llm.base import ChatMessage, Usage
-from omoide.memory.passages import Passage
+from omoide.memory.passage import Passage
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are {{char}} in an ongoing roleplay with {{user}}. Stay in character. "

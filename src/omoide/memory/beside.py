@@ -1,0 +1,100 @@
+"""The lines that come with a memory that comes to mind (memory/passages.py):
+the replies to the best word matches, as candidates of their own, and the line
+each chosen passage completes (a question's answer, an answer's question, the
+line a line points back to), so a value never comes back without what it is."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import tzinfo
+from typing import TYPE_CHECKING
+
+from omoide.memory.passage import Passage, Voices, cut, estimate_tokens
+
+if TYPE_CHECKING:
+    from omoide.domain.witness import Reader
+    from omoide.store import Store
+    from omoide.store.recall import Candidate
+
+ANSWERED = 24
+"""The best word matches whose replies become candidates too (`answers`)."""
+ANSWER_WEIGHT = 0.7
+"""What a reply to a matching line weighs against the line itself."""
+_POINTS_BACK = re.compile(r"^\W*(?:\w+,\s+)?(?:it|it's|that|that's|this|those|these|they|them|he|she|her|him|yes|yeah|no"
+                          r"|nope|yep|sure|right|exactly|actually|scratch that)\b", re.I)
+"""A line that opens by pointing at what the line before it said."""
+
+
+def _readable(c: Candidate, reader: Reader | None) -> bool:
+    return reader is None or not reader.bounded or reader.reads(None, c.depth)
+
+
+async def answers(store: Store, head_id: int, candidates: Sequence[Candidate], relevance: dict[int, float],
+                   shown: set[int], reader: Reader | None, follows: dict[int, int]) -> list[Candidate]:
+    """The replies on the path to the best `ANSWERED` word matches, as candidates of
+    their own at `ANSWER_WEIGHT` of their relevance (noted in `relevance` and
+    `follows`): what a line leads to is about what it said ("We went camping." ->
+    "We roasted marshmallows and hiked."), though it shares none of its words."""
+    best = sorted((c for c in candidates if c.message_id in relevance), key=lambda c: -relevance[c.message_id])[:ANSWERED]
+    if not best:
+        return []
+    _, children = await store.recall.beside([c.message_id for c in best])
+    have = {c.message_id for c in candidates} | shown
+    found = [(parent, child) for parent in best for child in children.get(parent.message_id, [])
+             if child.message_id not in have and child.role in ("user", "assistant") and child.text.strip()
+             and _readable(child, reader)]
+    if not found:
+        return []
+    on_path = await store.recall.on_path(head_id, sorted({child.message_id for _, child in found}))
+    out: list[Candidate] = []
+    for parent, child in found:
+        if child.message_id in on_path and child.message_id not in follows:
+            relevance[child.message_id] = ANSWER_WEIGHT * relevance[parent.message_id]
+            follows[child.message_id] = parent.message_id
+            out.append(child)
+    return out
+
+
+def completes_before(text: str, before: str) -> bool:
+    """Whether `text` says what it is only with the line `before` it: an answer to
+    a question ("Lilies. I can't bear them."), or a line that opens by pointing back."""
+    return before.rstrip().endswith("?") or bool(_POINTS_BACK.match(" ".join(text.split())))
+
+
+async def beside(store: Store, head_id: int, chosen: Sequence[Passage], shown: set[int], voices: Voices,
+                  reader: Reader | None, room: int, tz: tzinfo | None) -> list[Passage]:
+    """The lines the `chosen` passages complete, best passage first, within `room`
+    tokens: the answer after a question, the question before an answer, the line a line points back to."""
+    parents, children = await store.recall.beside([p.message_id for p in chosen])
+    taken = {p.message_id for p in chosen} | shown
+    wanted: list[tuple[Passage, Candidate]] = []
+    for passage in chosen:
+        text = passage.text
+        if passage.follows is not None:  # the line it answers, which the query matched
+            parent = parents.get(passage.message_id)
+            if parent is not None:
+                wanted.append((passage, parent))
+            continue
+        if text.rstrip().endswith("?"):
+            wanted += [(passage, c) for c in children.get(passage.message_id, [])]
+        parent = parents.get(passage.message_id)
+        if parent is not None and completes_before(text, parent.text):
+            wanted.append((passage, parent))
+    wanted = [(p, c) for p, c in wanted if c.message_id not in taken and c.role in ("user", "assistant")
+              and _readable(c, reader)]
+    if not wanted:
+        return []
+    on_path = await store.recall.on_path(head_id, sorted({c.message_id for _, c in wanted}))
+    out: list[Passage] = []
+    for passage, c in wanted:
+        if c.message_id not in on_path or c.message_id in taken or not c.text.strip():
+            continue
+        line = Passage(c.message_id, c.created_at, voices.who(c.role, c.speaker), cut(c.text, ()), (), 0.0,
+                       passage.importance, passage.recency, 0.0, completes=passage.message_id)
+        cost = estimate_tokens(line.line(tz)) + 1
+        if cost <= room:
+            out.append(line)
+            taken.add(c.message_id)
+            room -= cost
+    return out
