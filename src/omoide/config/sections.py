@@ -82,6 +82,10 @@ class Section:
         return type(other) is type(self) and all(getattr(self, n) == getattr(other, n) for n in fields_of(type(self)))
 
 
+DEFAULT_CONTEXT = 8192
+"""The context size the memory's lengths are set for; a larger context scales them up."""
+
+
 class BackendSettings(Section):
     """[backend]: the chat's model and how to reach it."""
 
@@ -104,7 +108,7 @@ class BackendSettings(Section):
     """Sample among the likeliest tokens that together make up this share."""
     max_tokens: Annotated[int, Range(ge=1)] = 400
     """Longest reply, in tokens. The embedded models stop at 200 unless this is set."""
-    context_size: Annotated[int, Range(ge=512)] = 8192
+    context_size: Annotated[int, Range(ge=512)] = DEFAULT_CONTEXT
     """The model's context window; the prompt is trimmed to fit with room for the reply."""
     request_timeout: Annotated[float, Range(gt=0)] = 60.0
     """Seconds to wait for the first byte of a reply."""
@@ -202,10 +206,6 @@ class MemorySettings(Section):
     """Each compression appends a paragraph to the running summary (the earlier text
     stays byte for byte, so prompt caches keep it) until the summary is this long;
     the next compression then rewrites it into one. 0: rewrite every time."""
-    summary_percent: Annotated[int, Range(ge=0, le=60)] = 18
-    """Share of context_size, in percent, the running summary grows to before it is
-    rewritten, when that is more than summary_merge_chars: a larger context keeps more
-    of a long story's summary (the rewrite keeps three quarters of it)."""
     fallback_after: Annotated[int, Range(ge=1)] = 3
     """Failed summaries in a row (the backend down, too slow) after which the
     story's own sentences with names, numbers and dates are kept instead, so
@@ -261,10 +261,9 @@ class MemorySettings(Section):
     words alone (bm25 over whole messages for the newest one), with no line they complete,
     no meaning and no weights, and given even in memory_style 'none'."""
     def merge_chars(self, context_size: int) -> int:
-        """The summary's length at which it is rewritten, at `context_size` (0: every time)."""
-        if self.summary_merge_chars == 0:
-            return 0
-        return max(self.summary_merge_chars, context_size * self.summary_percent // 100 * 4)
+        """The summary's length at which it is rewritten at `context_size`: summary_merge_chars
+        up to the default context, growing with a larger one (0: every time)."""
+        return self.summary_merge_chars * max(context_size, DEFAULT_CONTEXT) // DEFAULT_CONTEXT
 
     def rewrite_tokens(self, context_size: int, least: int) -> int:
         """Tokens a rewrite of the summary may take at `context_size`: `least` at the
