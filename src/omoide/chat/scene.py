@@ -20,7 +20,8 @@ from omoide.memory.prompt.model import SceneFacts
 from omoide.memory.recall import Recalled
 from omoide.scene.cast import SceneCast
 from omoide.scene.speakers import Choice
-from omoide.world.keeper import WorldKeeper, one_on_one
+from omoide.world.directory import one_on_one
+from omoide.world.keeper import WorldKeeper
 from omoide.world.prompt import gossip_block
 
 CONTINUE_MAX = 20

@@ -216,7 +216,7 @@ class MemorySettings(Section):
     """Who writes summaries, memos and diary compressions: 'model', the model; 'extract',
     no model call: the story's own sentences with names, numbers, dates and places,
     told as said; 'auto': 'extract' on the embedded models, whose summaries invent
-    what nobody said (docs/memory-check.md), 'model' on any other."""
+    what nobody said (docs/memory.md), 'model' on any other."""
     summary_placement: Literal["auto", "head"] = "auto"
     """Where the parts a compression appended since the summary's last rewrite go:
     'head': with the rest of the summary, before the window; 'auto': in the window

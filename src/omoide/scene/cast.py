@@ -18,7 +18,7 @@ from omoide.memory.prompt.model import SceneFacts
 from omoide.scene import speakers
 from omoide.store import Store
 from omoide.world import familiarity
-from omoide.world.keeper import Directory
+from omoide.world.directory import Directory
 from omoide.domain.world import Field, Participant, user_key
 
 HISTORY = 40

@@ -13,41 +13,34 @@ The pass then runs in the background (replies first: see gate.py). A pass
 that failed somewhere, or was cut off by quitting, is run again by the same
 sweep, up to MAX_ATTEMPTS times, skipping what was already applied.
 
-Branches: world memory follows each chat's current path. An update is in
-force while the end of the conversation that caused it is on its chat's
-path. `/branch restore` (or undo, a swipe, an edit) to a point before that end
-*retracts* it: a new version gives back what the conversation changed (list
-entries it added are taken out; a text or number goes back to its value
-before, unless something else changed it since, which is then kept and
-logged). Returning to the end *reinstates* it the same way. Every retract and
-reinstate is a new, logged version; no update is ever lost from the log.
+Branches: world memory follows each chat's current path; `WorldBranches`
+(branches.py) retracts and reinstates what a conversation changed.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from omoide.characters.library import Library
-from omoide.characters.model import Character, substitute
-from omoide.domain.library import Named
+from omoide.characters.model import Character
 from omoide.config.sections import WorldSettings
 from omoide.domain.chat import Chat, Message, Role
-from omoide.errors import CommandError, NothingYet, OmoideError
-from omoide.memory.events import MemoryEvent, MemoryWorkDone, MemoryWorkFailed, MemoryWorkStarted
+from omoide.domain.world import Conversation, Participant, user_key
+from omoide.errors import NothingYet, OmoideError
 from omoide.llm.base import Backend
+from omoide.memory.events import MemoryEvent, MemoryWorkDone, MemoryWorkFailed, MemoryWorkStarted
 from omoide.memory.shared import ChatPrefix, Continuing
 from omoide.store import Store
-from omoide.store.world import Conflict
 from omoide.world.book import WorldBook
 from omoide.world.boundary import continues, witnessed_by
+from omoide.world.branches import WorldBranches
 from omoide.world.conversation import ConversationPass, PassResult
+from omoide.world.directory import Directory, speaker_for
 from omoide.world.gate import ReplyGate
-from omoide.world.mentions import Known, MentionScanner, known_from, named_by, words_of
-from omoide.domain.world import APPLYING, LIST_FIELDS, Conversation, Field, Participant, UpdateKind, dump_items, load_items, user_key
+from omoide.world.mentions import MentionScanner, words_of
 from omoide.world.prompt import mention_note, world_block
 
 log = logging.getLogger(__name__)
@@ -57,129 +50,6 @@ RANGE_CAP = 400
 MAX_ATTEMPTS = 5
 MENTION_DEPTH = 4
 """Recent messages scanned for absent characters' names, for the hidden mention notes."""
-
-
-class Directory:
-    """The characters there are: for names, descriptions and mention scanning.
-    Names come from the library's index on first use; a character's card is
-    read only when that character is needed (a `load` reads them all instead)."""
-
-    def __init__(self, extra: Iterable[Character] = (), load: Callable[[], list[Character]] | None = None,
-                 library: Library | None = None) -> None:
-        self._extra = {c.id: c for c in extra}
-        self._load = load
-        self._library = library
-        self._by_id: dict[str, Character] | None = None
-        self._named: list[Named] | None = None
-        self._read: dict[str, Character | None] = {}
-        self._known: list[Known] | None = None
-
-    @property
-    def characters(self) -> dict[str, Character]:
-        """Every character, each card read (a scene's /invite by name)."""
-        if self._by_id is None:
-            found = self._loaded() if self._load is not None else self._scanned()
-            self._by_id = {c.id: c for c in [*found, *self._extra.values()]}
-        return self._by_id
-
-    def _scanned(self) -> list[Character]:
-        try:
-            return (self._library or Library()).scan().characters
-        except OmoideError:
-            return []
-
-    def _loaded(self) -> list[Character]:
-        assert self._load is not None
-        try:
-            found = self._load()
-        except OmoideError:
-            found = []
-        return list(found)
-
-    def named(self) -> list[Named]:
-        """Every character's id and names, sorted by id: from the index, no card read."""
-        if self._by_id is not None or self._load is not None:
-            return sorted(self.characters.values(), key=lambda c: c.id)
-        if self._named is None:
-            try:
-                entries: list[Named] = list((self._library or Library()).names())
-            except OmoideError:
-                entries = []
-            by_id: dict[str, Named] = {e.id: e for e in entries}
-            by_id.update(self._extra)
-            self._named = [by_id[key] for key in sorted(by_id)]
-        return self._named
-
-    def get(self, key: str) -> Character | None:
-        if self._by_id is not None or self._load is not None:
-            return self.characters.get(key)
-        if key in self._extra:
-            return self._extra[key]
-        if key not in self._read:
-            try:
-                self._read[key] = (self._library or Library()).load(key)
-            except OmoideError:
-                self._read[key] = None
-        return self._read[key]
-
-    def ids(self) -> list[str]:
-        """Every character's id, sorted: from the index, no name or card read."""
-        if self._by_id is not None or self._load is not None:
-            return sorted(self.characters)
-        try:
-            found = set((self._library or Library()).ids())
-        except OmoideError:
-            found = set()
-        return sorted(found | set(self._extra))
-
-    def known_among(self, words: set[str]) -> list[Known]:
-        """`known()` of the characters a text of `words` (mentions.words_of) may
-        name, sorted by id: from the index only their names are read, however
-        large the library. When the index cannot answer, every name is read
-        once (`known()`), as before there was one."""
-        if self._by_id is None and self._load is None:
-            try:
-                entries = (self._library or Library()).named_with(words)
-            except OmoideError:
-                entries = None
-            if entries is not None:
-                by_id: dict[str, Named] = {e.id: e for e in entries if e.id not in self._extra}
-                by_id.update(self._extra)
-                return [k for k in known_from(by_id[key] for key in sorted(by_id)) if named_by(k, words)]
-        return [k for k in self.known() if named_by(k, words)]
-
-    def known(self) -> list[Known]:
-        if self._known is None or self._by_id is not None or self._load is not None:
-            self._known = known_from(self.named())
-        return self._known
-
-    def description(self, key: str, user: str) -> str:
-        character = self.get(key)
-        if character is None:
-            return ""
-        return substitute(character.description, char=character.display_name, user=user).strip()
-
-
-def one_on_one(character: Character, user_name: str) -> list[Participant]:
-    return [Participant(character.id, character.display_name), Participant(user_key(user_name), user_name)]
-
-
-def speaker_for(conversation: Conversation, directory: Directory | None = None) -> Callable[[Message], str]:
-    """Who said a message: the user, or the character stored on it (group
-    scenes); a reply with no speaker is the chat's (first) character's."""
-    names = {p.key: p.name for p in conversation.participants}
-    character = next((p.name for p in conversation.participants if not p.is_user), "?")
-    user = next((p.name for p in conversation.participants if p.is_user), "User")
-
-    def name(m: Message) -> str:
-        if m.role is Role.USER:
-            return user
-        if m.speaker is None:
-            return character
-        found = directory.get(m.speaker) if directory is not None and m.speaker not in names else None
-        return names.get(m.speaker) or (found.display_name if found else m.speaker)
-
-    return name
 
 
 class WorldKeeper:
@@ -201,6 +71,7 @@ class WorldKeeper:
         self.gate = gate or ReplyGate()
         self.emit = emit or (lambda event: None)
         self.lock = asyncio.Lock()
+        self.branches = WorldBranches(store, settings, self.lock, schedule=lambda conv_id: self.schedule(conv_id))
         self.clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc)
         self._tasks: set[asyncio.Task[None]] = set()
         self._running: set[int] = set()
@@ -405,71 +276,5 @@ class WorldKeeper:
 
     async def follow_head(self, chat_id: int) -> None:
         """Retract the updates of conversations whose end has left the chat's
-        path, and reinstate those whose end is back on it."""
-        convs = await self.store.world.conversations(chat_id=chat_id)
-        if not convs:
-            return
-        chat = await self.store.chats.get(chat_id)
-        on_path = await self.store.world.ends_on_path(chat.head_id, [c.end_id for c in convs])
-        for conv in reversed(convs):
-            if conv.in_force and conv.end_id not in on_path:
-                async with self.lock:
-                    await self._retract(conv)
-            elif not conv.in_force and conv.end_id in on_path:
-                async with self.lock:
-                    await self._reinstate(conv)
-                if conv.state != "done":
-                    self.schedule(conv.id)
-
-    async def _touched(self, conv: Conversation) -> dict[tuple[str, str, Field], tuple[str | None, str | None]]:
-        """(owner, about, field) -> (value before the conversation, value it left)."""
-        touched: dict[tuple[str, str, Field], tuple[str | None, str | None]] = {}
-        for u in await self.store.world.applied(conv.id):
-            key = (u.owner, u.about, u.field)
-            touched[key] = (touched[key][0] if key in touched else u.before, u.after)
-        return touched
-
-    async def _retract(self, conv: Conversation) -> None:
-        for (owner, about, name), (before, after) in (await self._touched(conv)).items():
-            current = await self.store.world.current(owner, about, name)
-            if name in LIST_FIELDS:
-                items = load_items(current)
-                kept = [i for i in items if i.conversation_id != conv.id]
-                if len(kept) != len(items):
-                    await self._set(conv, owner, about, name, dump_items(kept), UpdateKind.RETRACT, current)
-            elif current == after:
-                await self._set(conv, owner, about, name, before or "", UpdateKind.RETRACT, current)
-            else:
-                await self._kept(conv, owner, about, name, current, before)
-        await self.store.world.set_in_force(conv.id, False)
-
-    async def _reinstate(self, conv: Conversation) -> None:
-        retracted = {(u.owner, u.about, u.field): u.after for u in await self.store.world.updates(conversation_id=conv.id)
-                     if u.kind is UpdateKind.RETRACT}
-        for (owner, about, name), (_before, after) in (await self._touched(conv)).items():
-            current = await self.store.world.current(owner, about, name)
-            if name in LIST_FIELDS:
-                items = load_items(current)
-                have = {(i.conversation_id, i.text) for i in items}
-                back = [i for i in load_items(after) if i.conversation_id == conv.id and (i.conversation_id, i.text) not in have]
-                if back:
-                    merged = sorted([*items, *back], key=lambda i: i.conversation_id or 0)[-self.settings.rolling :]
-                    await self._set(conv, owner, about, name, dump_items(merged), UpdateKind.REINSTATE, current)
-            elif (owner, about, name) in retracted and current == retracted[(owner, about, name)]:
-                await self._set(conv, owner, about, name, after or "", UpdateKind.REINSTATE, current)
-            else:
-                await self._kept(conv, owner, about, name, current, after)
-        await self.store.world.set_in_force(conv.id, True)
-
-    async def _set(self, conv: Conversation, owner: str, about: str, name: Field, value: str,
-                   kind: UpdateKind, expect: str | None) -> None:
-        try:
-            await self.store.world.change(owner, about, name, value, step=str(kind), kind=kind,
-                                          conversation_id=conv.id, message_id=conv.end_id, expect=expect)
-        except Conflict:
-            await self._kept(conv, owner, about, name, await self.store.world.current(owner, about, name), value)
-
-    async def _kept(self, conv: Conversation, owner: str, about: str, name: Field, current: str | None, other: str | None) -> None:
-        await self.store.world.note(owner, about, name, step="kept", kind=UpdateKind.KEPT, before=current, after=other,
-                                    conversation_id=conv.id, message_id=conv.end_id,
-                                    error="changed since by a later update or an edit; left as it is")
+        path, and reinstate those whose end is back on it (branches.py)."""
+        await self.branches.follow_head(chat_id)
