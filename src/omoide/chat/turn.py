@@ -27,6 +27,7 @@ from omoide.chat.events import ChangedElsewhere, MemoryRecalled, PromptNotice, R
 from omoide.chat.reply import ReplyStream
 from omoide.chat.scene import ChatScene
 from omoide.chat.state import ChatState
+from omoide.chat.story_words import StoryWords
 from omoide.chat.tavern import Tavern, group_names
 from omoide.chat.tokens import TokenCounter
 from omoide.chat.toolform import ToolForm, resolve as resolve_tool_form
@@ -35,12 +36,6 @@ from omoide.config.settings import Settings
 from omoide.domain.chat import Chat, MemoryState, Message, Role
 from omoide.domain.witness import Reader
 from omoide.llm.base import Backend, Usage
-from omoide.memory.corrections import CUES, Correction, correction
-from omoide.memory.meaning import MeaningIndex
-from omoide.llm import static_embeddings
-from omoide.llm.embeddings import Embed, ServerEmbeddings
-from omoide.memory.passage import Passage, Voices
-from omoide.memory.passages import come_to_mind
 from omoide.memory.prompt.build import build_prompt
 from omoide.memory.prompt.model import AssembledPrompt, PromptInputs, PromptOptions
 from omoide.memory.shared import chat_prefix
@@ -90,21 +85,18 @@ class TurnRunner:
         self._cut_told: set[tuple[str, ...]] = set()
         """The card fields whose cut was already said."""
         self._swept = False
-        self._corrections_read: tuple[int, int] = (0, 0)
-        """(chat, the newest message id) read so far for corrections."""
-        self._corrections_found: dict[int, Correction] = {}
-        """The corrections in that chat up to there, of every branch, by message id."""
         self.warming: asyncio.Task[None] | None = None
         """Evaluating the next prompt's beginning after memory work changed it (`warm`)."""
         self.warmed: Usage | None = None
         """The engine's counts for the last warm-up: what it evaluated, not the reply."""
-        self._meaning: MeaningIndex | None = None
-        """The chat's message vectors, when static embeddings are installed (memory/meaning.py)."""
+        self.story = StoryWords(state, settings, scene, backend)
+        """What the story's own words bring back each turn: corrections and passages."""
 
     def use_backend(self, backend: Backend) -> None:
         if self.worker.backend is self.backend:
             self.worker.backend = backend
         self.backend = backend
+        self.story.backend = backend
         self.counter = TokenCounter(backend)
         self._previous_render = None
 
@@ -158,7 +150,7 @@ class TurnRunner:
             lore=lore,
             profile=prompt_section(await self.weights.profile.for_prompt(self.state.chat_id, head_id)),
             pinned=[pin.content for pin in await self.store.pins.list(speaker.id)],
-            corrections=await self._corrections(head_id),
+            corrections=await self.story.corrections(head_id),
             world=world["world"],
             world_notes=world["world_notes"],
             gossip=gossip,
@@ -167,60 +159,11 @@ class TurnRunner:
             memo_strengths=memo_strengths,
             hidden=frozenset(self.state.chat.amnesia),
             recalled=await self.scene.witnessed_recall(self.user.pending_recall, reader),
-            passages=await self.passages(head_id, state, speaker, reader, now),
+            passages=await self.story.passages(head_id, state, speaker, reader, now),
             scene=self.scene.facts(speaker),
             previous=self._previous_render,
             kept_before=self._previous_kept,
         )
-
-    async def _corrections(self, head_id: int) -> list[Correction]:
-        """Your corrections on the path to `head_id`, oldest first, however long
-        ago. Your messages are never rewritten, so each is read for one once a
-        session: a turn reads only those newer than the last it read."""
-        chat_id = self.state.chat_id
-        if self._corrections_read[0] != chat_id:
-            self._corrections_read, self._corrections_found = (chat_id, 0), {}
-        newer = await self.store.recall.said_with(chat_id, CUES, after=self._corrections_read[1])
-        if newer:  # two turns reading at once (a warm-up) find the same rows: kept once, by id
-            self._corrections_read = (chat_id, max(self._corrections_read[1], newer[0][0]))
-            self._corrections_found |= {fix.message_id: fix for row in newer if (fix := correction(*row)) is not None}
-        return [fix for _, fix in sorted(self._corrections_found.items())
-                if await self.store.messages.is_ancestor(fix.message_id, head_id)]
-
-    @property
-    def embed(self) -> Embed | None:
-        """What weighs the best passages by meaning: the backend's server (/v1/embeddings),
-        if it has one. Not the static vectors: a word average weighs a sentence that
-        names the thing asked about below one that merely sounds like the question."""
-        if not self.settings.memory.recall_passages_meaning:
-            return None
-        source = getattr(self.backend, "embeddings", None)
-        return source.embed if isinstance(source, ServerEmbeddings) else None
-
-    @property
-    def meaning(self) -> MeaningIndex | None:
-        """What finds passages by meaning as well as by words: the chat's message vectors (static embeddings)."""
-        if not self.settings.memory.recall_passages_meaning or not static_embeddings.available():
-            return None
-        if self._meaning is None or self._meaning.chat_id != self.state.chat_id:
-            self._meaning = MeaningIndex(self.store, self.state.chat_id)
-        return self._meaning
-
-    async def passages(self, head_id: int, state: MemoryState, speaker: Character, reader: Reader | None,
-                       now: datetime) -> list[Passage]:
-        """Memories that come to mind for `speaker` at `head_id`: none in memory_style
-        'none' (the window alone, a real baseline) unless they are plain retrieval (the
-        check's baseline), with recall_passages = 0, or under /amnesia."""
-        memory = self.settings.memory
-        if (memory.style == "none" and not memory.recall_passages_plain) or "passages" in self.state.chat.amnesia:
-            return []
-        facts = self.scene.facts(speaker)
-        voices = Voices(self.state.user_name, speaker.display_name, me=facts.me if facts else None,
-                        host=facts.host if facts else "", names=facts.names if facts else None)
-        return await come_to_mind(self.store, self.state.chat_id, head_id, state.window, voices=voices, now=now,
-                                  half_life_days=memory.half_life_days, limit=memory.recall_passages,
-                                  token_budget=memory.passages_budget(self.settings.backend.context_size),
-                                  reader=reader, embed=self.embed, meaning=self.meaning, plain=memory.recall_passages_plain)
 
     async def build_prompt(self, head_id: int, *, state: MemoryState | None = None,
                            speaker: Character | None = None, reader: Reader | None = None) -> AssembledPrompt:

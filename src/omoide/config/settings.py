@@ -16,8 +16,9 @@ from typing import Any
 
 from omoide import locations
 from omoide.config.fields import Range, SettingsError, fields_of, from_environment, read_toml
+from omoide.config.secret import Secret
 from omoide.config.sections import (
-    SECTIONS, BackendKind, BackendSettings, EmbeddedSettings, MemorySettings, ModelsSettings, SceneSettings, Secret,
+    SECTIONS, BackendKind, BackendSettings, EmbeddedSettings, MemorySettings, ModelsSettings, SceneSettings,
     Section, StoreSettings, SummarizerSettings, UISettings, UserSettings, WorldSettings, places,
 )
 from omoide.errors import ConfigError
