@@ -162,3 +162,22 @@ async def test_a_passage_that_shares_no_word_comes_to_mind_by_meaning(store: Sto
 async def test_with_meaning_off_only_words_bring_passages_back(store: Store) -> None:
     layer, _ = await asked_about_the_bike(store, recall_passages_meaning=False)
     assert BICYCLE not in layer
+
+
+async def test_the_vectors_are_kept_with_the_messages_and_a_new_session_reads_them(
+        store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    layer, _ = await asked_about_the_bike(store)
+    assert BICYCLE in layer
+    kept = await store.db.one("SELECT count(*) FROM message_vectors")
+    assert kept is not None and kept[0] >= 20, "every message that left the window has its vector stored"
+    made: list[int] = []
+    real = static_embeddings.vectors
+    monkeypatch.setattr(static_embeddings, "vectors", lambda texts: (made.append(len(texts)), real(texts))[1])
+    chat = await store.chats.latest("mika")
+    assert chat is not None
+    session = await ChatSession.open(store, MIKA, Settings(user_name="Kai", summary_threshold=10_000, world_idle_hours=10_000),
+                                     ScriptedBackend(), chat_id=chat.id)
+    [_ async for _ in session.send("How is my bike doing, do you think?")]
+    prompt = session.last_prompt
+    assert prompt is not None and any(BICYCLE in layer.text for layer in prompt.layers if layer.name == "passages")
+    assert sum(made) <= 4, f"only the query and the messages that left the window since: {made}"

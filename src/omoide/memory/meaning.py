@@ -1,14 +1,14 @@
 """Memories found by meaning, not only by words: every message of a chat that
 has left the window gets a static vector (llm/static_embeddings.py), kept in
-memory for the session, and each turn the messages nearest the latest ones
+SQLite with the message, and each turn the messages nearest the latest ones
 join the word matches as candidates for the passages (memory/passages.py).
 "What did I call my bike?" finds "we finally named our bicycle Rocket",
 which shares no word with it.
 
-The vectors are made as messages leave the window (a turn adds one or two;
-a session's first turn in a long chat makes them all, in a thread: about
-0.4 s at 10,000 messages, benchmarks/passages.py). A message in the window is never embedded: the
-reply there may still be streaming."""
+The vectors are made as messages leave the window (a turn adds one or two)
+and kept with the messages, so a session's first turn in a long chat reads
+them instead of making them all again (benchmarks/passages.py). A message
+in the window is never embedded: the reply there may still be streaming."""
 
 from __future__ import annotations
 
@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 
     Ids = npt.NDArray[np.int64]
 
+VECTORS = "wordllama-256"
+"""What the kept vectors are (store.vectors): another source's would be made anew."""
 CATCH_UP_BATCH = 2048
 """Messages read and embedded at a time while catching up."""
 FLOOR = 0.15
@@ -59,18 +61,30 @@ class MeaningIndex:
         self._count = needed
 
     async def _catch_up(self, before: int) -> None:
-        """Embed the messages older than `before` not embedded yet."""
+        """Read the kept vectors of the messages older than `before`, and embed (and
+        keep) those that have none yet."""
+        import numpy as np
+
         while True:
-            after = int(self._ids[self._count - 1]) if self._ids is not None and self._count else 0
-            found = await self.store.recall.said_between(self.chat_id, after, before, limit=CATCH_UP_BATCH)
-            if not found:
+            after = self._last()
+            kept = await self.store.vectors.after(self.chat_id, VECTORS, after, before, limit=CATCH_UP_BATCH)
+            found = await self.store.recall.said_between(self.chat_id, after, min(before, kept[0][0]) if kept else before,
+                                                         limit=CATCH_UP_BATCH)
+            if found:  # messages with no kept vector before the next kept one: made now, and kept
+                block = await asyncio.to_thread(static_embeddings.vectors, [text for _, text in found])
+                if block is None:
+                    return
+                ids = [message_id for message_id, _ in found]
+                self._add(ids, block)
+                await self.store.vectors.keep(self.chat_id, VECTORS, [(i, row.tobytes()) for i, row in zip(ids, block)])
+                continue
+            if not kept:
                 return
-            block = await asyncio.to_thread(static_embeddings.vectors, [text for _, text in found])
-            if block is None:
-                return
-            self._add([message_id for message_id, _ in found], block)
-            if len(found) < CATCH_UP_BATCH:
-                return
+            self._add([message_id for message_id, _ in kept],
+                      np.stack([np.frombuffer(vector, dtype=np.float32) for _, vector in kept]))
+
+    def _last(self) -> int:
+        return int(self._ids[self._count - 1]) if self._ids is not None and self._count else 0
 
     async def nearest(self, query: str, *, before: int, limit: int) -> list[tuple[int, float]]:
         """The at most `limit` messages older than message `before` nearest to

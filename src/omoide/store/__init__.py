@@ -9,7 +9,7 @@ the same `Database`: `chats`, `messages` (the tree and its paths), `memory`
 (world memory: versioned values and their update log, across chats) and `scenes`
 (who is in a group scene, and the stage notes that change it) and `lore`
 (when lore entries with timed effects fired, anchored to the tree) and `pins`
-(facts pinned to a character's every prompt). Features
+(facts pinned to a character's every prompt) and `vectors` (messages' static vectors). Features
 that add tables add a repository here.
 """
 
@@ -34,6 +34,7 @@ from omoide.store.messages import ImportNode, MessageRepository, SearchHit
 from omoide.store.profile import ProfileRepository
 from omoide.store.recall import RecallRepository
 from omoide.store.scenes import SceneRepository
+from omoide.store.vectors import VectorRepository
 from omoide.store.world import WorldRepository
 
 
@@ -53,6 +54,7 @@ class Store:
         self.scenes = SceneRepository(db, self.messages, self.world)
         self.lore = LoreRepository(db)
         self.pins = PinRepository(db)
+        self.vectors = VectorRepository(db)
 
     @classmethod
     async def open(cls, path: Path | None = None, *, synchronous: str = "NORMAL") -> Store:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from omoide.store import rows
@@ -169,11 +169,12 @@ class RecallRepository:
         return {r[0]: r[1] for r in result}
 
     async def said_between_times(self, chat_id: int, start: datetime, end: datetime, *, limit: int) -> list[Candidate]:
-        """The chat's messages and replies (every branch) stored from `start` until `end`, oldest first, whole."""
+        """The chat's messages and replies (every branch) stored from `start` until `end`, oldest first, whole
+        (stored in UTC, as `Database.now_iso` writes them)."""
         result = await self.db.all(
             "SELECT id, depth, role, created_at, speaker, content FROM messages WHERE chat_id = ? AND created_at >= ? "
             "AND created_at < ? AND role IN ('user', 'assistant') ORDER BY id LIMIT ?",
-            (chat_id, start.isoformat(), end.isoformat(), limit))
+            (chat_id, *(moment.astimezone(UTC).isoformat(timespec="microseconds") for moment in (start, end)), limit))
         return [Candidate("message", r["id"], r["id"], r["depth"], r["role"], rows.ts(r["created_at"]), "", 0.0,
                           speaker=r["speaker"], text=r["content"]) for r in result]
 

@@ -19,3 +19,21 @@ MEMORY_INDEX: list[Migration] = [
         """,
     ),
 ]
+
+MEMORY_INDEX.append(
+    Migration(
+        "0025_message_vectors",
+        """
+        -- Each message's static vector (memory/meaning.py), made once as it leaves the
+        -- window and kept with it, so a session does not make them all again. `model`
+        -- names the vectors' source: another source's are made anew.
+        CREATE TABLE message_vectors (
+            message_id INTEGER PRIMARY KEY REFERENCES messages(id),
+            chat_id    INTEGER NOT NULL REFERENCES chats(id),
+            model      TEXT NOT NULL,
+            vector     BLOB NOT NULL
+        );
+        CREATE INDEX message_vectors_by_chat ON message_vectors(chat_id, message_id);
+        """,
+    )
+)
