@@ -154,7 +154,6 @@ class ChatSession:
         for other in others:  # named to be in the scene: one who had left comes back (a stage note)
             if other.id not in {c.id for c in session.scene.present}:
                 await session.scene.invite(other.id)
-        session.remember_stored()
         return session
 
     async def open_another(self, chat_id: int | None) -> ChatSession:
@@ -322,8 +321,9 @@ class ChatSession:
 
     def remember_stored(self) -> None:
         """Catch memory up, in the background, with lines stored with no reply of the
-        model's after them (an imported chat, a pasted block, a scenario's stored
-        lines): the work a reply would have started, part by part at the same cadence."""
+        model's after them (a scenario's stored lines, a pasted block): the work a reply
+        would have started, part by part at the same cadence. (An imported chat is
+        caught up after its first reply, which starts the same work.)"""
         if self.state.own_head is not None:
             self.memory_worker.schedule(self.state.own_head)
 
