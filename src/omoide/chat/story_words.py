@@ -70,10 +70,11 @@ class StoryWords:
         return self._meaning
 
     async def passages(self, head_id: int, state: MemoryState, speaker: Character, reader: Reader | None,
-                       now: datetime) -> list[Passage]:
+                       now: datetime, taken: int = 0) -> list[Passage]:
         """Memories that come to mind for `speaker` at `head_id`: none in memory_style
         'none' (the window alone, a real baseline) unless they are plain retrieval (the
-        check's baseline), with recall_passages = 0, or under /amnesia."""
+        check's baseline), with recall_passages = 0, or under /amnesia. `taken`: the tokens the
+        other memory layers take (the passages fill what memory_percent leaves)."""
         memory = self.settings.memory
         if (memory.style == "none" and not memory.recall_passages_plain) or "passages" in self.state.chat.amnesia:
             return []
@@ -82,5 +83,5 @@ class StoryWords:
                         host=facts.host if facts else "", names=facts.names if facts else None)
         return await come_to_mind(self.store, self.state.chat_id, head_id, state.window, voices=voices, now=now,
                                   half_life_days=memory.half_life_days, limit=memory.recall_passages,
-                                  token_budget=memory.passages_budget(self.settings.backend.context_size),
+                                  token_budget=memory.passages_budget(self.settings.backend.context_size, taken),
                                   reader=reader, embed=self.embed, meaning=self.meaning, plain=memory.recall_passages_plain)

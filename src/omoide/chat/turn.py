@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from contextlib import aclosing
 from datetime import datetime
 from typing import Literal
@@ -159,7 +159,7 @@ class TurnRunner:
             memo_strengths=memo_strengths,
             hidden=frozenset(self.state.chat.amnesia),
             recalled=await self.scene.witnessed_recall(self.user.pending_recall, reader),
-            passages=await self.story.passages(head_id, state, speaker, reader, now),
+            passages=await self.story.passages(head_id, state, speaker, reader, now, memory_tokens(state, world)),
             scene=self.scene.facts(speaker),
             previous=self._previous_render,
             kept_before=self._previous_kept,
@@ -341,6 +341,15 @@ class TurnRunner:
             f"(/branch restore {name} goes there).",
             forked=True,
         )
+
+
+def memory_tokens(state: MemoryState, world: Mapping[str, object]) -> int:
+    """About how many tokens the memory layers other than the passages take (4 characters a token)."""
+    notes = world.get("world_notes")
+    said = [state.summary.content if state.summary else "", *(e.content for e in state.diary),
+            *(" ".join(m.highlights) for m in state.memos), str(world.get("world") or ""),
+            *(str(note) for note in (notes if isinstance(notes, list) else []) if note)]
+    return sum(len(text) for text in said) // 4
 
 
 def _before_window(state: MemoryState) -> tuple[int | None, tuple[int, ...], tuple[int, ...]]:

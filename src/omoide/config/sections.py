@@ -227,6 +227,10 @@ class MemorySettings(Section):
     recall_passages_percent: Annotated[int, Range(ge=0, le=50)] = 15
     """Share of context_size, in percent, those passages may take together (estimated
     at 4 characters a token): a larger context remembers more of the story's own words."""
+    memory_percent: Annotated[int, Range(ge=0, le=80)] = 30
+    """Share of context_size, in percent, the memory layers may take together (summary,
+    diary, memos, world, passages): the passages fill what the others leave, at least
+    recall_passages_percent."""
     recall_passages_tokens: int | None = None
     """Tokens those passages may take together, instead of recall_passages_percent of the context."""
     recall_passages_plain: bool = False
@@ -245,11 +249,13 @@ class MemorySettings(Section):
             return least
         return max(least, least * self.merge_chars(context_size) // self.summary_merge_chars)
 
-    def passages_budget(self, context_size: int) -> int:
-        """The tokens memories that come to mind may take at `context_size`."""
+    def passages_budget(self, context_size: int, taken: int = 0) -> int:
+        """The tokens memories that come to mind may take at `context_size`, when the
+        other memory layers take `taken` tokens."""
         if self.recall_passages_tokens is not None:
             return max(0, self.recall_passages_tokens)
-        return context_size * self.recall_passages_percent // 100
+        least = context_size * self.recall_passages_percent // 100
+        return max(least, context_size * self.memory_percent // 100 - taken)
 
     recall_passages_meaning: bool = True
     """Find and weigh those passages by meaning too: with the static word vectors

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from datetime import tzinfo
 from typing import TYPE_CHECKING
 
-from omoide.memory.passage import Passage, Voices, cut, estimate_tokens
+from omoide.memory.passage import Passage, Voices, cut
 
 if TYPE_CHECKING:
     from omoide.domain.witness import Reader
@@ -62,39 +61,32 @@ def completes_before(text: str, before: str) -> bool:
     return before.rstrip().endswith("?") or bool(_POINTS_BACK.match(" ".join(text.split())))
 
 
-async def beside(store: Store, head_id: int, chosen: Sequence[Passage], shown: set[int], voices: Voices,
-                  reader: Reader | None, room: int, tz: tzinfo | None) -> list[Passage]:
-    """The lines the `chosen` passages complete, best passage first, within `room`
-    tokens: the answer after a question, the question before an answer, the line a line points back to."""
-    parents, children = await store.recall.beside([p.message_id for p in chosen])
-    taken = {p.message_id for p in chosen} | shown
+async def beside(store: Store, head_id: int, ranked: Sequence[Passage], shown: set[int], voices: Voices,
+                 reader: Reader | None) -> dict[int, list[Passage]]:
+    """The lines each of the `ranked` passages completes, by passage: the answer after
+    a question, the question before an answer, the line a line points back to."""
+    parents, children = await store.recall.beside([p.message_id for p in ranked])
     wanted: list[tuple[Passage, Candidate]] = []
-    for passage in chosen:
+    for passage in ranked:
         text = passage.text
+        parent = parents.get(passage.message_id)
         if passage.follows is not None:  # the line it answers, which the query matched
-            parent = parents.get(passage.message_id)
             if parent is not None:
                 wanted.append((passage, parent))
             continue
         if text.rstrip().endswith("?"):
             wanted += [(passage, c) for c in children.get(passage.message_id, [])]
-        parent = parents.get(passage.message_id)
         if parent is not None and completes_before(text, parent.text):
             wanted.append((passage, parent))
-    wanted = [(p, c) for p, c in wanted if c.message_id not in taken and c.role in ("user", "assistant")
-              and _readable(c, reader)]
+    wanted = [(p, c) for p, c in wanted if c.message_id not in shown and c.role in ("user", "assistant")
+              and c.text.strip() and _readable(c, reader)]
     if not wanted:
-        return []
+        return {}
     on_path = await store.recall.on_path(head_id, sorted({c.message_id for _, c in wanted}))
-    out: list[Passage] = []
+    out: dict[int, list[Passage]] = {}
     for passage, c in wanted:
-        if c.message_id not in on_path or c.message_id in taken or not c.text.strip():
-            continue
-        line = Passage(c.message_id, c.created_at, voices.who(c.role, c.speaker), cut(c.text, ()), (), 0.0,
-                       passage.importance, passage.recency, 0.0, completes=passage.message_id)
-        cost = estimate_tokens(line.line(tz)) + 1
-        if cost <= room:
-            out.append(line)
-            taken.add(c.message_id)
-            room -= cost
+        if c.message_id in on_path:
+            out.setdefault(passage.message_id, []).append(
+                Passage(c.message_id, c.created_at, voices.who(c.role, c.speaker), cut(c.text, ()), (), 0.0,
+                        passage.importance, passage.recency, 0.0, completes=passage.message_id))
     return out

@@ -77,6 +77,8 @@ EXCHANGE_WEIGHT = 0.5
 """What a match of the latest exchange's words weighs against one of the newest message's own."""
 MEANING_WEIGHT = 0.6
 """What a message near in meaning alone weighs against the best word match (static vectors average words)."""
+BESIDE_POOL = 2
+"""How many times `limit` of the best passages have the lines they complete looked up."""
 QUERY_CHARS = 1000
 """What of the newest message is embedded as the query."""
 HEADING = "## Memories that come to mind\nEarlier moments of this story, word for word:"
@@ -267,16 +269,23 @@ async def come_to_mind(
 
     if embed is not None and scored and not plain:
         scored = await by_meaning([*map(trimmed, scored[:MEANING_POOL]), *scored[MEANING_POOL:]], window, embed)
-    scored = with_a_place_for_meaning(scored, limit)
+    ranked = [trimmed(p) for p in with_a_place_for_meaning(scored, limit)[: None if plain else BESIDE_POOL * limit]]
+    companions = {} if plain else await beside(store, head_id, ranked, shown, voices, reader)
     chosen: list[Passage] = []
+    taken: set[int] = set()
     used = estimate_tokens(HEADING)
-    for passage in map(trimmed, scored):
-        cost = estimate_tokens(passage.line(tz)) + 1
-        if used + cost <= token_budget:
-            chosen.append(passage)
-            used += cost
-            if len(chosen) == limit and not plain:  # plain retrieval fills its tokens, however many lines
-                break
-    if plain or not chosen:
-        return chosen
-    return chosen + await beside(store, head_id, chosen, shown, voices, reader, token_budget - used, tz)
+    for passage in ranked:
+        if passage.message_id in taken:
+            continue
+        unit = [passage, *(c for c in companions.get(passage.message_id, []) if c.message_id not in taken)]
+        costs = [estimate_tokens(line.line(tz)) + 1 for line in unit]
+        if used + sum(costs) > token_budget:  # the passage alone, then, if it fits
+            unit, costs = unit[:1], costs[:1]
+        if used + costs[0] > token_budget:
+            continue
+        chosen += unit
+        taken |= {line.message_id for line in unit}
+        used += sum(costs)
+        if not plain and sum(line.completes is None for line in chosen) == limit:  # plain fills its tokens
+            break
+    return chosen
