@@ -64,6 +64,10 @@ _DISCLOSURES = tuple(re.compile(p, re.I) for p in (
 promises, corrections, what was done together), in the first and the third person. A bonus for every speaker alike."""
 
 
+DISCLOSURE = 4.0
+"""What each kind of lasting fact a sentence tells adds to its score (two at most)."""
+
+
 def disclosures(text: str) -> int:
     """How many kinds of lasting fact about someone `text` tells."""
     return sum(1 for pattern in _DISCLOSURES if pattern.search(text))
@@ -177,7 +181,7 @@ def _score(text: str, user: str, character: str, rare: Rarity, later: Mapping[st
     detail += sum(rare_words) * 0.75
     own = bool(_FIRST_PERSON.search(text)) and (proper > 0 or sum(r > 0.6 for r in rare_words) >= 2)
     again = min(sum(1 for w in words if later.get(w, 0) > 0 and rare.get(w, 1.0) > 0.5), 2)
-    score = detail + 1.5 * own + 2.0 * bool(_CORRECTION.search(text)) + 1.0 * again + 2.5 * min(disclosures(text), 2)
+    score = detail + 1.5 * own + 2.0 * bool(_CORRECTION.search(text)) + 1.0 * again + DISCLOSURE * min(disclosures(text), 2)
     wordy = 1.0 + max(0, len(text) - 220) / 220  # a long sentence tells less per character
     # A piece that starts cut ("…u can do the same") is the end of someone's line: whose, it no longer says
     if text.startswith("…"):
