@@ -153,7 +153,7 @@ def _str(data: dict[str, Any], key: str, where: str, default: str | None = None)
     return value
 
 
-_FACT_KEYS = {"id", "evidence", "supersedes", "relative", "days_before", "event", "note"}
+_FACT_KEYS = {"id", "evidence", "supersedes", "relative", "days_before", "event", "said_by", "note"}
 _QUESTION_KEYS = {"id", "category", "ask", "speaker", "truth", "answer", "also", "stale", "distractors", "refuse",
                   "abstain", "needs", "days_ago", "order", "note"}
 

@@ -1,0 +1,447 @@
+"""A LoCoMo conversation (Maharana et al., ACL 2024) as a memory-check scenario
+of format 1 (scenario.py), so the check runs conversations nobody here wrote.
+
+Pure conversion: a LoCoMo conversation object in, a scenario object and the
+count of each LoCoMo category kept and dropped (with why) out. The rules:
+
+- **Who is who.** `speaker_a` is the user (the scenario's `user`, named as in
+  the file); `speaker_b` is the character: the host character plays her, and
+  her name is replaced by the host's display name in every turn, answer and
+  question, as a whole word only ("Melanie" and "Melanie's" become "Suzune" and
+  "Suzune's"; a nickname such as "Mel" stays).
+- **Sessions are days.** The scenario starts on the first session's date (at
+  08:00: the check's clock ticks three minutes a message, so a day starting in
+  the morning never runs past midnight; times of day are not kept); each session
+  is a `day` event at its real offset in days, gaps of months included. The
+  questions are asked on the day after the last session.
+- **Turns are stored lines.** Consecutive turns of one speaker are joined with a
+  newline; each user turn and the character's turn after it become one `user`
+  event with its `reply`, both stored as said (no model turn). A character turn
+  with no user turn before it (a session she opens) gets the cue "…", and a user
+  turn the character does not answer gets the reply "…": an ellipsis says
+  nothing a memory could keep or a question ask. A shared image is added as
+  LoCoMo's own evaluation scripts add it: `[shares <blip_caption>]` after the
+  turn's text (here on the same line, after a space).
+- **Which questions are kept.** Open-domain (category 3) is left out: its
+  answers are inferences, not what was said. The others are kept only when the
+  answer's content words stand in an evidence turn (matched with plural and
+  tense endings): single-hop (4) becomes `single` when one evidence turn holds
+  every content word of the answer; multi-hop (1) becomes `multihop` only when
+  two evidence turns each give a fact (one holds words of the answer, the other
+  the answer's or the question's) and together they hold the whole answer;
+  temporal (2) becomes a `days_ago` question only when the answer is one day
+  ("7 May 2023", "the Friday before 15 July 2023") and the evidence turn carries
+  it: said that day, or with a phrase that names exactly that day from the
+  day it was said ("yesterday", "last Friday", "two days ago"); a month, a year,
+  a week or a weekend is dropped. It is asked "What did <who> do on <day>?" and
+  answered by the event's words. Adversarial (5) becomes `abstention`: its
+  premise is false, so nothing in the conversation answers it.
+- **Facts come from the evidence turns, never from the answer alone.** A fact's
+  value words are the answer's content words as the turn says them (at most
+  three, the rarest in the conversation first: the first must stand in the
+  sentence, the others beside it); a further group of the turn's own content
+  words (those the question shares, else its rarest) must stand beside them, so
+  only the evidence sentence tells the fact, not the answer's words met
+  elsewhere. A temporal fact's value words are the question's words for the
+  event that stand in its turn. Each fact records who said it (`said_by`:
+  "user" or "character"). The question's answer is the rarest value word; the
+  other value words must be in the answer too (`also`).
+
+Nothing here knows any particular conversation's words: the rules work on the
+categories and the text, so other LoCoMo conversations and hand-written stories
+in the same shape convert the same way.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from typing import Any
+
+CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+"""LoCoMo's categories, numbered as in its own evaluation code."""
+
+CUE = "…"
+"""The line on the other side of a turn nobody answered or cued."""
+
+STOPWORDS = frozenset("""
+a about above after again against all also am an and any are aren't as at be because been before being below
+between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down during each few
+for from further get gets got had hadn't has hasn't have haven't having he he'd he'll he's her here here's hers
+herself him himself his how how's i i'd i'll i'm i've if in into is isn't it it's its itself just let's like me
+more most much my myself no nor not now of off on once only or other ought our ours ourselves out over own really
+same she she'd she'll she's should shouldn't so some such than that that's the their theirs them themselves then
+there there's these they they'd they'll they're they've this those through to too under until up very was wasn't
+we we'd we'll we're we've were weren't what what's when when's where where's which while who who's whom why why's
+will with won't would wouldn't yeah yes yet you you'd you'll you're you've your yours yourself yourselves
+oh hey hi wow thanks thank lot lots well also still even ever one thing things something anything everything
+""".split())
+
+_WORD = re.compile(r"[^\W_](?:[\w'’-]*[^\W_])?")
+_MONTHS = {m: n for n, m in enumerate(
+    "january february march april may june july august september october november december".split(), 1)}
+_WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
+_NUMBERS = {w: n for n, w in enumerate("zero one two three four five six seven eight nine ten".split())}
+_DIA = re.compile(r"D(\d+):(\d+)")
+COMMON_SHARE = 0.05
+"""A word said in more turns than this share of them is too common to be an answer's key."""
+_WHEN_WORDS = frozenset({"when", "long", "ago", "date", "day", "time", "year", "month", "week", "weekend"})
+
+
+def words(text: str) -> list[str]:
+    """The words of `text`, casefolded, a possessive ending dropped."""
+    out = []
+    for w in _WORD.findall(text.casefold().replace("’", "'")):
+        out.append(w[:-2] if w.endswith("'s") else w)
+    return out
+
+
+def content(text: str, names: Iterable[str] = ()) -> list[str]:
+    """The words that carry meaning: not function words, not the speakers' names,
+    three letters at least (or a number)."""
+    skip = STOPWORDS | {n.casefold() for n in names}
+    seen: dict[str, None] = {}
+    for w in words(text):
+        if w not in skip and (len(w) >= 3 or w.isdigit()):
+            seen.setdefault(w, None)
+    return list(seen)
+
+
+def stem(word: str) -> str:
+    """A word without its plural or tense ending, enough to meet "agency" in
+    "agencies" and "paint" in "painted"."""
+    for ending, keep in (("ies", "y"), ("ied", "y"), ("ing", ""), ("es", ""), ("ed", ""), ("s", "")):
+        if word.endswith(ending) and len(word) - len(ending) >= 3:
+            return word[: -len(ending)] + keep
+    return word
+
+
+def match_in(word: str, turn_words: Sequence[str]) -> str | None:
+    """The turn's own form of `word`, or None when the turn does not say it."""
+    if word in turn_words:
+        return word
+    target = stem(word)
+    return next((w for w in turn_words if stem(w) == target), None)
+
+
+def parse_when(text: str) -> datetime | None:
+    """A session's "1:56 pm on 8 May, 2023"."""
+    found = re.search(r"(\d{1,2}) (\w+),? (\d{4})", text)
+    if found is None or found.group(2).casefold() not in _MONTHS:
+        return None
+    return datetime(int(found.group(3)), _MONTHS[found.group(2).casefold()], int(found.group(1)))
+
+
+def answer_day(answer: str) -> date | None:
+    """The one day a temporal answer names ("7 May 2023", "19 January, 2023",
+    "The Friday before 15 July 2023"), or None (a month, a year, a week...)."""
+    text = answer.strip().casefold()
+    weekday = re.fullmatch(r"(?:the |on )?(\w+) before (.+)", text)
+    if weekday and weekday.group(1) in _WEEKDAYS:
+        base = answer_day(weekday.group(2))
+        if base is None:
+            return None
+        back = (base.weekday() - _WEEKDAYS.index(weekday.group(1))) % 7 or 7
+        return base - timedelta(days=back)
+    found = re.fullmatch(r"(?:on )?(\d{1,2}) (\w+),? (\d{4})", text) or None
+    if found and found.group(2) in _MONTHS:
+        try:
+            return date(int(found.group(3)), _MONTHS[found.group(2)], int(found.group(1)))
+        except ValueError:
+            return None
+    found = re.fullmatch(r"(?:on )?(\w+) (\d{1,2}),? (\d{4})", text)
+    if found and found.group(1) in _MONTHS:
+        try:
+            return date(int(found.group(3)), _MONTHS[found.group(1)], int(found.group(2)))
+        except ValueError:
+            return None
+    return None
+
+
+def relative_phrases(said: date) -> list[tuple[str, int]]:
+    """The phrases that name one day from the day they are said, and how many
+    days before it that day is."""
+    phrases = [("the day before yesterday", 2), ("yesterday", 1), ("last night", 1), ("today", 0),
+               ("this morning", 0), ("tonight", 0)]
+    for n in range(2, 11):
+        for number in (str(n), *(w for w, v in _NUMBERS.items() if v == n)):
+            phrases.append((f"{number} days ago", n))
+    for index, name in enumerate(_WEEKDAYS):
+        back = (said.weekday() - index) % 7 or 7
+        phrases.append((f"last {name}", back))
+    return phrases
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    dia: str
+    speaker: str
+    """'user' or 'character'."""
+    text: str
+    session: int
+    said: date
+    dias: tuple[str, ...] = ()
+    """Every turn of a run of one speaker (the first is `dia`)."""
+
+
+@dataclass(slots=True)
+class Conversion:
+    scenario: dict[str, Any]
+    """A format-1 scenario object (scenario.parse reads it)."""
+    kept: Counter[str] = field(default_factory=Counter)
+    """LoCoMo category name -> questions kept."""
+    dropped: dict[str, Counter[str]] = field(default_factory=dict)
+    """LoCoMo category name -> why a question was dropped -> how many."""
+
+    def drop(self, category: str, why: str) -> None:
+        self.dropped.setdefault(category, Counter())[why] += 1
+
+
+def _rename(text: str, old: str, new: str) -> str:
+    if not old or old == new:
+        return text
+    return re.sub(rf"(?<![\w]){re.escape(old)}(?![\w])", new, text)
+
+
+def _turn_text(turn: Mapping[str, Any]) -> str:
+    text = str(turn.get("text", "") or "").strip()
+    caption = str(turn.get("blip_caption", "") or "").strip()
+    if caption:
+        text = f"{text} [shares {caption}]".strip()
+    return text
+
+
+def sessions(data: Mapping[str, Any]) -> list[tuple[int, datetime, list[Mapping[str, Any]]]]:
+    """(number, when, turns) of every session with turns, in order."""
+    found = []
+    for key, value in data.items():
+        number = re.fullmatch(r"session_(\d+)", key)
+        if number and isinstance(value, list) and value:
+            when = parse_when(str(data.get(f"{key}_date_time", "")))
+            if when is not None:
+                found.append((int(number.group(1)), when, value))
+    return sorted(found, key=lambda s: s[0])
+
+
+class Converter:
+    def __init__(self, data: Mapping[str, Any], *, name: str, host: str, host_name: str) -> None:
+        self.data = data
+        self.name = name
+        self.host = host
+        self.user = str(data["speaker_a"])
+        self.character = str(data["speaker_b"])
+        self.host_name = host_name
+        self.names = (self.user, self.host_name, self.character)
+        self.out = Conversion({})
+        self.turns: dict[str, Turn] = {}
+        self.order: list[list[Turn]] = []
+        """Each session's turns, runs of one speaker joined."""
+        self.df: Counter[str] = Counter()
+        self.facts: list[dict[str, Any]] = []
+        self.fact_of_turn: dict[str, str] = {}
+
+    def rename(self, text: str) -> str:
+        return _rename(text, self.character, self.host_name)
+
+    def read_turns(self) -> None:
+        for number, when, raw in sessions(self.data):
+            runs: list[Turn] = []
+            for turn in raw:
+                speaker = "user" if turn.get("speaker") == self.user else "character"
+                text = self.rename(_turn_text(turn))
+                dia = str(turn.get("dia_id", ""))
+                single = Turn(dia, speaker, text, number, when.date())
+                self.turns[dia] = single
+                self.df.update(set(words(text)))
+                if runs and runs[-1].speaker == speaker:
+                    last = runs[-1]
+                    runs[-1] = Turn(last.dia, speaker, f"{last.text}\n{text}", number, last.said, (*last.dias, dia))
+                else:
+                    runs.append(Turn(dia, speaker, text, number, when.date(), (dia,)))
+            self.order.append(runs)
+
+    def common(self, word: str) -> bool:
+        """Said in more than one turn in COMMON_SHARE: naming it shows nothing remembered."""
+        return self.df[word] > max(3, len(self.turns) * COMMON_SHARE)
+
+    def rarest(self, found: Iterable[str]) -> list[str]:
+        return sorted(dict.fromkeys(found), key=lambda w: (self.df[w], w))
+
+    def evidence_turns(self, qa: Mapping[str, Any]) -> list[Turn]:
+        ids = [f"D{a}:{b}" for item in qa.get("evidence", []) or [] for a, b in _DIA.findall(str(item))]
+        return [self.turns[i] for i in dict.fromkeys(ids) if i in self.turns]
+
+    def fact(self, fid: str, turn: Turn, value: list[str], link_from: Sequence[str], *, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+        """A fact told in `turn`: its value words (the first in the sentence, the
+        others beside it), and a group of the turn's own words beside them."""
+        turn_words = content(turn.text, self.names)
+        rest = [w for w in turn_words if w not in value]
+        shared = [w for w in rest if match_in(w, link_from) is not None]
+        link = shared or self.rarest(rest)[:3]
+        evidence: list[list[str]] = [[w] for w in value]
+        if link:
+            evidence.append(link[:4])
+        made = {"id": fid, "evidence": evidence, "said_by": turn.speaker, **(extra or {})}
+        self.facts.append(made)
+        self.fact_of_turn.setdefault(turn.dia, fid)
+        return made
+
+    def values(self, answer_words: Sequence[str], turn: Turn) -> list[str]:
+        turn_words = words(turn.text)
+        return [found for w in answer_words if (found := match_in(w, turn_words)) is not None]
+
+    def question(self, n: int, qa: Mapping[str, Any], ask_day: date) -> dict[str, Any] | None:
+        category = CATEGORY_NAMES.get(int(qa.get("category", 0) or 0), "unknown")
+        ask = self.rename(str(qa.get("question", "")).strip())
+        qid = f"q{n}"
+        if category == "unknown" or not ask:
+            self.out.drop(category, "no category or no question")
+            return None
+        if category == "open-domain":
+            self.out.drop(category, "open-domain: an inference, not something said")
+            return None
+        if category == "adversarial":
+            return {"id": qid, "category": "abstention", "ask": ask, "abstain": True,
+                    "truth": "nothing in the conversation answers it (its premise is false)"}
+        turns = self.evidence_turns(qa)
+        if not turns:
+            self.out.drop(category, "no evidence turn in the conversation")
+            return None
+        answer = self.rename(str(qa.get("answer", "")))
+        if category == "temporal":
+            return self.temporal(qid, ask, answer, turns, ask_day)
+        wanted = content(answer, self.names)
+        if not wanted:
+            self.out.drop(category, "the answer has no content words (a name of a speaker, a yes or no)")
+            return None
+        if category == "single-hop":
+            best = max(turns, key=lambda t: len(self.values(wanted, t)))
+            value = self.values(wanted, best)
+            if len(value) < len(wanted):
+                self.out.drop(category, "the answer's words are not all in one evidence turn")
+                return None
+            value = self.rarest(value)[:3]
+            if self.common(value[0]):
+                self.out.drop(category, "the answer's words are common in the conversation")
+                return None
+            self.fact(qid, best, value, content(ask, self.names))
+            return {"id": qid, "category": "single", "ask": ask, "truth": answer, "answer": [value[0]],
+                    "also": [[w] for w in value[1:]], "needs": [qid]}
+        return self.multihop(qid, ask, answer, wanted, turns)
+
+    def multihop(self, qid: str, ask: str, answer: str, wanted: list[str], turns: list[Turn]) -> dict[str, Any] | None:
+        asked = content(ask, self.names)
+        covered: set[str] = set()
+        parts: list[tuple[Turn, list[str]]] = []
+        for turn in turns:
+            value = self.values(wanted, turn)
+            covered |= {w for w in wanted if match_in(w, words(turn.text)) is not None}
+            if not value:
+                value = self.values(asked, turn)  # the link: what the question says, told in this turn
+            if value:
+                parts.append((turn, self.rarest(value)[:3]))
+        if len({t.dia for t, _ in parts}) < 2:
+            self.out.drop("multi-hop", "fewer than two evidence turns tell a part of it")
+            return None
+        if covered != set(wanted):
+            self.out.drop("multi-hop", "the answer's words are not all in its evidence turns")
+            return None
+        key = self.rarest(w for turn in turns for w in self.values(wanted, turn))[:3]
+        if self.common(key[0]):
+            self.out.drop("multi-hop", "the answer's words are common in the conversation")
+            return None
+        needs = []
+        for k, (turn, value) in enumerate(parts):
+            self.fact(f"{qid}.{k + 1}", turn, value, asked)
+            needs.append(f"{qid}.{k + 1}")
+        return {"id": qid, "category": "multihop", "ask": ask, "truth": answer, "answer": [key[0]],
+                "also": [[w] for w in key[1:]], "needs": needs}
+
+    def temporal(self, qid: str, ask: str, answer: str, turns: list[Turn], ask_day: date) -> dict[str, Any] | None:
+        day = answer_day(answer)
+        if day is None:
+            self.out.drop("temporal", "the answer is not one day (a month, a year, a week, a span)")
+            return None
+        event = [w for w in content(ask, self.names) if w not in _WHEN_WORDS]
+        for turn in turns:
+            value = [w for w in self.rarest(self.values(event, turn)) if not self.common(w)][:3]
+            if not value:
+                continue
+            before = (turn.said - day).days
+            if before == 0:
+                relative = ""
+            else:
+                folded = turn.text.casefold()
+                relative = next((p for p, n in relative_phrases(turn.said) if n == before and
+                                 re.search(rf"(?<!\w){re.escape(p)}(?!\w)", folded)), "")
+                if not relative:
+                    continue
+            extra = {"event": True, **({"relative": relative, "days_before": before} if relative else {})}
+            self.fact(qid, turn, value, event, extra=extra)
+            who = next((n for n in (self.user, self.host_name) if re.search(rf"(?<!\w){re.escape(n)}(?!\w)", ask)),
+                       self.user if turn.speaker == "user" else self.host_name)
+            return {"id": qid, "category": "temporal", "ask": f"What did {who} do on {day:%A}, {day.day} {day:%B %Y}?",
+                    "truth": f"{answer}: {ask}", "answer": value, "needs": [qid],
+                    "days_ago": (ask_day - day).days}
+        self.out.drop("temporal", "no evidence turn dates it (said that day, or with a phrase naming the day) "
+                                  "in words not common in the conversation")
+        return None
+
+    def convert(self) -> Conversion:
+        self.read_turns()
+        dated = sessions(self.data)
+        if not dated:
+            raise ValueError("no session with turns and a readable session_N_date_time")
+        first = dated[0][1].date()
+        last = dated[-1][1].date()
+        ask_day = last + timedelta(days=1)
+        questions = []
+        for n, qa in enumerate(self.data.get("qa", []) or [], 1):
+            category = CATEGORY_NAMES.get(int(qa.get("category", 0) or 0), "unknown")
+            made = self.question(n, qa, ask_day)
+            if made is not None:
+                questions.append(made)
+                self.out.kept[category] += 1
+        events: list[dict[str, Any]] = []
+        for (_, when, _), runs in zip(dated, self.order):
+            events.append({"day": (when.date() - first).days + 1})
+            pending: Turn | None = None
+            for turn in runs:
+                if turn.speaker == "user":
+                    if pending is not None:
+                        events.append(self.pair(pending.text, CUE, pending))
+                    pending = turn
+                else:
+                    events.append(self.pair(pending.text if pending else CUE, turn.text, pending, turn))
+                    pending = None
+            if pending is not None:
+                events.append(self.pair(pending.text, CUE, pending))
+        events.append({"day": (ask_day - first).days + 1})
+        events += [{"ask": q["id"]} for q in questions]
+        self.out.scenario = {
+            "format": 1, "name": self.name, "family": "locomo", "user": self.user, "host": self.host,
+            "start": f"{first.isoformat()}T08:00",
+            "about": (f"LoCoMo (Maharana et al., ACL 2024): {self.user} and {self.character} "
+                      f"(played by {self.host_name}), {len(dated)} sessions, converted by omoide.check.locomo"),
+            "facts": self.facts, "questions": questions, "events": events,
+        }
+        return self.out
+
+    def pair(self, cue: str, reply: str, *turns: Turn | None) -> dict[str, Any]:
+        event: dict[str, Any] = {"user": cue, "reply": reply}
+        planted = [self.fact_of_turn[d] for t in turns if t is not None for d in t.dias if d in self.fact_of_turn]
+        if planted:
+            event["fact"] = planted[0]
+        return event
+
+
+def convert(data: Mapping[str, Any], *, name: str = "locomo", host: str = "suzune", host_name: str = "Suzune") -> Conversion:
+    """A LoCoMo conversation object (`speaker_a`, `speaker_b`, `session_N`,
+    `session_N_date_time`, `qa`) as a format-1 scenario and the categories'
+    counts (the module docstring has the rules)."""
+    if not isinstance(data, Mapping) or not {"speaker_a", "speaker_b"} <= set(data):
+        raise ValueError("not a LoCoMo conversation: it needs speaker_a, speaker_b and session_N")
+    return Converter(data, name=name, host=host, host_name=host_name).convert()
