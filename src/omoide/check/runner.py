@@ -31,6 +31,7 @@ from omoide.check.arms import COMMON, Arm
 from omoide.check.reader import Reader, facts_told, names_stale, score
 from omoide.check.results import Answer, ArmResult, Horizon, Turn
 from omoide.check.scenario import Event, Question, Scenario
+from omoide.check.sources import source_of
 from omoide.config.settings import Settings
 from omoide.characters.model import Character
 from omoide.domain.chat import Role
@@ -348,5 +349,6 @@ class ArmRun:
         right = score(q, answer, self.scenario)
         stale = not right and names_stale(q, answer)
         self.result.answers.append(Answer(q.id, q.category, q.ask, q.speaker or self.scenario.host, answer, right, kept,
-                                          stale_named=stale))
+                                          stale_named=stale, knowable=not q.abstain and bool(q.answer),
+                                          source=source_of(self.scenario, q.needs)))
         await session.tree.undo()  # the question and its answer stay on a side branch

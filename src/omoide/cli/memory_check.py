@@ -99,7 +99,7 @@ async def _run(arms: list[Arm], scenarios: list[Scenario], oracles: tuple[str, .
 
     from omoide.chat.runtime import make_summarizer
     from omoide.check.oracle import OracleBackend
-    from omoide.check.run import run_check, total_turns
+    from omoide.check.run import floor_turns, run_check, total_turns
     from omoide.config.settings import load_settings
     from omoide.llm.base import Backend
     from omoide.llm.factory import make_backend
@@ -120,6 +120,7 @@ async def _run(arms: list[Arm], scenarios: list[Scenario], oracles: tuple[str, .
         opened.append(judge)
     turns = total_turns(arms, scenarios, len(backends)) - sum(
         s.turns() for s in scenarios for a in arms if a.baseline and "writer" in oracles)
+    turns += 0 if oracles else floor_turns(scenarios)
     err = stderr()
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         console=err, transient=True)
