@@ -131,3 +131,4 @@ def test_the_converted_story_runs_and_everything_said_is_in_full_context(omoide_
     assert not full.error
     kept = {a.question: a.kept for a in full.answers}
     assert kept == {"q1": True, "q3": True, "q5": True, "q6": True, "q9": None}
+    assert full.horizon() == "–"  # no prompt but the questions': no horizon to tell ("≥0" said it held nothing)

@@ -121,6 +121,8 @@ class ArmRun:
         self.padded = 0
         self.characters: dict[str, Character] = {}
         self._lines: dict[str, frozenset[str]] = {}
+        self.tracked = False
+        """A prompt of the story (not a question's) was read for the horizon."""
 
     async def run(self) -> ArmResult:
         study = getattr(self.backend, "study", None)
@@ -139,7 +141,8 @@ class ArmRun:
                 for session in self.sessions.values():
                     await session.aclose()
                 await self.store.close()
-        self.result.horizons = [Horizon(key, self.held.get(key, 0), self.alive.get(key, False)) for key in self.planted]
+        if self.tracked:  # a story of stored lines and questions has no prompt to follow a fact through
+            self.result.horizons = [Horizon(key, self.held.get(key, 0), self.alive.get(key, False)) for key in self.planted]
         return self.result
 
     def character(self, cid: str) -> Character:
@@ -309,6 +312,7 @@ class ArmRun:
 
     def _track(self, text: str, depth: int) -> None:
         """The memory horizon: how long after it was said each fact stayed in every prompt."""
+        self.tracked = True
         alive = [key for key, on in self.alive.items() if on]
         if not alive:
             return
