@@ -22,6 +22,7 @@ import asyncio
 import json
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ from rich.console import Console
 
 from omoide.check.locomo import CATEGORY_NAMES, Conversion, convert
 from omoide.check.report import show
-from omoide.check.scenario import parse
+from omoide.check.scenario import Scenario, parse
 from omoide.characters.library import find_character
 from omoide.errors import OmoideError
 from omoide.safe_text import json_text, safe
@@ -80,6 +81,7 @@ def main() -> int:
     host_name = find_character(options.host).display_name
     out: list[dict[str, Any]] = []
     began = time.perf_counter()
+    converted: list[tuple[str, Path, Conversion, Scenario]] = []
     for path in options.files:
         try:
             found = conversations(path)
@@ -87,28 +89,33 @@ def main() -> int:
             print(f"{path}: not a LoCoMo file ({exc})", file=sys.stderr)
             return 2
         for name, data in found:
+            if any(name == c[0] for c in converted):
+                name = f"{name}-{len(converted) + 1}"  # two files of one name: the tables tell them apart
             try:
                 conversion = convert(data, name=name, host=options.host, host_name=host_name)
             except (ValueError, KeyError, TypeError) as exc:
                 print(f"{path} ({name}): {exc}", file=sys.stderr)
                 return 2
-            scenario = parse(conversion.scenario, f"{path} ({name})")
-            counts(console, name, conversion)
+            converted.append((name, path, conversion, parse(conversion.scenario, f"{path} ({name})")))
             if options.out_scenario:
                 options.out_scenario.mkdir(parents=True, exist_ok=True)
                 (options.out_scenario / f"{name}.json").write_text(
                     json.dumps(conversion.scenario, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-            started = time.perf_counter()
-            try:
-                report = asyncio.run(_run(arms, [scenario], kinds if options.oracle else (), None, None))
-            except OmoideError as exc:
-                print(f"{name}: {exc.message} {exc.hint}", file=sys.stderr)
-                return 1
-            show(console, report)
-            console.print(safe(f"{name}: {time.perf_counter() - started:.0f} s", "dim"))
-            out.append({"conversation": name, "file": str(path), "kept": dict(conversion.kept),
-                        "dropped": {c: dict(v) for c, v in conversion.dropped.items()}, "report": report.as_json()})
-    console.print(safe(f"\nall conversations: {time.perf_counter() - began:.0f} s", "dim"))
+    try:  # one run for all: its worker processes take the longest arms first, of every conversation
+        report = asyncio.run(_run(arms, [c[3] for c in converted], kinds if options.oracle else (), None, None))
+    except OmoideError as exc:
+        print(f"{exc.message} {exc.hint}", file=sys.stderr)
+        return 1
+    for name, path, conversion, scenario in converted:
+        counts(console, name, conversion)
+        mine = replace(report, arms=[r for r in report.arms if r.scenario == scenario.name],
+                       scenarios=[s for s in report.scenarios if s["name"] == scenario.name])
+        show(console, mine)
+        out.append({"conversation": name, "file": str(path), "kept": dict(conversion.kept),
+                    "dropped": {c: dict(v) for c, v in conversion.dropped.items()}, "report": mine.as_json()})
+    load = report.load_before or (0.0, 0.0, 0.0)
+    console.print(safe(f"\nall conversations: {time.perf_counter() - began:.0f} s, load average {load[0]:.2f} before, "
+                       f"{(report.load_after or load)[0]:.2f} after, on {report.cpus} CPU(s)", "dim"))
     if options.json:
         options.json.write_text(json_text(out, indent=1) + "\n", encoding="utf-8")
     return 0

@@ -17,7 +17,8 @@ from omoide.check.scenario import CATEGORIES
 from omoide.check.sources import SOURCES
 from omoide.safe_text import oneline, safe
 
-SHORT = {"point_in_time": "point in time", "new_chat": "new chat", "abstention": "abstain", "preference": "prefer"}
+SHORT = {"point_in_time": "point in time", "new_chat": "new chat", "abstention": "abstain", "preference": "prefer",
+         SAID_BY + "other": "said by others", SAID_BY + "mixed": "said by several"}
 
 
 def _categories(report: CheckReport) -> list[str]:
