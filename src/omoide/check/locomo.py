@@ -36,16 +36,24 @@ count of each LoCoMo category kept and dropped (with why) out. The rules:
   a week or a weekend is dropped. It is asked "What did <who> do on <day>?" and
   answered by the event's words. Adversarial (5) becomes `abstention`: its
   premise is false, so nothing in the conversation answers it.
-- **Facts come from the evidence turns, never from the answer alone.** A fact's
-  value words are the answer's content words as the turn says them (at most
-  three, the rarest in the conversation first: the first must stand in the
-  sentence, the others beside it); a further group of the turn's own content
-  words (those the question shares, else its rarest) must stand beside them, so
-  only the evidence sentence tells the fact, not the answer's words met
-  elsewhere. A temporal fact's value words are the question's words for the
-  event that stand in its turn. Each fact records who said it (`said_by`:
-  "user" or "character"). The question's answer is the rarest value word; the
-  other value words must be in the answer too (`also`).
+- **Facts come from the evidence turns, never from the answer alone.** A fact
+  is told where the check's reader looks for it: a sentence of the evidence
+  turn that is no question, and the sentences beside it on its line. Its value
+  words are the answer's content words as the turn says them: the rarest in the
+  conversation that stands in that sentence first, then at most two more beside
+  it (the sentence chosen is the one with the most of them around it). A
+  further group of the words around them must stand there too: those the
+  question shares, else the rarest, never words said in more than one turn in
+  twenty (for an event always the rarest, so two tellings of the same kind of
+  event are told apart; a relative phrase dates, it does not tell). So only the
+  evidence sentence tells the fact, not the answer's words met elsewhere. A
+  temporal fact's value words are the question's words for the event that
+  stand in its turn. Each fact records who said it (`said_by`: "user" or
+  "character"). The question's answer is the fact's first value word; its other
+  value words must be in the answer too (`also`). A question whose key word is
+  said in more than one turn in twenty is dropped: naming it shows nothing
+  remembered, and the check counts any other question's value named in an
+  answer as a wrong guess.
 
 Nothing here knows any particular conversation's words: the rules work on the
 categories and the text, so other LoCoMo conversations and hand-written stories
@@ -86,6 +94,8 @@ _MONTHS = {m: n for n, m in enumerate(
 _WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
 _NUMBERS = {w: n for n, w in enumerate("zero one two three four five six seven eight nine ten".split())}
 _DIA = re.compile(r"D(\d+):(\d+)")
+_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+")
+"""Where the check's reader ends a sentence on a line (reader._SENTENCE_END)."""
 COMMON_SHARE = 0.05
 """A word said in more turns than this share of them is too common to be an answer's key."""
 _WHEN_WORDS = frozenset({"when", "long", "ago", "date", "day", "time", "year", "month", "week", "weekend"})
@@ -274,24 +284,59 @@ class Converter:
         ids = [f"D{a}:{b}" for item in qa.get("evidence", []) or [] for a, b in _DIA.findall(str(item))]
         return [self.turns[i] for i in dict.fromkeys(ids) if i in self.turns]
 
-    def fact(self, fid: str, turn: Turn, value: list[str], link_from: Sequence[str], *, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-        """A fact told in `turn`: its value words (the first in the sentence, the
-        others beside it), and a group of the turn's own words beside them."""
-        turn_words = content(turn.text, self.names)
-        rest = [w for w in turn_words if w not in value]
-        shared = [w for w in rest if match_in(w, link_from) is not None]
-        link = shared or self.rarest(rest)[:3]
+    def window(self, turn: Turn, wanted: Sequence[str], phrase: str = "") -> tuple[str, list[str], str] | None:
+        """Where in `turn` the fact is told, as the check's reader reads a prompt
+        (reader.statements: a sentence that is no question, and the sentences
+        beside it on its line): (the rarest value word of the sentence that holds
+        the most of `wanted` around it, the other value words around it, the
+        text around it). With `phrase`, that sentence must say it too."""
+        best: tuple[tuple[int, int], str, list[str], str] | None = None
+        for line in turn.text.split("\n"):
+            sentences = [part.strip() for part in _SENTENCE_END.split(line)]
+            for i, sentence in enumerate(sentences):
+                if not sentence or sentence.endswith("?"):
+                    continue
+                if phrase and not re.search(rf"(?<!\w){re.escape(phrase)}(?!\w)", sentence.casefold()):
+                    continue
+                here = self.values(wanted, sentence)
+                if not here:
+                    continue
+                around = " ".join(sentences[max(0, i - 1): i + 2])
+                anchor = self.rarest(here)[0]
+                beside = [w for w in self.rarest(self.values(wanted, around)) if w != anchor]
+                rank = (len(beside), -self.df[anchor])
+                if best is None or rank > best[0]:
+                    best = (rank, anchor, beside, around)
+        return None if best is None else best[1:]
+
+    def fact(self, fid: str, turn: Turn, wanted: Sequence[str], link_from: Sequence[str], *, phrase: str = "",
+             extra: dict[str, Any] | None = None) -> list[str] | None:
+        """A fact told in `turn`: its value words (the rarest in a sentence, at
+        most two more beside it), and a group of the words around them (those
+        the question shares, else the rarest; for an event always the rarest,
+        which tell it from another telling of the same kind of event). Its
+        value words, or None when no sentence of the turn tells it."""
+        found = self.window(turn, wanted, phrase)
+        if found is None:
+            return None
+        anchor, beside, around = found
+        value = [anchor, *beside[:2]]
+        stems = {stem(w) for w in (*value, *words(phrase))}  # the phrase dates the event: it tells nothing of it
+        rest = [w for w in content(around, self.names) if stem(w) not in stems]
+        rest = [w for w in rest if not self.common(w)] or rest  # words said everywhere tell no sentence apart
+        shared = [] if extra and extra.get("event") else [w for w in rest if match_in(w, link_from) is not None]
+        link = shared[:4] or self.rarest(rest)[:3]
         evidence: list[list[str]] = [[w] for w in value]
         if link:
-            evidence.append(link[:4])
-        made = {"id": fid, "evidence": evidence, "said_by": turn.speaker, **(extra or {})}
-        self.facts.append(made)
+            evidence.append(link)
+        self.facts.append({"id": fid, "evidence": evidence, "said_by": turn.speaker, **(extra or {})})
         self.fact_of_turn.setdefault(turn.dia, fid)
-        return made
+        return value
 
-    def values(self, answer_words: Sequence[str], turn: Turn) -> list[str]:
-        turn_words = words(turn.text)
-        return [found for w in answer_words if (found := match_in(w, turn_words)) is not None]
+    def values(self, wanted: Sequence[str], text: str) -> list[str]:
+        """`text`'s own forms of the `wanted` words it says."""
+        said = words(text)
+        return list(dict.fromkeys(found for w in wanted if (found := match_in(w, said)) is not None))
 
     def question(self, n: int, qa: Mapping[str, Any], ask_day: date) -> dict[str, Any] | None:
         category = CATEGORY_NAMES.get(int(qa.get("category", 0) or 0), "unknown")
@@ -318,45 +363,48 @@ class Converter:
             self.out.drop(category, "the answer has no content words (a name of a speaker, a yes or no)")
             return None
         if category == "single-hop":
-            best = max(turns, key=lambda t: len(self.values(wanted, t)))
-            value = self.values(wanted, best)
-            if len(value) < len(wanted):
+            best = max(turns, key=lambda t: len(self.values(wanted, t.text)))
+            if len(self.values(wanted, best.text)) < len(wanted):
                 self.out.drop(category, "the answer's words are not all in one evidence turn")
                 return None
-            value = self.rarest(value)[:3]
-            if self.common(value[0]):
+            if self.common(self.rarest(self.values(wanted, best.text))[0]):
                 self.out.drop(category, "the answer's words are common in the conversation")
                 return None
-            self.fact(qid, best, value, content(ask, self.names))
+            value = self.fact(qid, best, wanted, content(ask, self.names))
+            if value is None:
+                self.out.drop(category, "no statement of the evidence turn holds the answer (only questions)")
+                return None
             return {"id": qid, "category": "single", "ask": ask, "truth": answer, "answer": [value[0]],
                     "also": [[w] for w in value[1:]], "needs": [qid]}
         return self.multihop(qid, ask, answer, wanted, turns)
 
     def multihop(self, qid: str, ask: str, answer: str, wanted: list[str], turns: list[Turn]) -> dict[str, Any] | None:
         asked = content(ask, self.names)
-        covered: set[str] = set()
-        parts: list[tuple[Turn, list[str]]] = []
-        for turn in turns:
-            value = self.values(wanted, turn)
-            covered |= {w for w in wanted if match_in(w, words(turn.text)) is not None}
-            if not value:
-                value = self.values(asked, turn)  # the link: what the question says, told in this turn
-            if value:
-                parts.append((turn, self.rarest(value)[:3]))
-        if len({t.dia for t, _ in parts}) < 2:
+        covered = {w for w in wanted for turn in turns if match_in(w, words(turn.text)) is not None}
+        parts = [(turn, wanted if self.values(wanted, turn.text) else asked) for turn in turns
+                 if self.values(wanted, turn.text) or self.values(asked, turn.text)]  # else the link: the question's words
+        if len(parts) < 2:
             self.out.drop("multi-hop", "fewer than two evidence turns tell a part of it")
             return None
         if covered != set(wanted):
             self.out.drop("multi-hop", "the answer's words are not all in its evidence turns")
             return None
-        key = self.rarest(w for turn in turns for w in self.values(wanted, turn))[:3]
+        key = self.rarest(w for turn in turns for w in self.values(wanted, turn.text))
         if self.common(key[0]):
             self.out.drop("multi-hop", "the answer's words are common in the conversation")
             return None
-        needs = []
-        for k, (turn, value) in enumerate(parts):
-            self.fact(f"{qid}.{k + 1}", turn, value, asked)
-            needs.append(f"{qid}.{k + 1}")
+        needs: list[str] = []
+        values: list[str] = []
+        for turn, these in parts:
+            made = self.fact(f"{qid}.{len(needs) + 1}", turn, these, asked)
+            if made is not None:
+                needs.append(f"{qid}.{len(needs) + 1}")
+                values += [w for w in made if these is wanted]
+        if len(needs) < 2:
+            self.facts = [f for f in self.facts if f["id"] not in needs]
+            self.out.drop("multi-hop", "fewer than two evidence turns tell a part of it")
+            return None
+        key = self.rarest(values)[:3] or key[:3]
         return {"id": qid, "category": "multihop", "ask": ask, "truth": answer, "answer": [key[0]],
                 "also": [[w] for w in key[1:]], "needs": needs}
 
@@ -367,20 +415,21 @@ class Converter:
             return None
         event = [w for w in content(ask, self.names) if w not in _WHEN_WORDS]
         for turn in turns:
-            value = [w for w in self.rarest(self.values(event, turn)) if not self.common(w)][:3]
-            if not value:
+            event_words = [w for w in self.values(event, turn.text) if not self.common(w)]
+            if not event_words:
                 continue
             before = (turn.said - day).days
-            if before == 0:
-                relative = ""
-            else:
+            relative = ""
+            if before:
                 folded = turn.text.casefold()
                 relative = next((p for p, n in relative_phrases(turn.said) if n == before and
                                  re.search(rf"(?<!\w){re.escape(p)}(?!\w)", folded)), "")
                 if not relative:
                     continue
             extra = {"event": True, **({"relative": relative, "days_before": before} if relative else {})}
-            self.fact(qid, turn, value, event, extra=extra)
+            value = self.fact(qid, turn, event_words, event, phrase=relative, extra=extra)
+            if value is None:
+                continue
             who = next((n for n in (self.user, self.host_name) if re.search(rf"(?<!\w){re.escape(n)}(?!\w)", ask)),
                        self.user if turn.speaker == "user" else self.host_name)
             return {"id": qid, "category": "temporal", "ask": f"What did {who} do on {day:%A}, {day.day} {day:%B %Y}?",
