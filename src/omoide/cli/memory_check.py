@@ -49,7 +49,9 @@ def check(
     """Play scenarios (a story over simulated days that plants facts, lets them
     leave the window, and asks them back in other words) on every memory style
     and against window-only, full-context and search-only baselines; score per
-    category. Runs in a throw-away data directory: your chats are never opened."""
+    category. A model's run shows its floors beside it: a server that always
+    declines and one that always names the story's most frequent name. Runs in
+    a throw-away data directory: your chats are never opened."""
     from omoide.check.arms import ARMS, arm as named_arm
     from omoide.check.scenario import load, shipped
 
