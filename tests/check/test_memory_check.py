@@ -111,8 +111,10 @@ def test_a_server_that_names_every_candidate_scores_at_most_10_percent(omoide_ho
             os.environ.pop("OMOIDE_MODEL")
     assert out.exit_code == 0, out.output
     data = json.loads(out.stdout)
-    answers = [a for r in data["arms"] for a in r["answers"]]
+    answers = [a for r in data["arms"] if not r["floor"] for a in r["answers"]]  # the guesser's, not its floors'
     assert answers and sum(a["correct"] for a in answers) / len(answers) <= 0.10
+    floors = {r["arm"]: r for r in data["arms"] if r["floor"]}
+    assert set(floors) == {"declines", "frequent"} and floors["declines"]["figures"]["accuracy_knowable"] == 0.0
     window = next(r for r in data["arms"] if r["arm"] == "window")
     for category in ("single", "indirect", "update"):  # its guesses stand in the window: they are not evidence
         assert window["figures"]["kept"][category] == 0.0, category

@@ -213,3 +213,49 @@ def test_the_oracles_end_of_conversation_memory_is_the_story_not_the_card_or_the
         written = Oracle(kind, s).memory("world.summary", task, 350)  # type: ignore[arg-type]
         assert "Biscuit" in written or kind == "reader", written
         assert "Yamabiko" not in written and "promises and plans" not in written, written
+
+
+def test_a_value_is_named_as_a_whole_word_with_a_plural_or_possessive_ending_only() -> None:
+    s = story(questions=[{"id": "walk", "category": "single", "ask": "Will you walk with me?", "answer": "come",
+                          "needs": ["cat"]}], events=[])
+    walk = question(s, "walk")
+    assert not score(walk, "Comet.", s)  # a longer word is another word
+    assert score(walk, "I'll come.", s) and score(walk, "She comes along.", s)
+    cat = question(story(), "cat")
+    assert not Reader("[03/02 19:03] Kai: My cat is Biscuitine.", story()).read(cat).right
+    assert Reader("[03/02 19:03] Kai: My cat's name? Biscuit's the one.", story()).read(cat).right
+    # The words that say what a value is stay stems: "translat" finds "translating".
+    job = parse({"format": 1, "facts": [{"id": "job", "evidence": [["finnish"], ["translat"]]}],
+                 "questions": [{"id": "job", "category": "indirect", "ask": "What do I do?", "answer": "finnish",
+                                "needs": ["job"]}]})
+    assert Reader("[03/02 19:03] Kai: I am translating Finnish novels.", job).read(question(job, "job")).right
+
+
+def test_a_fact_credited_to_the_wrong_speaker_in_memory_is_not_kept() -> None:
+    s = parse({"format": 1, "user": "Kai", "host": "suzune",
+               "facts": [{"id": "mum", "evidence": [["nagasaki"], ["mother"]]},
+                         {"id": "hers", "evidence": [["matsue"], ["grew"]], "said_by": "character"}],
+               "questions": [{"id": "mum", "category": "single", "ask": "Where does my mum sing?", "answer": "nagasaki",
+                              "needs": ["mum"]},
+                             {"id": "hers", "category": "self", "ask": "Where are you from?", "answer": "matsue",
+                              "needs": ["hers"]}],
+               "events": [{"user": "My mother sings in a hotel bar in Nagasaki.", "fact": "mum"}]})
+    mum, hers = question(s, "mum"), question(s, "hers")
+    assert not Reader("[03/02 19:03] Suzune said: my mother sings in a hotel bar in Nagasaki.", s).read(mum).right
+    assert Reader("[03/02 19:03] Kai said: their mother sings in a hotel bar in Nagasaki.", s).read(mum).right
+    assert Reader("[03/02 19:03] Suzune said: Kai's mother sings in Nagasaki.", s).read(mum).right  # named: right
+    assert not Reader("[03/02 19:03] Kai said: I grew up in Matsue.", s).read(hers).right
+    assert Reader("[03/02 19:03] Suzune: I grew up in Matsue.", s).read(hers).right
+
+
+def test_a_fact_after_a_blank_line_in_a_message_is_read_with_its_messages_date() -> None:
+    s = story()
+    when = question(s, "when")  # asked on Saturday 7 March: the kites on Wednesday 4 March
+    reply = "<assistant>\n[03/04 19:03] *She laughs.* What a day.\n\n*Later.* Today we flew kites on the dunes.\n"
+    assert Reader(f"{reply}<system>\n{TAIL}\n", s).read(when).right
+    # A summary's undated paragraph takes no date from the paragraph before it.
+    summary = "<system>\n[03/04 19:00 – 03/04 20:00] They talked.\n\nToday we flew kites on the dunes.\n"
+    assert not Reader(f"{summary}{TAIL}\n", s).read(when).right
+    # Nor does a message take the date of the one before it.
+    undated = "<user>\n[03/04 19:03] Hello.\n<assistant>\nWhat a day.\n\nToday we flew kites on the dunes.\n"
+    assert not Reader(f"{undated}<system>\n{TAIL}\n", s).read(when).right

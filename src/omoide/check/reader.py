@@ -25,6 +25,7 @@ from datetime import date, datetime, timedelta
 from functools import lru_cache
 
 from omoide.check.scenario import Fact, Question, Scenario
+from omoide.check.sources import speaker_names
 
 ABSTAIN = (
     "don't know", "do not know", "didn't tell", "did not tell", "never told", "haven't told", "have not told",
@@ -53,12 +54,25 @@ _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|\n")
 
 @lru_cache(maxsize=4096)
 def _word(word: str) -> re.Pattern[str]:
-    """A word at a word's start (so 'kite' finds 'kites', 'ana' not 'banana')."""
+    """A value as a whole word, or with a plural or possessive ending ('kite'
+    finds 'kites' and "kite's"; 'come' not 'comet', 'ana' not 'banana')."""
+    return re.compile(r"(?<![\w])" + re.escape(word) + r"(?:s|es|'s|’s)?(?![\w])")
+
+
+@lru_cache(maxsize=4096)
+def _start(word: str) -> re.Pattern[str]:
+    """A word at a word's start: the words that say what a value is may be
+    stems ('translat' finds 'translating' and 'translator')."""
     return re.compile(r"(?<![\w])" + re.escape(word))
 
 
 def names(text: str, word: str) -> bool:
+    """`text` names the value `word` (a whole word: reader._word)."""
     return _word(word).search(text) is not None
+
+
+def starts(text: str, word: str) -> bool:
+    return _start(word).search(text) is not None
 
 
 def today_in(text: str) -> date | None:
@@ -106,18 +120,37 @@ class Statement:
     """The days the dates beside it say it was told between (None: undated)."""
     context: str = ""
     """It and the sentences just before and after it (casefolded)."""
+    speaker: str = ""
+    """Who the text says said it ("Kai said: ...", "Kai: ..."), casefolded; '' when it does not say."""
+
+
+_ROLE = re.compile(r"<(?:user|assistant|system|tool)>")
+"""A message's start in a rendered prompt (memory/prompt/model.py: render)."""
+_SAID = re.compile(r"^\s*([^\W\d_][\w'’-]*(?: (?!said\b)[^\W\d_][\w'’-]*)?)(?: said)?:\s", re.I)
 
 
 def statements(text: str, today: date | None) -> list[Statement]:
     """Every sentence of `text` that states something (not a question), with the
-    dates nearest before it in its paragraph."""
+    dates nearest before it in its paragraph, or, in a message that opens with
+    its stamp, the message's date (a reply's later paragraphs were said then
+    too); and who it says said it."""
     out: list[Statement] = []
     span: tuple[date, date] | None = None
+    message: tuple[date, date] | None = None
+    opening = False
     position = 0
     for paragraph in text.split("\n\n"):
-        span = None
+        span = message
         for line in paragraph.split("\n"):
+            if role := _ROLE.fullmatch(line.strip()):
+                span = message = None
+                opening = role.group(0) in ("<user>", "<assistant>")  # a chat message, stamped when it was said
+                continue
             marks = list(_DATES.finditer(line))
+            if opening:
+                opening = False
+                if marks and marks[0].start() == 0:
+                    message = _span(marks[0], today)
             cuts = [0, *(m.start() for m in marks), len(line)]
             for start, end in zip(cuts, cuts[1:]):
                 piece = line[start:end]
@@ -126,21 +159,31 @@ def statements(text: str, today: date | None) -> list[Statement]:
                     span = _span(mark, today)
                     piece = piece[mark.end():]
                 folded_piece = piece.casefold()
+                said = _SAID.match(piece)
+                speaker = said.group(1).casefold() if said else ""
                 sentences = [part.strip().casefold() for part in _SENTENCE_END.split(piece)]
                 for n, sentence in enumerate(sentences):
                     position += 1
+                    if n and (again := _SAID.match(sentence)):
+                        speaker = again.group(1)
                     if sentence and not sentence.endswith("?"):
                         context = " ".join(sentences[max(0, n - 1): n + 2])
-                        out.append(Statement(sentence, folded_piece, position, span, context))
+                        out.append(Statement(sentence, folded_piece, position, span, context, speaker))
     return out
 
 
-def holds(statement: Statement, fact: Fact) -> bool:
+def holds(statement: Statement, fact: Fact, said_by: str = "", speakers: frozenset[str] = frozenset()) -> bool:
     """The statement tells the fact: its value in the sentence, the words that say
-    what the value is in the sentence or the ones beside it."""
+    what the value is in the sentence or the ones beside it; and when the text
+    says who said it, that is who did (`said_by`, casefolded), or the sentence
+    names them ("Suzune said: Kai's mother..."). `speakers`: the story's names,
+    so "Note: ..." is no one's."""
     if not fact.evidence or not any(names(statement.text, w) for w in fact.evidence[0]):
         return False
-    return all(any(names(statement.context, w) for w in group) for group in fact.evidence[1:])
+    if (said_by and statement.speaker in speakers and statement.speaker != said_by
+            and not names(statement.text, said_by)):
+        return False  # the user's mother told as the character's
+    return all(any(starts(statement.context, w) for w in group) for group in fact.evidence[1:])
 
 
 def facts_told(line: str, facts: Iterable[Fact]) -> frozenset[str]:
@@ -185,9 +228,11 @@ class Reader:
         self.today = today_in(text)
         self.scenario = scenario
         self.all = statements(text, self.today)
+        self.said_by = speaker_names(scenario)
+        self.speakers = frozenset(self.said_by.values())
 
     def sightings(self, fact: Fact) -> list[Statement]:
-        return [s for s in self.all if holds(s, fact)]
+        return [s for s in self.all if holds(s, fact, self.said_by.get(fact.id, ""), self.speakers)]
 
     def current(self, fact: Fact) -> list[Statement]:
         """Where `fact` is told and not itself outdated in the same sentence."""

@@ -4,39 +4,47 @@ the figures cover, and the answers themselves on request."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
 from omoide.check.judge import JUDGE_PROMPT
-from omoide.check.results import ArmResult, Horizon, cell
+from omoide.check.results import KNOWABLE, SAID_BY, ArmResult, Horizon, cell
 from omoide.check.run import CheckReport
 from omoide.check.scenario import CATEGORIES
+from omoide.check.sources import SOURCES
 from omoide.safe_text import oneline, safe
 
-SHORT = {"point_in_time": "point in time", "new_chat": "new chat", "abstention": "abstain", "preference": "prefer"}
+SHORT = {"point_in_time": "point in time", "new_chat": "new chat", "abstention": "abstain", "preference": "prefer",
+         SAID_BY + "other": "said by others", SAID_BY + "mixed": "said by several"}
 
 
 def _categories(report: CheckReport) -> list[str]:
     return [c for c in CATEGORIES if any(a.category == c for r in report.arms for a in r.answers)]
 
 
-def _table(report: CheckReport, title: str, caption: str, show: Callable[[list[ArmResult], str | None], str]) -> Table:
+def _sources(report: CheckReport) -> list[str]:
+    """'said by user', 'said by character' ...: the groups of questions by who told them, as asked."""
+    return [SAID_BY + s for s in (*SOURCES, "mixed") if any(a.source == s for r in report.arms for a in r.answers)]
+
+
+def _table(report: CheckReport, title: str, caption: str, show: Callable[[list[ArmResult], str | None], str],
+           *, floors: bool = False, after: Sequence[str] = ()) -> Table:
     out = Table(title=safe(title, "bold"), title_justify="left", caption=caption, caption_justify="left")
     out.add_column("category", style="bold")
     out.add_column("n", justify="right", style="dim")
-    arms = report.arm_names()
+    arms = report.arm_names(floors=floors)
     for arm in arms:
         out.add_column(arm.replace("+", "\n+"), justify="right")
     first = report.oracles[0] if report.oracles else ""
-    for category in [*_categories(report), None]:
+    for category in [*_categories(report), None, *after]:
         asked = cell(report.results(arms[0], first), category).questions if arms else 0
         row = [SHORT.get(category or "", category or "all"), str(asked)]
         row += [show(report.results(arm, first) if not report.oracles else [r for r in report.arms if r.arm == arm],
                      category) for arm in arms]
-        out.add_row(*(Text(v) for v in row), style="bold" if category is None else "")
+        out.add_row(*(Text(v) for v in row), style="bold" if category in (None, KNOWABLE) else "")
     return out
 
 
@@ -50,17 +58,21 @@ def kept_table(report: CheckReport) -> Table:
 
         return _table(report, "Memory check: what the design keeps (" + " / ".join(f"{k} oracle" for k in kinds) + ")",
                       "kept %: an ideal reader of the prompt, less the character's own replies, answers right; "
-                      "mean over the scenarios ±their spread (std.); n: questions per arm", both)
+                      "mean over the scenarios ±their spread (std.); n: questions per arm; said by: who told "
+                      "what the question needs", both, after=_sources(report))
     return _table(report, f"Memory check: {report.backend} · {report.model or 'default'}: kept",
-                  "kept %: an ideal reader of the same prompt, less the model's own replies, answers right",
-                  lambda results, category: cell(results, category, kept=True).show())
+                  "kept %: an ideal reader of the same prompt, less the model's own replies, answers right; "
+                  "said by: who told what the question needs",
+                  lambda results, category: cell(results, category, kept=True).show(), after=_sources(report))
 
 
 def answered_table(report: CheckReport) -> Table:
     return _table(report, f"Memory check: {report.backend} · {report.model or 'default'}: answered",
                   "answered %: the answer gives the value and names no other value of the story, "
-                  "no stale value as current, nothing it must not know",
-                  lambda results, category: cell(results, category).show())
+                  "no stale value as current, nothing it must not know; knowable: every question but abstention "
+                  "and must-not-know; declines, frequent: floors in the same run (a server that always says "
+                  "\"I don't know\", one that always names the story's most frequent name)",
+                  lambda results, category: cell(results, category).show(), floors=True, after=(KNOWABLE,))
 
 
 def _horizon(results: list[ArmResult]) -> str:

@@ -10,6 +10,24 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from omoide.check.scenario import CATEGORIES
+from omoide.check.sources import SOURCES
+
+KNOWABLE = "knowable"
+"""The questions a memory can answer: every one but abstention and must-not-know
+(those any answer that names nothing gets right, so they set a floor)."""
+SAID_BY = "said by "
+"""A group of questions by who told what they need: 'said by user' ..."""
+
+
+def selects(answer: "Answer", group: str | None) -> bool:
+    """`group`: a category, KNOWABLE, SAID_BY + a source, or None (all)."""
+    if group is None:
+        return True
+    if group == KNOWABLE:
+        return answer.knowable
+    if group.startswith(SAID_BY):
+        return answer.source == group.removeprefix(SAID_BY)
+    return answer.category == group
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +61,10 @@ class Answer:
     """The answer named a value that was true once, as current."""
     judge: bool | None = None
     judge_said: str = ""
+    knowable: bool = True
+    """Not abstention nor must-not-know: a memory is needed to answer it."""
+    source: str = ""
+    """Who told what it needs: 'user', 'character', 'other', 'mixed' (check/sources.py)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,9 +91,11 @@ class ArmResult:
     overflow_at: int | None = None
     """The first message count at which a prompt no longer fit the context."""
     error: str = ""
+    floor: bool = False
+    """A floor of the model's run (check/floors.py): a server that knows nothing."""
 
     def accuracy(self, category: str | None = None, *, kept: bool = False, judge: bool = False) -> float | None:
-        chosen = [a for a in self.answers if category is None or a.category == category]
+        chosen = [a for a in self.answers if selects(a, category)]
         values = [a.kept if kept else a.judge if judge else a.correct for a in chosen]
         marks = [v for v in values if v is not None]
         return sum(marks) / len(marks) if marks else None
@@ -115,6 +139,9 @@ class ArmResult:
             "accuracy": {c: self.accuracy(c) for c in used} | {"all": self.accuracy()},
             "kept": {c: self.accuracy(c, kept=True) for c in used} | {"all": self.accuracy(kept=True)},
             "judge": {c: self.accuracy(c, judge=True) for c in used} | {"all": self.accuracy(judge=True)},
+            "accuracy_knowable": self.accuracy(KNOWABLE),
+            "kept_by_source": {s: self.accuracy(SAID_BY + s, kept=True) for s in (*SOURCES, "mixed")
+                               if any(a.source == s for a in self.answers)},
             "stale_named": self.stale_rate(),
             "prompt_tokens_per_turn": self.tokens_per_turn(),
             "prompt_token_source": self.token_source(),
@@ -144,7 +171,7 @@ class Cell:
 
 def cell(results: Sequence[ArmResult], category: str | None, *, kept: bool = False, judge: bool = False) -> Cell:
     figures = [f for r in results if (f := r.accuracy(category, kept=kept, judge=judge)) is not None]
-    asked = sum(1 for r in results for a in r.answers if category is None or a.category == category)
+    asked = sum(1 for r in results for a in r.answers if selects(a, category))
     if not figures:
         return Cell(None, 0.0, asked, 0)
     return Cell(statistics.fmean(figures), statistics.pstdev(figures) if len(figures) > 1 else 0.0, asked, len(figures))

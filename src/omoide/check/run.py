@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from omoide.check.arms import ARMS, Arm
+from omoide.check.arms import ARMS, Arm, arm
+from omoide.check.floors import ABOUT, FLOOR_ARM, FLOORS, Floor, FloorBackend
 from omoide.check.judge import JUDGE_PROMPT, judge_all
 from omoide.check.results import ArmResult
 from omoide.check.runner import Advance, ArmRun
@@ -50,8 +51,9 @@ class CheckReport:
     def results(self, arm: str, oracle: str = "") -> list[ArmResult]:
         return [r for r in self.arms if r.arm == arm and r.oracle == oracle]
 
-    def arm_names(self) -> list[str]:
-        return list(dict.fromkeys(r.arm for r in self.arms))
+    def arm_names(self, *, floors: bool = False) -> list[str]:
+        """The arms run, in order; with `floors`, the floors of a model's run after them."""
+        return list(dict.fromkeys(r.arm for r in self.arms if floors or not r.floor))
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -76,11 +78,13 @@ async def run_check(
     settings: Settings, backends: Sequence[Backend], *, arms: Sequence[Arm] = ARMS,
     scenarios: Sequence[Scenario] | None = None, summarizer: Backend | None = None, judge: Backend | None = None,
     advance: Advance = lambda n: None, on_arm: Callable[[str], None] = lambda what: None, workers: int = 1,
+    floors: bool = True,
 ) -> CheckReport:
     """Every scenario and arm, on each backend: one at a time on a model (its
     timings must not share the machine); on the oracles, which time nothing
     worth publishing, in `workers` processes at once. The writer oracle skips
-    the baselines: they do no memory work, so its figures would be the reader's."""
+    the baselines: they do no memory work, so its figures would be the reader's.
+    A model's run also runs its floors (check/floors.py) on every scenario."""
     import time
 
     chosen = list(scenarios) if scenarios is not None else shipped()
@@ -105,19 +109,33 @@ async def run_check(
         result = await run.run()
         result.oracle = kind
         report.arms.append(result)
+    if floors and not oracles:
+        report.arms += [await _floor(settings, kind, scenario, advance, on_arm) for scenario in chosen for kind in FLOORS]
     report.seconds = time.perf_counter() - began
     report.load_after = load_average()
     if judge is not None:
-        await judge_all(judge, [r for r in report.arms if not r.oracle], {s.name: s for s in chosen})
+        await judge_all(judge, [r for r in report.arms if not r.oracle and not r.floor], {s.name: s for s in chosen})
         report.judged = f"{getattr(judge, 'name', '?')} · {getattr(judge, 'model', '') or 'default'}"
     return report
+
+
+def floor_turns(scenarios: Sequence[Scenario]) -> int:
+    """The turns the floors of a model's run take (for the progress bar)."""
+    return len(FLOORS) * sum(s.turns() for s in scenarios)
+
+
+async def _floor(settings: Settings, kind: Floor, scenario: Scenario, advance: Advance,
+                 on_arm: Callable[[str], None]) -> ArmResult:
+    on_arm(f"floor: {scenario.name}: {kind}")
+    result = await ArmRun(arm(FLOOR_ARM), scenario, settings, FloorBackend(kind), advance=advance).run()
+    result.arm, result.about, result.floor = kind, ABOUT[kind], True
+    return result
 
 
 def _oracle_job(settings: Settings, kind: str, scenario: Scenario, arm_name: str) -> ArmResult:
     """One oracle arm in a worker process of its own."""
     import asyncio
 
-    from omoide.check.arms import arm
     from omoide.check.oracle import OracleBackend
 
     if kind == "writer":  # memory work in the story's own words, the product's path on the embedded models

@@ -31,6 +31,7 @@ from omoide.check.arms import COMMON, Arm
 from omoide.check.reader import Reader, facts_told, names_stale, score
 from omoide.check.results import Answer, ArmResult, Horizon, Turn
 from omoide.check.scenario import Event, Question, Scenario
+from omoide.check.sources import source_of
 from omoide.config.settings import Settings
 from omoide.characters.model import Character
 from omoide.domain.chat import Role
@@ -120,6 +121,8 @@ class ArmRun:
         self.padded = 0
         self.characters: dict[str, Character] = {}
         self._lines: dict[str, frozenset[str]] = {}
+        self.tracked = False
+        """A prompt of the story (not a question's) was read for the horizon."""
 
     async def run(self) -> ArmResult:
         study = getattr(self.backend, "study", None)
@@ -138,7 +141,8 @@ class ArmRun:
                 for session in self.sessions.values():
                     await session.aclose()
                 await self.store.close()
-        self.result.horizons = [Horizon(key, self.held.get(key, 0), self.alive.get(key, False)) for key in self.planted]
+        if self.tracked:  # a story of stored lines and questions has no prompt to follow a fact through
+            self.result.horizons = [Horizon(key, self.held.get(key, 0), self.alive.get(key, False)) for key in self.planted]
         return self.result
 
     def character(self, cid: str) -> Character:
@@ -310,6 +314,7 @@ class ArmRun:
 
     def _track(self, text: str, depth: int) -> None:
         """The memory horizon: how long after it was said each fact stayed in every prompt."""
+        self.tracked = True
         alive = [key for key, on in self.alive.items() if on]
         if not alive:
             return
@@ -350,5 +355,6 @@ class ArmRun:
         right = score(q, answer, self.scenario)
         stale = not right and names_stale(q, answer)
         self.result.answers.append(Answer(q.id, q.category, q.ask, q.speaker or self.scenario.host, answer, right, kept,
-                                          stale_named=stale))
+                                          stale_named=stale, knowable=not q.abstain and bool(q.answer),
+                                          source=source_of(self.scenario, q.needs)))
         await session.tree.undo()  # the question and its answer stay on a side branch

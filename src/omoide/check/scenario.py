@@ -55,6 +55,9 @@ class Fact:
     """How many days before its telling the event happened (with `relative`)."""
     event: bool = False
     """Something done on a day: a time question may ask which day."""
+    said_by: str = ""
+    """Who told it: 'user', 'character' (the host) or a character id; '' as its
+    planting line says (check/sources.py)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +156,7 @@ def _str(data: dict[str, Any], key: str, where: str, default: str | None = None)
     return value
 
 
-_FACT_KEYS = {"id", "evidence", "supersedes", "relative", "days_before", "event", "note"}
+_FACT_KEYS = {"id", "evidence", "supersedes", "relative", "days_before", "event", "said_by", "note"}
 _QUESTION_KEYS = {"id", "category", "ask", "speaker", "truth", "answer", "also", "stale", "distractors", "refuse",
                   "abstain", "needs", "days_ago", "order", "note"}
 
@@ -169,7 +172,7 @@ def _fact(data: Any, n: int) -> Fact:
         raise _fail(where, "'days_before' must be a whole number of days, 0 or more")
     return Fact(_str(data, "id", where), _groups(data.get("evidence"), f"{where}.evidence"),
                 _str(data, "supersedes", where, ""), _str(data, "relative", where, "").casefold(), days,
-                bool(data.get("event", False)))
+                bool(data.get("event", False)), _str(data, "said_by", where, "").casefold())
 
 
 def _question(data: Any, n: int) -> Question:

@@ -49,7 +49,9 @@ def check(
     """Play scenarios (a story over simulated days that plants facts, lets them
     leave the window, and asks them back in other words) on every memory style
     and against window-only, full-context and search-only baselines; score per
-    category. Runs in a throw-away data directory: your chats are never opened."""
+    category. A model's run shows its floors beside it: a server that always
+    declines and one that always names the story's most frequent name. Runs in
+    a throw-away data directory: your chats are never opened."""
     from omoide.check.arms import ARMS, arm as named_arm
     from omoide.check.scenario import load, shipped
 
@@ -99,7 +101,7 @@ async def _run(arms: list[Arm], scenarios: list[Scenario], oracles: tuple[str, .
 
     from omoide.chat.runtime import make_summarizer
     from omoide.check.oracle import OracleBackend
-    from omoide.check.run import run_check, total_turns
+    from omoide.check.run import floor_turns, run_check, total_turns
     from omoide.config.settings import load_settings
     from omoide.llm.base import Backend
     from omoide.llm.factory import make_backend
@@ -120,6 +122,7 @@ async def _run(arms: list[Arm], scenarios: list[Scenario], oracles: tuple[str, .
         opened.append(judge)
     turns = total_turns(arms, scenarios, len(backends)) - sum(
         s.turns() for s in scenarios for a in arms if a.baseline and "writer" in oracles)
+    turns += 0 if oracles else floor_turns(scenarios)
     err = stderr()
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         console=err, transient=True)
