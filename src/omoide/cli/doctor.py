@@ -90,6 +90,11 @@ async def run_doctor() -> bool:
     for warning in ignored_config_keys():
         _bad("config", warning)
         healthy = False
+    from omoide.config.keymap import keymap_problems
+
+    for problem in keymap_problems(settings.ui.keymap):
+        _bad("keymap", problem)
+        healthy = False
     if not _log_writable():
         healthy = False
     for loose, mode in locations.loose_permissions():
