@@ -5,6 +5,7 @@ key, a damaged write-ahead log."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -47,3 +48,60 @@ def test_a_model_path_that_is_not_a_model_file_says_what_it_is(kind: str, expect
     say = omoide("say", "suzune", "hello", home=tmp_path / "home", env=env)
     assert say.returncode == 1 and f"The model file {path} {expected}" in said(say)
     assert "Fix model_path in the config" in said(say)
+
+
+# -- 6 and 7: 2,000 pins and 3,000 corrections ----------------------------------------------------
+
+
+def crowd(home: Path, pins: int, corrections: int) -> None:
+    """Suzune with `pins` pins, and a chat with her holding `corrections` correcting lines of yours."""
+    import asyncio
+
+    from omoide.domain.chat import PinSource, Role
+    from omoide.store import Store
+
+    async def make() -> None:
+        store = await Store.open(home / "data" / "omoide.db")
+        try:
+            for i in range(pins):
+                await store.pins.add("suzune", f"Fact {i}: the lantern by door {i} is painted a colour of its own, "
+                                     f"not the one beside it.", PinSource.TYPED)
+            chat = await store.chats.create("suzune", greeting="Welcome back.")
+            head = chat.head_id
+            for i in range(corrections):
+                head = (await store.messages.add(chat.id, head, Role.USER, f"Actually my cat is Mochi{i} now, not Biscuit{i}.")).id
+                head = (await store.messages.add(chat.id, head, Role.ASSISTANT, "Noted.")).id
+        finally:
+            await store.close()
+
+    asyncio.run(make())
+
+
+def test_2000_pins_and_3000_corrections_keep_a_request_within_the_context(tmp_path: Path) -> None:
+    import json
+
+    from tests.fakeservers import address, chat_reply, http_server
+
+    home = tmp_path / "home"
+    (home / "data").mkdir(parents=True)
+    crowd(home, 2000, 3000)
+    context = 8192
+    with http_server({"POST /v1/chat/completions": chat_reply("Mm.")}) as server:
+        env = {"OMOIDE_BASE_URL": address(server) + "/v1", "OMOIDE_MODEL": "m", "OMOIDE_CONTEXT_SIZE": str(context)}
+        say = omoide("say", "suzune", "What is my cat called?", home=home, env=env, timeout=300)
+        text = said(say)
+        assert say.returncode == 0, text
+        request = json.loads(next(r["body"] for r in server.requests
+                                  if r.get("path") == "/v1/chat/completions" and "What is my cat called?" in r["body"]))
+    chars = sum(len(str(m.get("content", ""))) for m in request["messages"])
+    assert chars / 4 <= context - 400, f"{chars:,} characters sent at a {context:,}-token context"
+    system = str(request["messages"][0]["content"])
+    assert "Fact 1999:" in system and "Fact 0:" not in system  # the newest pins are sent
+    assert "Mochi2999" in "".join(str(m["content"]) for m in request["messages"])  # so is the newest correction
+    assert "of the 2,000 pins for Suzune are not sent, the oldest" in text
+    assert "of your 3,000 corrections in this chat are not sent, the oldest" in text
+    assert "does not fit" not in text  # the card is whole
+    listed = omoide("pins", "suzune", home=home)
+    shown = " ".join(listed.stdout.split())
+    assert shown.startswith(f"{2000 - len(re.findall('Fact', system)):,} of the 2,000 pins are not sent, the oldest (marked)")
+    assert re.search(r"#1 Fact 0:[^#]*, not sent\)", shown) and re.search(r"Fact 1999:[^#]*\d\)$", shown)
