@@ -105,3 +105,72 @@ def test_2000_pins_and_3000_corrections_keep_a_request_within_the_context(tmp_pa
     shown = " ".join(listed.stdout.split())
     assert shown.startswith(f"{2000 - len(re.findall('Fact', system)):,} of the 2,000 pins are not sent, the oldest (marked)")
     assert re.search(r"#1 Fact 0:[^#]*, not sent\)", shown) and re.search(r"Fact 1999:[^#]*\d\)$", shown)
+
+
+# -- 10 and 11: the keymap in doctor --------------------------------------------------------------
+
+
+def test_doctor_names_an_unknown_keymap_id_and_an_escape_in_a_key_and_is_not_all_good(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / "config").mkdir(parents=True)
+    config = home / "config" / "config.toml"
+    config.write_text('[ui.keymap]\n"chat.nonsense" = "f9"\n"no.such.id" = "f8"\n"chat.diary" = "\\u001b]0;PWNED\\u0007"\n')
+    doctor = omoide("doctor", home=home, env={"OMOIDE_CONFIG": str(config)})
+    text = said(doctor)
+    assert doctor.returncode == 1 and "All good" not in text
+    assert "✗ keymap: [ui.keymap] 'chat.nonsense' is not a key of omoide; it is ignored." in text
+    assert "✗ keymap: [ui.keymap] 'no.such.id' is not a key of omoide" in text
+    assert "'chat.diary': the key holds control characters" in text
+    assert "\x1b" not in doctor.stdout + doctor.stderr and "\x07" not in doctor.stdout + doctor.stderr
+
+
+# -- 13: a damaged write-ahead log ----------------------------------------------------------------
+
+LEAVE_A_WAL = """
+import asyncio, os, sys
+from pathlib import Path
+from omoide.domain.chat import Role
+from omoide.store import Store
+
+async def main(path):
+    store = await Store.open(Path(path))
+    chat = await store.chats.create("suzune", greeting="Welcome back.")
+    head = chat.head_id
+    for i in range(40):
+        head = (await store.messages.add(chat.id, head, Role.USER, f"line {i} " + "x" * 600)).id
+    os._exit(0)  # as a kill -9 would: the log is never checkpointed
+
+asyncio.run(main(sys.argv[1]))
+"""
+
+
+def test_a_damaged_wal_is_said_at_open_and_in_doctor_and_kept(tmp_path: Path) -> None:
+    import sqlite3
+    import struct
+
+    home = tmp_path / "home"
+    db = home / "data" / "omoide.db"
+    assert omoide("chats", home=home).returncode == 0  # the database exists
+    subprocess.run([sys.executable, "-c", LEAVE_A_WAL, str(db)], check=True, timeout=120)
+    wal = db.with_name("omoide.db-wal")
+    data = bytearray(wal.read_bytes())
+    page = struct.unpack(">I", data[8:12])[0]
+    frames = (len(data) - 32) // (24 + page)
+    assert frames > 20
+    middle = 32 + (frames // 2) * (24 + page) + 24 + 100
+    data[middle] ^= 0xFF  # one byte of one page in the middle of the log
+    wal.write_bytes(bytes(data))
+
+    chats = omoide("chats", home=home)
+    text = said(chats)
+    assert chats.returncode == 0
+    assert f"The database's write-ahead log was damaged: SQLite could read {frames // 2:,} of its {frames:,} frames" in text
+    kept = list(db.parent.glob("omoide.db-wal.damaged-*"))
+    assert len(kept) == 1 and kept[0].read_bytes() == bytes(data) and (kept[0].stat().st_mode & 0o777) == 0o600
+    doctor = omoide("doctor", home=home)
+    text = said(doctor)
+    assert doctor.returncode == 1 and "All good" not in text and "✓ database" not in text
+    assert f"✗ database: The database's write-ahead log was found damaged: SQLite could read {frames // 2:,} of its {frames:,}" in text
+    assert str(kept[0]) in text
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"  # SQLite itself sees nothing wrong

@@ -114,7 +114,13 @@ async def run_doctor() -> bool:
             chats = await store.chats.list(include_archived=True)
         finally:
             await store.close()
-        _ok("database", f"{locations.database_file()} ({len(chats)} chats, {count} messages, WAL)")
+        from omoide.store.wal import kept_damage
+
+        for damage in kept_damage(locations.database_file()):
+            _bad("database", damage)
+            healthy = False
+        if healthy:
+            _ok("database", f"{locations.database_file()} ({len(chats)} chats, {count} messages, WAL)")
     except OmoideError as exc:
         _bad("database", exc)
         healthy = False

@@ -147,9 +147,10 @@ class OmoideApp(TurnsApp):
         status = self.query_one(StatusBar)
         self.show_backend()
         status.memory = memory_label(self.session.memory_status)
+        from omoide.chat.runtime import storage_warnings
         from omoide.config.settings import config_warnings
 
-        for warning in [*config_warnings(), *self.keymap_warnings]:
+        for warning in [*config_warnings(), *self.keymap_warnings, *storage_warnings(self.session)]:
             self.notify(warning, severity="warning", timeout=10)
         self._apply_saved_theme()
         await self.show_chat()
