@@ -174,3 +174,17 @@ def test_a_damaged_wal_is_said_at_open_and_in_doctor_and_kept(tmp_path: Path) ->
     assert str(kept[0]) in text
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"  # SQLite itself sees nothing wrong
+
+
+# -- 4: portraits of 40 megapixels ----------------------------------------------------------------
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc")
+def test_opening_the_picker_over_huge_portraits_stays_small() -> None:
+    """Each 40-megapixel decode peaked near 500 MB and twelve left 1.4-2.8 GB resident."""
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "portraits.py"
+    result = subprocess.run([sys.executable, str(script), "--count", "3", "--max-mib", "300"], capture_output=True,
+                            text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    after = int(re.search(r"(\d+) MiB after", result.stdout).group(1))  # type: ignore[union-attr]
+    assert after < 150, result.stdout
