@@ -191,3 +191,23 @@ async def test_the_palette_answers_at_once_on_a_name_of_repeated_letters(store: 
                        timeout=20)
         await pilot.press("escape")
         await wait_for(pilot, lambda: not isinstance(app.screen, CommandPalette))
+
+
+async def test_pins_says_which_pins_are_not_sent(store: Store) -> None:
+    from omoide.tui.screens.text_modal import TextModal
+
+    app = await hostile_chat(store, context_size=2048)
+    for i in range(40):
+        await app.session.pins.pin_text(f"Fact {i}: the lantern by door {i} is painted a colour of its own, not the next one's.")
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, "/pins")
+        await wait_for(pilot, lambda: isinstance(app.screen, TextModal))
+        assert isinstance(app.screen, TextModal)
+        shown = app.screen.markdown
+        import re
+
+        left = int(re.search(r"\*\*(\d+) of the 40 pins are not sent\*\*, the oldest", shown).group(1))  # type: ignore[union-attr]
+        assert 0 < left < 40 and shown.count(", not sent)*") == left
+        assert (40 - left) * 85 / 4 <= 2048 / 10 + 10  # what is sent (85 characters a pin) fits a tenth of the context
+        assert "Fact 0:" in shown and "not sent)*" in shown.split("Fact 0:")[1].split("\n")[0]
+        assert "not sent" not in shown.split("Fact 39:")[1].split("\n")[0]
