@@ -53,7 +53,7 @@ def keymap_problems(keymap: Mapping[str, str]) -> list[str]:
     for binding_id, keys in keymap.items():
         shown = oneline(binding_id, 60)
         if binding_id not in BINDING_IDS:
-            close = difflib.get_close_matches(binding_id, sorted(BINDING_IDS), n=1, cutoff=0.6)
+            close = difflib.get_close_matches(binding_id, sorted(BINDING_IDS), n=1, cutoff=0.8)
             hint = f" Did you mean '{close[0]}'?" if close else " docs/keys.md lists the ids."
             problems.append(f"[ui.keymap] '{shown}' is not a key of omoide; it is ignored.{hint}")
         elif (why := _bad_key(keys)) is not None:
