@@ -176,6 +176,22 @@ def _kind(mode: int) -> str:
     return next((name for test, name in kinds.items() if test(mode)), "not a regular file")
 
 
+def why_not_a_file(path: Path, what: str = "file") -> str | None:
+    """Why `path` cannot be read as a `what` ("does not exist", "is a folder, not
+    a model file", "is a device, not ..."), None when it is a regular file: what
+    a message says instead of calling a folder or a FIFO missing."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "is a broken link (what it points to does not exist)" if os.path.islink(path) else "does not exist"
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    if stat.S_ISREG(mode):
+        return None
+    link = f"is a link to {os.path.realpath(path)}, which " if os.path.islink(path) else ""
+    return f"{link}is {_kind(mode)}, not a {what}"
+
+
 def read_regular(path: Path, limit: int) -> bytes:
     """A user-given file's bytes: only a regular file (a symlink is followed
     to one), and at most `limit` bytes, whatever size it reports. Raises

@@ -4,7 +4,8 @@ errors, anything read back from the database.
 `inert(text)` is what may reach a terminal: line endings normalised to "\\n",
 tab and newline kept, every other control character (C0, DEL, C1) replaced by
 a visible stand-in, so ESC can never start an escape sequence (OSC 52 clipboard
-writes, window titles, links, screen clears). `safe(text)` is the same as a
+writes, window titles, links, screen clears), and a bidi override can never
+make text show in another order than it was written. `safe(text)` is the same as a
 rich `Text`, which is never parsed as markup. Stored text is never changed:
 these are for display only.
 """
@@ -19,7 +20,10 @@ from typing import Any
 from rich.text import Text
 
 _NEWLINES = re.compile(r"\r\n?")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+"""C0 but tab and newline, DEL, C1, and the bidi embeddings, overrides and isolates
+(U+202A-U+202E, U+2066-U+2069): those reorder what follows them on screen, so a
+name could show as another ('Trojan Source'). The marks LRM, RLM and ALM stay."""
 
 
 def _visible(match: re.Match[str]) -> str:
@@ -28,7 +32,7 @@ def _visible(match: re.Match[str]) -> str:
         return chr(0x2400 + code)  # the Control Pictures block: ESC shows as ␛
     if code == 0x7F:
         return "\u2421"  # ␡
-    return "\ufffd"  # C1 controls have no picture
+    return "\ufffd"  # C1 and bidi controls have no picture
 
 
 def inert(text: str) -> str:

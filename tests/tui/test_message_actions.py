@@ -143,7 +143,7 @@ async def test_the_message_keys_are_in_help_and_follow_the_keymap(store: Store) 
     async with app.run_test(size=SIZE) as pilot:
         rows = dict((what, keys) for keys, what in app.key_help())
         assert rows["Selected message: delete it and what follows (kept on a branch)"] == "x"
-        assert rows["Select a message (then e, d, r, c, b act on it)"] == "F6" and "e" in rows["Selected message: edit it (a new version; the old one is kept)"]
+        assert rows["Select a message (then e, x, r, c, b act on it)"] == "F6" and "e" in rows["Selected message: edit it (a new version; the old one is kept)"]
         await pilot.press("f6")
         await pilot.pause()
         assert focused_text(app) == "B"

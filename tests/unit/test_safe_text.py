@@ -14,12 +14,17 @@ from omoide.cli.say import StreamedText
 from omoide.safe_text import inert, oneline, safe
 
 anything = st.text(st.characters(codec="utf-8"), max_size=200)
-hostile = st.lists(st.sampled_from(["\x1b", "]52;c;", "\x07", "[/]", "[bold]", "\r", "\n", "\t", "\x9b", "\x7f", "a", "é", "猫"]),
+hostile = st.lists(st.sampled_from(["\x1b", "]52;c;", "\x07", "[/]", "[bold]", "\r", "\n", "\t", "\x9b", "\x7f", "a", "é", "猫",
+                                    "\u202e", "\u2067", "\u200f"]),
                    max_size=40).map("".join) | anything
 
 
+BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+"""Embeddings, overrides and isolates: they reorder what is shown, so they are made visible too."""
+
+
 def is_control(ch: str) -> bool:
-    return unicodedata.category(ch) == "Cc"
+    return unicodedata.category(ch) == "Cc" or ch in BIDI
 
 
 @given(hostile)

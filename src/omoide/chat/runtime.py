@@ -104,3 +104,11 @@ def _tell(message: str) -> None:
     from omoide.safe_text import inert
 
     print(inert(message), file=sys.stderr)  # card names are untrusted text
+
+
+def storage_warnings(session: ChatSession) -> list[str]:
+    """What is wrong with the chat's database though it opened: a damaged
+    write-ahead log found at an open (store/wal.py), said until its copy is moved away."""
+    from omoide.store.wal import kept_damage
+
+    return kept_damage(session.store.path)

@@ -26,6 +26,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from omoide.check import validate
 from omoide.errors import CommandError
 
 FORMAT = 1
@@ -237,6 +238,7 @@ def parse(data: Any, source: str = "") -> Scenario:
     where = source or "scenario"
     if not isinstance(data, dict):
         raise _fail(where, "a scenario is a JSON object")
+    validate.check(data, where)
     if data.get("format") != FORMAT:
         raise _fail(where, f"'format' must be {FORMAT} (this omoide reads version {FORMAT})")
     try:
@@ -295,11 +297,7 @@ def load(path: Path) -> Scenario:
         raise CommandError(f"{path} could not be read: {exc.strerror}.", "Check the path and its permissions.") from None
     if len(raw) > MAX_FILE_BYTES:
         raise CommandError(f"{path} is larger than {MAX_FILE_BYTES // 2**20} MiB.", "A scenario is a story, not a library.")
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CommandError(f"{path} is not valid JSON: {exc}.", "docs/memory-check.md describes the scenario format.") from None
-    return parse(data, str(path))
+    return parse(validate.decode(raw, str(path)), str(path))
 
 
 def shipped() -> list[Scenario]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import sys
 from collections.abc import Awaitable, Callable
 from typing import NoReturn, TypeVar
 
@@ -61,6 +62,7 @@ def run(work: Callable[[], Awaitable[T]]) -> T:
     try:
         result = asyncio.run(_stopped_by_signals(work, received))
     except OmoideError as exc:
+        _damage_found()
         fail(exc)
     except KeyboardInterrupt:
         err.print(Text("Interrupted. Whatever had arrived is kept.", style="dim"))
@@ -71,7 +73,15 @@ def run(work: Callable[[], Awaitable[T]]) -> T:
     if received:
         err.print(Text(f"Stopped by {signal.Signals(received[0]).name}. Whatever had arrived is kept.", style="dim"))
         raise typer.Exit(128 + received[0])
+    _damage_found()
     return result
+
+
+def _damage_found() -> None:
+    """A damaged write-ahead log found by this command's open of the database (store/wal.py)."""
+    wal = sys.modules.get("omoide.store.wal")  # loaded only when the command opened the database
+    for text in getattr(wal, "found_now", []):
+        stderr().print(safe(f"Warning: {text}", "yellow"), soft_wrap=True)
 
 
 async def _stopped_by_signals(work: Callable[[], Awaitable[T]], received: list[int]) -> T:

@@ -90,6 +90,11 @@ async def run_doctor() -> bool:
     for warning in ignored_config_keys():
         _bad("config", warning)
         healthy = False
+    from omoide.config.keymap import keymap_problems
+
+    for problem in keymap_problems(settings.ui.keymap):
+        _bad("keymap", problem)
+        healthy = False
     if not _log_writable():
         healthy = False
     for loose, mode in locations.loose_permissions():
@@ -109,7 +114,13 @@ async def run_doctor() -> bool:
             chats = await store.chats.list(include_archived=True)
         finally:
             await store.close()
-        _ok("database", f"{locations.database_file()} ({len(chats)} chats, {count} messages, WAL)")
+        from omoide.store.wal import kept_damage
+
+        for damage in kept_damage(locations.database_file()):
+            _bad("database", damage)
+            healthy = False
+        if healthy:
+            _ok("database", f"{locations.database_file()} ({len(chats)} chats, {count} messages, WAL)")
     except OmoideError as exc:
         _bad("database", exc)
         healthy = False

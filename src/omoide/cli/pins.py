@@ -22,6 +22,7 @@ def pins(
     """List the facts pinned for a character (every prompt of it holds them, whatever is compressed)."""
     from omoide.chat.pins import add_pin, remove_pin
     from omoide.chat.runtime import Workspace
+    from omoide.memory.prompt.budget import PINS_PERCENT, pins_sent
 
     async def go() -> None:
         workspace = await Workspace.open()
@@ -37,8 +38,13 @@ def pins(
                 listed = await workspace.store.pins.list(char.id)
                 if not listed:
                     out.print(safe(f"Nothing is pinned for {char.display_name}. `omoide pins {char.id} --add TEXT` pins a fact."))
-                for pin in listed:
-                    out.print(safe(f"#{pin.id}  {pin.content}  ({pin.source}, {pin.created_at.astimezone():%Y-%m-%d})"))
+                _, left = pins_sent([pin.content for pin in listed], workspace.settings.backend.context_size)
+                if left:
+                    out.print(safe(f"{left:,} of the {len(listed):,} pins are not sent, the oldest (marked): pins may take "
+                                   f"{PINS_PERCENT}% of the context."))
+                for n, pin in enumerate(listed):
+                    unsent = ", not sent" if n < left else ""
+                    out.print(safe(f"#{pin.id}  {pin.content}  ({pin.source}, {pin.created_at.astimezone():%Y-%m-%d}{unsent})"))
         finally:
             await workspace.aclose()
 

@@ -40,6 +40,7 @@ from typing import Any
 import httpx
 
 from omoide.errors import LocalModelMissing
+from omoide.locations import why_not_a_file
 from omoide.llm.llama_log import route_engine_logs
 from omoide.llm.model_file import INSTALL_HINT
 
@@ -270,8 +271,8 @@ def shared(shape: EngineShape) -> Engine:
         if engine is None:
             if _ended:
                 raise EngineFailed("the process is ending")
-            if not shape.path.is_file():
-                raise LocalModelMissing(f"The model file {shape.path} does not exist.",
+            if (problem := why_not_a_file(shape.path, "model file")) is not None:
+                raise LocalModelMissing(f"The model file {shape.path} {problem}.",
                                         "Fix model_path in the config, or remove it to use the shipped model.")
             engine = _engines[shape] = Engine(shape)
         return engine

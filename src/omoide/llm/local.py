@@ -26,6 +26,7 @@ from typing import Any
 from omoide.config.settings import Settings
 from omoide.errors import BackendError, BadRequest, LocalModelMissing, ServerFailed
 from omoide.llm import tiny
+from omoide.locations import why_not_a_file
 from omoide.llm.base import ChatMessage, Done, Event, TextDelta, TokenCount, ToolSpec, Usage, is_memory_task
 from omoide.llm.engine import Chunk, Engine, EngineShape, shared
 from omoide.llm.gguf import ModelInfo, read_model_info
@@ -236,8 +237,8 @@ class LocalBackend:
     def info(self) -> ModelInfo:
         """The model file's header facts (architecture, chat template, context)."""
         if self._info is None:
-            if not self.path.is_file():
-                raise LocalModelMissing(f"The model file {self.path} does not exist.",
+            if (problem := why_not_a_file(self.path, "model file")) is not None:
+                raise LocalModelMissing(f"The model file {self.path} {problem}.",
                                         "Fix model_path in the config, or remove it to use the shipped model.")
             self._info = read_model_info(self.path)
         return self._info

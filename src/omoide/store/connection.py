@@ -16,6 +16,7 @@ import aiosqlite
 from omoide import locations
 from omoide.errors import DatabaseTooNew, NotAnOmoideDatabase, StorageUnavailable, StoreError
 from omoide.store.migrations import MIGRATIONS, Migration
+from omoide.store.wal import check_before_open
 
 APPLICATION_ID = 0x6F6D6F69  # "omoi"
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -85,6 +86,7 @@ async def open_connection(path: Path, *, synchronous: str = "NORMAL") -> aiosqli
         except OSError as exc:
             raise storage_error(path.parent, exc) from exc
         check_header(path)
+        check_before_open(path)  # before SQLite replays the log and drops what it cannot read
         try:
             # SQLite gives the WAL and shared-memory files the database file's mode.
             locations.private_file(path)

@@ -32,6 +32,7 @@ from omoide.tui import slash
 from omoide.tui.command_line import unescape
 from omoide.characters.model import Character
 from omoide.characters.portrait import portrait_file
+from omoide.config.keymap import keymap_problems, usable_keymap
 from omoide.errors import CommandError, OmoideError
 from omoide.llm.base import Backend
 from omoide.startup import release_gc
@@ -97,9 +98,11 @@ class OmoideApp(TurnsApp):
         self.mouse_on = True
         self.commands = CommandTable({command.name: command.run for command in slash.TABLE})
         session.on_memory_event = self.handle_memory_event
-        keymap = session.settings.ui.keymap
+        self.keymap_warnings = keymap_problems(session.settings.ui.keymap)
+        """What of `[ui.keymap]` is ignored, and why: said when the chat starts."""
+        keymap = usable_keymap(session.settings.ui.keymap)
         if keymap:
-            self.set_keymap(dict(keymap))
+            self.set_keymap(keymap)
 
     def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
                timeout: float | None = None, markup: bool = False) -> None:
@@ -107,6 +110,11 @@ class OmoideApp(TurnsApp):
         them Textual markup: '[Errno 111]' must show as typed, and a stray '[/]' must
         not raise. So markup is off for every notice, whoever sends it."""
         super().notify(inert(message), title=inert(title), severity=severity, timeout=timeout, markup=False)
+
+    def copy_to_clipboard(self, text: str) -> None:
+        """Every copy (/copy, `c` on a message, a selection) leaves as the text is
+        shown: an ESC[201~ in a reply would end a bracketed paste and run what follows."""
+        super().copy_to_clipboard(inert(text))
 
     async def on_event(self, event: events.Event) -> None:
         if not self.typeahead.hold(event):
@@ -139,9 +147,10 @@ class OmoideApp(TurnsApp):
         status = self.query_one(StatusBar)
         self.show_backend()
         status.memory = memory_label(self.session.memory_status)
+        from omoide.chat.runtime import storage_warnings
         from omoide.config.settings import config_warnings
 
-        for warning in config_warnings():
+        for warning in [*config_warnings(), *self.keymap_warnings, *storage_warnings(self.session)]:
             self.notify(warning, severity="warning", timeout=10)
         self._apply_saved_theme()
         await self.show_chat()
@@ -275,7 +284,14 @@ class OmoideApp(TurnsApp):
                        if isinstance(b, Binding) and b.id == binding_id)
         keys = self.keymap.get(binding_id, binding.key).split(",")
         shown = (self.get_key_display(binding.with_key(key.strip())) for key in keys)
-        return " / ".join(FUNCTION_KEY.sub(lambda m: m.group(0).upper(), key) for key in shown)
+        return inert(" / ".join(FUNCTION_KEY.sub(lambda m: m.group(0).upper(), key) for key in shown))
+
+    def describe(self, binding: Binding) -> str:
+        """What `binding` does, naming the keys of the message actions as the keymap has them."""
+        if binding.id != "chat.select":
+            return binding.description
+        keys = ", ".join(self.keys_of(action).split(" / ")[0] for action in MESSAGE_ACTIONS)
+        return f"Select a message (then {keys} act on it)"
 
     def command_help(self) -> list[tuple[str, str]]:
         return slash.help_rows()
@@ -287,7 +303,7 @@ class OmoideApp(TurnsApp):
         rows = []
         for binding in [*Composer.BINDINGS, *self.BINDINGS, *MessageView.BINDINGS]:
             assert isinstance(binding, Binding) and binding.id
-            rows.append((self.keys_of(binding.id), binding.description))
+            rows.append((self.keys_of(binding.id), self.describe(binding)))
         return rows
 
     # -- actions ------------------------------------------------------------------------------
@@ -302,7 +318,7 @@ class OmoideApp(TurnsApp):
         return await gather(self)
 
     def actions_for_palette(self) -> list[tuple[str, str, str]]:
-        return [(b.description, self.keys_of(b.id), b.action) for b in self.BINDINGS
+        return [(self.describe(b), self.keys_of(b.id), b.action) for b in self.BINDINGS
                 if isinstance(b, Binding) and b.id and b.id not in self.NOT_IN_PALETTE]
 
     def action_toggle_mouse(self) -> None:
@@ -446,6 +462,8 @@ class OmoideApp(TurnsApp):
                 log.warning("closing %s failed", backend.name, exc_info=True)
 
 
+MESSAGE_ACTIONS = ("message.edit", "message.delete", "message.regenerate", "message.copy", "message.branch")
+"""The keys chat.select's description names, in its order (e, d, r, c, b)."""
 FUNCTION_KEY = re.compile(r"\bf\d{1,2}\b")
 """'f2' as Textual writes it, shown 'F2' as keyboards print it."""
 HISTORY_DEPTH = 400

@@ -18,6 +18,8 @@ import threading
 from collections.abc import Mapping
 from typing import Protocol
 
+from omoide.safe_text import inert
+
 LOCAL_TIMEOUT = 2.0
 """Seconds a local clipboard tool may take before it is given up."""
 
@@ -79,6 +81,7 @@ def describe(text: str) -> str:
 def copy_text(app: CopyTarget, text: str, what: str = "the text") -> str:
     """Copy `text` (through the terminal and the local clipboard) and return the
     notice saying what was copied, e.g. 'Copied the last reply (42 characters).'"""
+    text = inert(text)  # the terminal's copy is made inert by the app; the local tool's must be too
     app.copy_to_clipboard(text)
     copy_local(text)
     return f"Copied {what} ({describe(text)})."

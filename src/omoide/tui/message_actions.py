@@ -10,8 +10,11 @@ Edit opens the message in an editor; delete and branch move the head at once
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
 from textual.binding import Binding
 
+from omoide.chat.events import MessageRewritten, TurnEvent, UserMessageStored
 from omoide.domain.chat import Message, Role
 from omoide.errors import OmoideError
 from omoide.tui.clipboard import copy_text
@@ -74,14 +77,29 @@ async def act(app: Host, message: Message, action: Action) -> None:
         report(app, exc, "Message")
 
 
-def _edit(app: Host, message: Message) -> None:
+def _edit(app: Host, message: Message, typed: str | None = None) -> None:
+    """Open the editor on `message` (on `typed`, the text of an edit that could not be stored)."""
     async def edited(text: str | None) -> None:
         if text is None or text.strip() == message.content.strip():
             return
         app.leave_selection()
-        app.run_turn(lambda: app.session.edit_message(message.id, text))
+        app.run_turn(lambda: _stored_or_reopened(app, message, text))
 
-    app.push_screen(MessageEditor(f"Edit {_who(app, message)} message #{message.id}", message.content), edited)
+    app.push_screen(MessageEditor(f"Edit {_who(app, message)} message #{message.id}", typed or message.content), edited)
+
+
+async def _stored_or_reopened(app: Host, message: Message, text: str) -> AsyncIterator[TurnEvent]:
+    """The edit's turn; if the new version cannot be stored (a full disk), the
+    editor opens again on what was typed, beside the notice the failure gives."""
+    stored = False
+    try:
+        async for event in app.session.edit_message(message.id, text):
+            stored = stored or isinstance(event, (MessageRewritten, UserMessageStored))
+            yield event
+    except OmoideError:
+        if not stored:
+            _edit(app, message, text)
+        raise
 
 
 def _branch(app: Host, message: Message) -> None:

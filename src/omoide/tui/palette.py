@@ -22,7 +22,7 @@ from textual.markup import escape
 from omoide.characters.model import Character
 from omoide.errors import OmoideError
 from omoide.safe_text import oneline
-from omoide.tui import slash
+from omoide.tui import fuzzy, slash
 from omoide.tui.host import CommandTable, Host, report
 
 log = logging.getLogger(__name__)
@@ -138,12 +138,10 @@ class ChatCommands(Provider):
             self.items = ()
 
     async def search(self, query: str) -> Hits:
-        matcher = self.matcher(query)
-        for item in self.items:
-            score = matcher.match(item.name)
-            if score > 0:
-                yield Hit(score, _highlighted(item.name, matcher.fuzzy_search.match(query, item.name)[1]), item.run,
-                          text=item.name, help=escape(item.help))
+        for item in self.items:  # fuzzy.match is linear in the name: Textual's matcher can take minutes on one
+            found = fuzzy.match(query, item.name)
+            if found is not None:
+                yield Hit(found.score, _highlighted(item.name, found.offsets), item.run, text=item.name, help=escape(item.help))
 
     async def discover(self) -> Hits:
         for item in self.items:

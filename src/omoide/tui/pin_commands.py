@@ -7,6 +7,7 @@ import re
 
 from omoide.domain.chat import Pin, PinSource
 from omoide.errors import CommandError
+from omoide.memory.prompt.budget import PINS_PERCENT, pins_sent
 from omoide.tui.command_line import ParsedCommand
 from omoide.tui.host import Host
 
@@ -43,8 +44,11 @@ async def pins_command(app: Host, command: ParsedCommand) -> None:
     if not pins:
         body = f"*Nothing is pinned for {name} yet.* /pin TEXT pins a fact; /pin alone pins the last message."
     else:
-        lines = [f"- **#{pin.id}** {pin.content} *({_source(pin)})*" for pin in pins]
-        body = "\n".join(lines) + "\n\n/unpin N takes pin #N out of the prompts (it is kept, not deleted)."
+        _, left = pins_sent([pin.content for pin in pins], app.session.settings.backend.context_size)
+        lines = [f"- **#{pin.id}** {pin.content} *({_source(pin)}{', not sent' if n < left else ''})*" for n, pin in enumerate(pins)]
+        unsent = (f"**{left:,} of the {len(pins):,} pins are not sent**, the oldest: pins may take {PINS_PERCENT}% of "
+                  "the context.\n\n") if left else ""
+        body = unsent + "\n".join(lines) + "\n\n/unpin N takes pin #N out of the prompts (it is kept, not deleted)."
     app.push_screen(TextModal(f"Pinned for {name}", body))
 
 

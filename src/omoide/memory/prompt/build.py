@@ -17,6 +17,7 @@ from omoide.characters.macros import MacroEnv, expand
 from omoide.characters.notes import AuthorsNote, character_note
 from omoide.characters.placement import place
 from omoide.characters.regex_scripts import load_scripts
+from omoide.memory.prompt.budget import corrections_sent, left_out_notices, pins_sent
 from omoide.memory.prompt.fit import fit, shared_prefix_chars
 from omoide.memory.prompt.model import AssembledPrompt, CountPrompt, LoreState, PromptContext, PromptInputs
 from omoide.memory.prompt.sent import sent_lore, sent_window
@@ -53,6 +54,8 @@ async def build_prompt(inputs: PromptInputs, count: CountPrompt) -> AssembledPro
     )
     placement = place(sent_lore(result, live, scripts), character_note=character_note(speaker), note=lore.authors_note, note_due=lore.note_due)
     gossip = "" if "world" in hidden else inputs.gossip  # the layers hide the rest of what /amnesia names
+    pinned, pins_left = pins_sent(() if "pinned" in hidden else inputs.pinned, options.context_size)
+    fixes, fixes_left = corrections_sent(() if "corrections" in hidden else inputs.corrections, options.context_size)
     ctx = PromptContext(
         character=speaker,
         user_name=inputs.user_name,
@@ -63,8 +66,8 @@ async def build_prompt(inputs: PromptInputs, count: CountPrompt) -> AssembledPro
         tz=inputs.tz,
         memo_layer=options.memo_layer,
         profile=inputs.profile,
-        pinned=inputs.pinned,
-        corrections=() if "corrections" in hidden else inputs.corrections,
+        pinned=pinned,
+        corrections=fixes,
         recall_tool=options.recall_tool,
         diary_selection=options.diary_selection,
         strengths=inputs.strengths,
@@ -84,6 +87,8 @@ async def build_prompt(inputs: PromptInputs, count: CountPrompt) -> AssembledPro
     prompt.gossip = inputs.gossip_target if gossip else ""
     prompt.skipped_lore = list(result.skipped)
     prompt.notices += [f"{speaker.display_name}'s card: {problem}" for problem in scripts.problems]
+    prompt.notices += left_out_notices(speaker.display_name, (pins_left, len(pinned) + pins_left),
+                                       (fixes_left, len(fixes) + fixes_left))
     prompt.lore_started = [f.entry_key for f in result if f.started]
     prompt.lore = [f"{label(f.entry)}: {f.reason}" for f in result]
     prompt.lore += [f"{label(s.entry)} skipped: {s.reason}" for s in result.skipped]

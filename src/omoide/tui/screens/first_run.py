@@ -26,6 +26,8 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, OptionList, Static
+
+from omoide.tui.widgets.inert import InertInput
 from textual.widgets.option_list import Option
 
 from omoide.characters.library import Library
@@ -132,7 +134,7 @@ class FirstRunScreen(ModalScreen[FirstRunResult | None]):
     def _compose_welcome(self, welcome: Welcome) -> ComposeResult:
         yield Static("Welcome to omoide", classes="title", markup=False)
         yield Static("What should the characters call you?", markup=False)
-        yield Input(value="" if welcome.name == DEFAULT_NAME else welcome.name, placeholder="Your name", id="first-run-name")
+        yield InertInput(value="" if welcome.name == DEFAULT_NAME else welcome.name, placeholder="Your name", id="first-run-name")
         yield Static("Who would you like to talk to? (Ctrl+T or /characters shows them again.)", markup=False)
         with Horizontal(id="first-run-cast"):
             yield OptionList(*character_options(welcome.characters, welcome.name, None), id="first-run-characters")

@@ -10,6 +10,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
+from omoide.tui.widgets.inert import InertInput
+
 from omoide.characters.cards import import_card
 from omoide.characters.model import Character
 from omoide.errors import OmoideError
@@ -34,7 +36,7 @@ class ImportCardScreen(ModalScreen[Character | None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static("Import a character card (Character Card V1/V2/V3, .png or .json):")
-            yield Input(value=self.initial, placeholder="~/Downloads/character.png", id="card-path")
+            yield InertInput(value=self.initial, placeholder="~/Downloads/character.png", id="card-path")
             yield Static("", id="import-error", markup=False)
             yield Static("Enter imports · Esc cancels", classes="hint")
 

@@ -14,6 +14,7 @@ from omoide.domain.chat import Profile
 from omoide.errors import OmoideError
 from omoide.world.profile import ProfileBook, provenance, render_text
 from omoide.safe_text import inert, safe
+from omoide.tui.widgets.inert import InertTextArea
 
 
 class ProposalList(OptionList):
@@ -53,7 +54,7 @@ class ProfileScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static("Your profile: every character knows it", classes="title")
-            yield TextArea(inert(render_text(self.profile)), id="profile-text", soft_wrap=True)
+            yield InertTextArea(render_text(self.profile), id="profile-text", soft_wrap=True)
             yield Static(self._proposals_title(), id="proposals-title", classes="title")
             yield ProposalList(*self._options(), id="proposals")
             yield Static("Ctrl+S save · on a proposal: a accept, r reject · Esc close", classes="hint")
@@ -67,7 +68,7 @@ class ProfileScreen(ModalScreen[None]):
 
     async def _reload(self) -> None:
         self.profile = await self.book.get()
-        self.query_one(TextArea).text = inert(render_text(self.profile))
+        self.query_one(TextArea).text = render_text(self.profile)
         proposals = self.query_one(ProposalList)
         proposals.clear_options()
         proposals.add_options(self._options())

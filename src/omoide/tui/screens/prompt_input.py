@@ -8,6 +8,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
+from omoide.tui.widgets.inert import InertInput
+
 from omoide.safe_text import inert
 
 
@@ -26,7 +28,7 @@ class InputModal(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(inert(self.question), markup=False)
-            yield Input(value=inert(self.value), id="answer")
+            yield InertInput(value=self.value, id="answer")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.dismiss(event.value.strip() or None)

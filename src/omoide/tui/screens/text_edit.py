@@ -10,7 +10,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static, TextArea
 
-from omoide.safe_text import safe
+from omoide.safe_text import inert, safe
+from omoide.tui.widgets.inert import InertTextArea
 
 
 class TextEditScreen(ModalScreen[str | None]):
@@ -28,14 +29,16 @@ class TextEditScreen(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield self.title_widget()
-            yield TextArea(self.text, id=self.TEXT_ID, soft_wrap=True)
+            yield InertTextArea(self.text, id=self.TEXT_ID, soft_wrap=True)
             yield Static(self.HINT, classes="hint")
 
     def on_mount(self) -> None:
         self.query_one(TextArea).focus()
 
     def action_save(self) -> None:
-        self.dismiss(self.query_one(TextArea).text)
+        text = self.query_one(TextArea).text
+        # The editor shows the text inert (tui/widgets/inert.py): unchanged, it is the original, raw bytes and all.
+        self.dismiss(self.text if text == inert(self.text) else text)
 
     def action_cancel(self) -> None:
         self.dismiss(None)

@@ -14,13 +14,13 @@ from textual import events
 from textual.binding import Binding
 from textual.content import Content
 from textual.message import Message
-from textual.widgets import TextArea
 
 from omoide.tui.history import ComposerHistory
+from omoide.tui.widgets.inert import InertTextArea
 from omoide.tui.widgets import pacing
 
 
-class Composer(TextArea):
+class Composer(InertTextArea):
     BINDINGS = [
         Binding("enter", "submit", "Send", id="chat.send", show=False),
         Binding("shift+enter,ctrl+j,alt+enter", "newline", "New line in your message", id="chat.newline", show=False),

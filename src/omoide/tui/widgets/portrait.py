@@ -3,28 +3,68 @@ upper one the foreground of '▀', the lower its background, so it shows in any
 terminal with colour (no graphics protocol needed).
 
 Decoding is off the UI thread (a worker runs it in a thread) and done once per
-file and size: the drawing is cached by path, modification time and size.
+file and size: the drawing is cached by path, modification time and size, and
+the cache keeps the last CACHED drawings (each a few hundred styled cells).
 Pillow is imported there, on first use, so a chat that shows no portrait never
 loads it. A file that cannot be read leaves the widget empty (it is hidden),
 and the log says why; nothing else changes.
+
+Memory: a card's image can be a 40-megapixel PNG in a 116 KB file. It is
+decoded one at a time (a lock: scrolling the picker starts a thread per
+character), shrunk by whole factors at once (`draft` for a JPEG, `reduce` for
+the rest) before it is converted, and the images above MAX_PIXELS are refused
+unread. glibc keeps freed blocks of the size Pillow allocates in the arena of
+the thread that freed them, so twelve decodes left gigabytes resident; on
+glibc the threshold above which a block is mapped (and unmapped when freed) is
+fixed at MMAP_THRESHOLD, so each decode's memory is given back when it ends.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ctypes
+import ctypes.util
 import logging
+import threading
+from collections import OrderedDict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.style import Style
 from rich.text import Text
 from textual.widgets import Static
 
+if TYPE_CHECKING:
+    from PIL import Image
+
 log = logging.getLogger(__name__)
 
-_drawn: dict[tuple[str, int, int, int], Text | None] = {}
-"""(path, mtime_ns, width, height) -> the drawing (None: the file could not be read)."""
+_drawn: OrderedDict[tuple[str, int, int, int], Text | None] = OrderedDict()
+"""(path, mtime_ns, width, height) -> the drawing (None: the file could not be read), newest last."""
+CACHED = 256
+"""Drawings kept: a picker's worth of characters several times over."""
 MAX_PIXELS = 40_000_000
 """A larger image is refused before it is decoded (a card is well under a megapixel)."""
+MMAP_THRESHOLD = 1 << 20
+"""Bytes from which glibc maps a block of its own (given back when freed)."""
+_decoding = threading.Lock()
+_malloc_fixed: list[bool] = []
+
+
+def _give_memory_back() -> None:
+    """Fix glibc's mmap threshold (once): its default grows to 32 MB after the first
+    big free, and Pillow's 16 MB blocks then stay in the arenas for good."""
+    if _malloc_fixed:
+        return
+    _malloc_fixed.append(True)
+    name = ctypes.util.find_library("c")
+    try:
+        libc = ctypes.CDLL(name) if name else None
+        mallopt = getattr(libc, "mallopt", None)
+        if mallopt is not None:
+            mallopt(-3, MMAP_THRESHOLD)  # M_MMAP_THRESHOLD
+    except OSError:
+        pass  # not glibc: its allocator is its own
 
 
 def half_blocks(path: Path, width: int, height: int) -> Text | None:
@@ -35,9 +75,13 @@ def half_blocks(path: Path, width: int, height: int) -> Text | None:
     except OSError:
         return None
     if key in _drawn:
+        _drawn.move_to_end(key)
         return _drawn[key]
-    drawing = _draw(path, width, height)
+    with _decoding:
+        drawing = _drawn[key] if key in _drawn else _draw(path, width, height)
     _drawn[key] = drawing
+    while len(_drawn) > CACHED:
+        _drawn.popitem(last=False)
     return drawing
 
 
@@ -53,13 +97,15 @@ def cached(path: Path, width: int, height: int) -> tuple[bool, Text | None]:
 def _draw(path: Path, width: int, height: int) -> Text | None:
     from PIL import Image, UnidentifiedImageError
 
+    _give_memory_back()
+    size = (width, height * 2)
     try:
         with Image.open(path) as image:
             if image.width * image.height > MAX_PIXELS:
                 log.warning("portrait %s is %dx%d pixels: too large to draw", path, image.width, image.height)
                 return None
-            image.draft("RGB", (width, height * 2))
-            picture = image.convert("RGBA")
+            image.draft("RGB", size)  # a JPEG decodes at 1/2, 1/4 or 1/8 of its size
+            picture = _shrunk(image, size).convert("RGBA")
     except (OSError, UnidentifiedImageError, ValueError, Image.DecompressionBombError) as exc:
         log.warning("portrait %s cannot be read: %s", path, exc)
         return None
@@ -76,6 +122,15 @@ def _draw(path: Path, width: int, height: int) -> Text | None:
         if row < height - 1:
             text.append("\n")
     return text
+
+
+def _shrunk(image: Image.Image, size: tuple[int, int]) -> Image.Image:
+    """`image` reduced by the largest whole factor that keeps it at least twice `size`
+    (the thumbnail's filter then has pixels to work with), before any conversion."""
+    factor = min(image.width // (size[0] * 2), image.height // (size[1] * 2))
+    if image.mode not in ("L", "LA", "RGB", "RGBA", "I", "F"):
+        image = image.convert("RGBA")  # a palette image: reduce needs its colours
+    return image.reduce(factor) if factor > 1 else image
 
 
 def _style(upper: object, lower: object) -> Style:
