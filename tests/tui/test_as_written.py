@@ -82,3 +82,16 @@ async def test_a_streamed_reply_keeps_its_line_breaks_while_it_streams(store: St
         await wait_for(pilot, lambda: app.reply_view is None)
         await pilot.pause()
         assert screen_lines(app.transcript.views()[-1]) == ["Dear Kai,", "I miss you.", "Yours, Mika"]
+
+
+async def test_a_long_code_line_wraps_instead_of_being_cut_at_the_edge(store: Store) -> None:
+    line = "print(" + ", ".join(f"'item number {i}'" for i in range(20)) + ")  # THE-END"
+    app = await make_app(store, ScriptedBackend([[f"Here:\n\n```python\n{line}\n```\n"]]))
+    async with app.run_test(size=(80, 30)) as pilot:
+        await type_and_send(pilot, "code?")
+        await wait_for(pilot, lambda: len(texts(app)) == 3 and app.reply_view is None)
+        await pilot.pause()
+        screen = "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+        assert len(line) > 80 and "# THE-END" in screen
+        shown = "".join(part.strip(" █▌▐") for part in screen.splitlines() if "item number" in part or "THE-END" in part)
+        assert shown.replace(" ", "") == line.replace(" ", "")  # every character, over several lines

@@ -59,6 +59,9 @@ class MessageView(Vertical):
     MessageView .with-portrait > Vertical { height: auto; }
     MessageView Portrait { margin: 0 1 0 0; }
     MessageView:focus { background: $boost; border-left: thick $secondary; }
+    /* A code line longer than the pane wraps: Textual's fence scrolls sideways with no scrollbar, which cut it. */
+    MessageView MarkdownFence { overflow-x: hidden; }
+    MessageView MarkdownFence > Label { width: 1fr; text-wrap: wrap; text-overflow: fold; }
     """
 
     BINDINGS = [
