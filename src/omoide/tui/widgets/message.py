@@ -58,7 +58,8 @@ class MessageView(Vertical):
     MessageView .with-portrait { height: auto; }
     MessageView .with-portrait > Vertical { height: auto; }
     MessageView Portrait { margin: 0 1 0 0; }
-    MessageView:focus { background: $boost; border-left: thick $secondary; }
+    /* The picked message (Ctrl+Up) must stand out in every theme: $boost is a shade too faint to see. */
+    MessageView:focus { background: $accent 25%; border-left: thick $foreground; }
     /* A code line longer than the pane wraps: Textual's fence scrolls sideways with no scrollbar, which cut it. */
     MessageView MarkdownFence { overflow-x: hidden; }
     MessageView MarkdownFence > Label { width: 1fr; text-wrap: wrap; text-overflow: fold; }
