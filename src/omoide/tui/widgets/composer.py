@@ -113,8 +113,10 @@ class Composer(TextArea):
         await super()._on_key(event)
 
     def _newline_keys(self) -> list[str]:
+        """The newline keys as the keymap has them, less any it gives to another action."""
         keymap: Mapping[str, str] = getattr(self.app, "keymap", None) or {}
-        return [key.strip() for key in keymap.get("chat.newline", NEWLINE_KEYS).split(",")]
+        taken = {key.strip() for binding_id, keys in keymap.items() if binding_id != "chat.newline" for key in keys.split(",")}
+        return [key for key in (k.strip() for k in keymap.get("chat.newline", NEWLINE_KEYS).split(",")) if key not in taken]
 
     def action_submit(self) -> None:
         self.post_message(self.Submitted(self, self.text))
