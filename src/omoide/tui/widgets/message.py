@@ -125,6 +125,8 @@ class MessageView(Vertical):
         self._stream: MarkdownStream | None = None
         self._flusher: Timer | None = None
         self._shown_at = float("-inf")
+        self.swipe: tuple[int, int] | None = None
+        """(which, of how many) of its swipes this reply is, shown in its header; None: no swipes."""
         self.set_class(self._interrupted, "interrupted")
 
     def compose(self) -> ComposeResult:
@@ -169,6 +171,8 @@ class MessageView(Vertical):
             mark = "  (interrupted)"
         else:
             mark = ""
+        if self.swipe is not None and not self.live:
+            mark += f"  ‹ {self.swipe[0]}/{self.swipe[1]} ›"
         return inert(f"{self.speaker} · {when(self.message.created_at)}{mark}")
 
     @property
@@ -180,6 +184,12 @@ class MessageView(Vertical):
         self.set_class(self._interrupted, "interrupted")
         if self.is_mounted:
             self.query_one(".meta", Static).update(self._meta())
+
+    def show_swipe(self, place: tuple[int, int] | None) -> None:
+        """Show which of its swipes this reply is (Ctrl+Left/Right page through them)."""
+        if place != self.swipe:
+            self.swipe = place
+            self._show_meta()
 
     def append(self, text: str) -> None:
         """Buffer streamed text; the flusher shows it when `pacing` allows."""

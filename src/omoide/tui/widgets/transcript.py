@@ -143,10 +143,14 @@ class Transcript(VerticalScroll):
         why the story stops there, when a reply failed)."""
         messages = await self.navigator.path(head_id, limit=PAGE)
         failed = await self.navigator.failed_reply(head_id)
+        newest = messages[-1] if messages and messages[-1].role is Role.ASSISTANT else None
+        swipe = await self.navigator.swipe_place(newest) if newest is not None else None  # read before mounting
         self.head_depth = messages[-1].depth if messages else None
         await self._replace(messages, shown_first="bottom")
         self.head_id = head_id
         self.at_live_end = True
+        if swipe is not None and (views := self.views()):
+            views[-1].show_swipe(swipe)
         if failed is not None and failed.error:
             await self.mount(FailureNote(self.speaker, failed.error, partial=bool(failed.content)))
         self.scroll_end(animate=False)  # re-anchors
@@ -174,11 +178,18 @@ class Transcript(VerticalScroll):
         self.head_id = message.id
         for older in self.views()[:-1]:
             await older.reshow()
+            older.show_swipe(None)  # only the newest reply's swipes can be paged through
         excess = len(self.views()) - MAX_MOUNTED
         for old in self.views()[: max(excess, 0)]:
             await old.remove()
         self.scroll_end(animate=False)  # you just wrote, or a reply began: show it
         return view
+
+    async def mark_swipes(self) -> None:
+        """Show on the newest reply which of its swipes it is (one query, not one a message)."""
+        views = self.views()
+        if views and self.at_live_end and views[-1].message.role is Role.ASSISTANT and not views[-1].live:
+            views[-1].show_swipe(await self.navigator.swipe_place(views[-1].message))
 
     # -- message selection -------------------------------------------------------------
 
