@@ -15,6 +15,7 @@ right after mounting, is not enough: the Markdown blocks grow after that.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,6 +62,7 @@ class Transcript(VerticalScroll):
         """The depth of the newest message of the path shown: a message's place from it."""
         self._loading = False
         self._held: _HeldBack | None = None
+        self._showing = asyncio.Lock()
 
     def views(self) -> list[MessageView]:
         return list(self.query(MessageView))
@@ -140,7 +142,13 @@ class Transcript(VerticalScroll):
 
     async def show_path(self, head_id: int | None) -> None:
         """Show the newest page of the path ending at `head_id` (and, under it,
-        why the story stops there, when a reply failed)."""
+        why the story stops there, when a reply failed). One at a time: two at once
+        (another window's writes noticed while a reply arrives) would each empty the
+        view and then both mount their page, the same message twice."""
+        async with self._showing:
+            await self._show_path(head_id)
+
+    async def _show_path(self, head_id: int | None) -> None:
         messages = await self.navigator.path(head_id, limit=PAGE)
         failed = await self.navigator.failed_reply(head_id)
         newest = messages[-1] if messages and messages[-1].role is Role.ASSISTANT else None
