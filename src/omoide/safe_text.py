@@ -15,9 +15,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.rules_core import StateCore
 
 _NEWLINES = re.compile(r"\r\n?")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
@@ -94,3 +98,35 @@ def markdown_literal(text: str) -> str:
     `[` in a name cannot start emphasis or a link."""
     return _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(inert(text).split()))
 
+
+
+_written: MarkdownIt | None = None
+
+
+def as_written_markdown() -> MarkdownIt:
+    """The Markdown parser for text someone wrote (a message, a diary, a summary):
+    it may style the text but never removes a character of it. Markdown's own
+    rules would: a single newline joins two lines, `\\;` loses its backslash,
+    `&amp;` becomes `&`, `<http://x>` loses its brackets, raw HTML (`<grins>`) and
+    a line like `[OOC]: note` (a link definition) vanish. Here a newline is a line
+    break (SillyTavern's "show newlines"), and backslash escapes, entities,
+    autolinks, HTML and link definitions are off; emphasis, code, lists, quotes,
+    headings and tables still style. One parser for every message: building one
+    costs more than parsing a message, and parsing keeps no state between calls."""
+    global _written
+    if _written is None:
+        from markdown_it import MarkdownIt
+
+        parser = MarkdownIt("gfm-like", options_update={"html": False})
+        parser.disable(["escape", "entity", "autolink", "html_inline", "html_block", "reference"])
+        parser.core.ruler.push("line_breaks", _line_breaks)
+        _written = parser
+    return _written
+
+
+def _line_breaks(state: StateCore) -> None:
+    """Every single newline inside a paragraph is a line break, as written."""
+    for token in state.tokens:
+        for child in token.children or ():
+            if child.type == "softbreak":
+                child.type, child.tag = "hardbreak", "br"

@@ -71,8 +71,11 @@ def test_the_prompt_inspector(snap_compare, tmp_path: Path, pinned_time: None) -
         asyncio.run(store.close())
 
 
-def test_help_at_80x24_names_the_new_keys(snap_compare, tmp_path: Path, pinned_time: None) -> None:  # type: ignore[no-untyped-def]
-    """Scrolled to its keys: F1 (palette), F2 (mouse), Up/Down and the newline key, whole at 80 columns."""
+def test_help_at_80x24_names_the_new_keys(snap_compare, tmp_path: Path, pinned_time: None, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Scrolled to its keys: F1 (palette), F2 (mouse), Up/Down and the newline key, whole at 80 columns
+    (outside tmux: inside it, /help says which newline keys work there)."""
+    monkeypatch.delenv("TMUX", raising=False)
+    monkeypatch.setenv("TERM", "xterm-256color")
     app, store = app_with_a_short_chat(tmp_path)
 
     async def to_the_keys(pilot) -> None:  # type: ignore[no-untyped-def]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import os
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -165,3 +166,13 @@ def test_a_long_window_cut_where_the_last_turn_cut_it_is_counted_a_few_times() -
     again = run(fit(ctx(), grown, counting, budget, kept_before=kept))
     assert again.messages == alone.messages
     assert len(counted) <= bisection // 2, (bisection, len(counted))
+
+
+def test_start_in_example_dialogue_becomes_the_example_separator_not_text() -> None:
+    """SillyTavern's cards mark each example chat with <START>; the model gets the
+    separator between examples, never the marker itself."""
+    character = replace(SAKURA, example_dialogue="<START>\n{{user}}: Hi\n{{char}}: You again.\n<start>\n{{user}}: Bye\n{{char}}: Finally.")
+    system = assemble(ctx(character=character), fixed_state()).messages[0]["content"]
+    assert "<START>" not in system.upper()
+    examples = system[system.index("## Example dialogue"):]
+    assert examples.startswith("## Example dialogue\n[Example Chat]\nKai: Hi\nSakura: You again.\n\n[Example Chat]\nKai: Bye\nSakura: Finally.")

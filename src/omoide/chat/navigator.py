@@ -98,6 +98,13 @@ class Navigator:
 
     # -- search and goto -------------------------------------------------------------
 
+    async def swipe_place(self, message: Message) -> tuple[int, int] | None:
+        """(which, of how many) among the message's swipes, counted from 1; None when it has none."""
+        group = await self._store.messages.siblings(message)
+        if len(group) < 2:
+            return None
+        return next(i for i, m in enumerate(group) if m.id == message.id) + 1, len(group)
+
     async def search(self, text: str, *, limit: int = 100) -> list[SearchHit]:
         """Every message of this chat matching `text`, all branches included, newest first."""
         return await self._store.messages.search(text, chat_id=self.chat_id, limit=limit)

@@ -18,12 +18,10 @@ out, err = stdout(), stderr()
 
 
 def _memory_command(kind: str, character: str, chat_id: int | None) -> None:
-    from rich.markdown import Markdown
-
     from omoide.memory.diary import render_diary
     from omoide.chat.runtime import Workspace
 
-    async def go() -> None:
+    async def go() -> tuple[str, str]:
         workspace = await Workspace.open()
         try:
             char = workspace.character(character)
@@ -36,12 +34,20 @@ def _memory_command(kind: str, character: str, chat_id: int | None) -> None:
         if kind == "diary":
             name = markdown_literal(char.display_name)
             text = render_diary(state.diary) if state.diary else f"*{name} has not written anything yet.*"
-            out.print(Markdown(inert(f"# {name}'s diary\n\n{text}"), hyperlinks=False))
-        else:
-            text = state.summary.content if state.summary and state.summary.content else "*No summary yet: the chat is still short enough to be read whole.*"
-            out.print(Markdown(inert(f"# The story so far with {markdown_literal(char.display_name)}\n\n{text}"), hyperlinks=False))
+            return f"{char.display_name}'s diary", text
+        text = state.summary.content if state.summary and state.summary.content else "*No summary yet: the chat is still short enough to be read whole.*"
+        return f"The story so far with {char.display_name}", text
 
-    run(go)
+    title, text = run(go)
+    if not sys.stdout.isatty():
+        # Raw Markdown, every character of the stored text, as `omoide memos` prints it.
+        sys.stdout.write(inert(f"# {markdown_literal(title)}\n\n{text.strip()}\n"))
+        return
+    from omoide.cli.written import WrittenMarkdown
+
+    out.print(safe(title, "bold"))
+    out.print()
+    out.print(WrittenMarkdown(inert(text), hyperlinks=False))
 
 
 @app.command()
@@ -49,7 +55,7 @@ def diary(
     character: Annotated[str, typer.Argument(help="Character id or name.")],
     chat_id: Annotated[int | None, typer.Option("--chat", help="Which chat (default: the most recent).")] = None,
 ) -> None:
-    """Print the character's diary as it stands at the chat's head, as Markdown."""
+    """Print the character's diary as it stands at the chat's head: rendered on a terminal, raw Markdown when piped."""
     _memory_command("diary", character, chat_id)
 
 
@@ -58,7 +64,7 @@ def summary(
     character: Annotated[str, typer.Argument(help="Character id or name.")],
     chat_id: Annotated[int | None, typer.Option("--chat", help="Which chat (default: the most recent).")] = None,
 ) -> None:
-    """Print the summary in force at the chat's head, as Markdown."""
+    """Print the summary in force at the chat's head: rendered on a terminal, raw Markdown when piped."""
     _memory_command("summary", character, chat_id)
 
 

@@ -207,17 +207,29 @@ async def _download(
             scheme = exc.request.url.scheme if exc.request is not None else "another"
             raise DownloadFailed(f"{target.url} redirects to a {scheme}:// address; omoide only follows http:// and https://, "
                                  "so nothing was downloaded.", _NO_RETRY) from exc
-        except httpx.HTTPError as exc:
-            have = part.stat().st_size if part.exists() else 0
+        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+            if part.exists() and part.stat().st_size:
+                raise _interrupted(part, target, exc) from exc
+            host = urlsplit(target.url).netloc
             raise DownloadFailed(
-                f"The download of {target.filename} was interrupted after {have / 1_048_576:.1f} MiB ({type(exc).__name__}).",
-                "Run the same command again: it resumes where it stopped.",
+                f"Could not reach {host} to download {target.filename} ({type(exc).__name__}): no network, or the server is down.",
+                "Run the same command again once you are online.",
             ) from exc
+        except httpx.HTTPError as exc:
+            raise _interrupted(part, target, exc) from exc
         _verify(part, size, expected_sha, digest.hexdigest(), target)
         part.replace(final)
         return final
     raise DownloadFailed(f"The server did not resume {target.filename} from where it stopped, twice.",
                          "Delete the .part file in the models folder and try again.")
+
+
+def _interrupted(part: Path, target: PullTarget, exc: Exception) -> DownloadFailed:
+    have = part.stat().st_size if part.exists() else 0
+    return DownloadFailed(
+        f"The download of {target.filename} was interrupted after {have / 1_048_576:.1f} MiB ({type(exc).__name__}).",
+        "Run the same command again: it resumes where it stopped.",
+    )
 
 
 async def _write(response: httpx.Response, part: Path, offset: int, digest: hashlib._Hash, cap: int, size: int | None,

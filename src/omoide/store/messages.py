@@ -173,9 +173,11 @@ class MessageRepository:
         return [rows.message(r) for r in result]
 
     async def siblings(self, message: Message) -> list[Message]:
-        """The message and its alternatives (swipes, edits): same parent, same role."""
+        """The message and its alternatives (swipes, edits): same parent, same role.
+        A reply stopped or failed before its first word is not one: nothing of it
+        was ever shown, so it is no swipe to count or page to (it stays in the tree)."""
         group = await (self.roots(message.chat_id) if message.parent_id is None else self.children(message.parent_id))
-        return [m for m in group if m.role == message.role]
+        return [m for m in group if m.role == message.role and (m.id == message.id or not _never_written(m))]
 
     async def count(self, chat_id: int | None = None) -> int:
         if chat_id is None:
@@ -299,3 +301,7 @@ class MessageRepository:
             (*params, limit),
         )
         return [SearchHit(rows.message(r), r["snippet"]) for r in result]
+
+
+def _never_written(message: Message) -> bool:
+    return not message.content and message.status in (MessageStatus.INTERRUPTED, MessageStatus.FAILED)

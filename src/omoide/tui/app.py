@@ -46,7 +46,7 @@ from omoide.tui.messages import ComposerReady
 from omoide.tui.palette import ChatCommands, PaletteItem, gather
 from omoide.tui.turns import TurnsApp
 from omoide.tui.typeahead import TypeAhead, replay
-from omoide.tui.widgets.composer import Composer
+from omoide.tui.widgets.composer import Composer, newline_help
 from omoide.tui.widgets.diary import DiaryPane
 from omoide.tui.widgets.message import MessageView
 from omoide.tui.widgets.status import StatusBar, demo_note, memory_label
@@ -303,7 +303,9 @@ class OmoideApp(TurnsApp):
         rows = []
         for binding in [*Composer.BINDINGS, *self.BINDINGS, *MessageView.BINDINGS]:
             assert isinstance(binding, Binding) and binding.id
-            rows.append((self.keys_of(binding.id), self.describe(binding)))
+            what = newline_help(self.keymap.get(binding.id, binding.key)) if binding.id == "chat.newline" \
+                else self.describe(binding)
+            rows.append((self.keys_of(binding.id), what))
         return rows
 
     # -- actions ------------------------------------------------------------------------------

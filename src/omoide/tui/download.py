@@ -12,6 +12,7 @@ quitting resumes at the next start, while no model has been chosen.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -28,6 +29,8 @@ from omoide.chat.session import ChatSession
 
 if TYPE_CHECKING:
     from omoide.models.catalog import Recommended
+
+log = logging.getLogger(__name__)
 
 RETRIES = 4
 """Resumes after a dropped connection before the download is given up (and can be started again)."""
@@ -55,7 +58,10 @@ class DownloadState:
             case "retrying":
                 return f"Downloading {self.model}: the connection dropped at {size}; resuming… ({self.message})"
             case "failed":
-                return f"The download of {self.model} failed: {self.message} /models tries again."
+                # The cause as pull says it (which may already name the download), then what to do here:
+                # pull's own hints speak of the command line ("run the same command again").
+                said = self.message if self.message.startswith("The download of") else f"The download of {self.model} failed: {self.message}"
+                return f"{said} To try again: /models, then Enter on {self.model}."
             case "done":
                 return f"{self.model} is downloaded and in use."
         return ""
@@ -134,10 +140,15 @@ class Downloads:
                     await asyncio.sleep(RETRY_WAIT * 2**attempt)
                     self._set(replace(self.state, phase="running", message=""))
                     continue
-                self._set(replace(self.state, phase="failed", message=f"{exc.message} {exc.hint}".strip()))
-                self._app.notify(self.state.line(), severity="error", title="Download", timeout=10)
+                self._fail(model, exc)
                 return
         self._switch(model, path)
+
+    def _fail(self, model: Recommended, exc: OmoideError) -> None:
+        """Stop, say so once (the bar keeps saying it), and leave the cause in omoide.log."""
+        log.warning("the download of %s failed: %s (%s)", model.name, exc.message, exc.__cause__ or exc)
+        self._set(replace(self.state, phase="failed", message=exc.message))
+        self._app.notify(self.state.line(), severity="error", title="Download", timeout=10)
 
     def _switch(self, model: Recommended, path: Path) -> None:
         from omoide.llm.factory import make_backend
@@ -149,8 +160,7 @@ class Downloads:
             saved = make_default(choice)
             host.use_backend(make_backend(choice.settings(host.session.settings)))
         except OmoideError as exc:
-            self._set(replace(self.state, phase="failed", message=f"{exc.message} {exc.hint}".strip()))
-            self._app.notify(self.state.line(), severity="error", title="Download", timeout=10)
+            self._fail(model, exc)
             return
         self._set(replace(self.state, phase="done", done=path.stat().st_size, total=path.stat().st_size))
         self._app.notify(f"{model.name} is ready: the next reply comes from it (the default now, in {saved}).",

@@ -115,6 +115,7 @@ class TurnsApp(App[None]):
                 if self.reply_view is not None:
                     await self.reply_view.finish(msg)
                 self.reply_view = None
+                await self.transcript.mark_swipes()
                 status.activity = ""
                 self._update_tokens(usage.prompt_tokens if usage else None)
                 self._tokens_head = msg.id

@@ -3,6 +3,7 @@ messages (see the package docstring for the order)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, tzinfo
@@ -53,11 +54,27 @@ def card_sections(ctx: PromptContext) -> list[tuple[str, str]]:
         ("scenario", "Scenario", expand(c.scenario, env)),
         ("lore", "World", lore_text([*p.lore_after, *ctx.constant_lore], env)),  # "After Char Defs"
         ("persona", "{{user}}", expand(ctx.user_persona, env)),
-        ("example dialogue", "Example dialogue", lore_text(examples, env)),
+        ("example dialogue", "Example dialogue", example_dialogue(lore_text(examples, env))),
     ):
         if body and body.strip():
             sections.append((field, f"## {expand(title, env)}\n{body.strip()}"))
     return [(field, text) for field, text in sections if text]
+
+
+_START = re.compile(r"<START>", re.IGNORECASE)
+EXAMPLE_SEPARATOR = "[Example Chat]"
+"""What a card's `<START>` becomes: SillyTavern's heading of a new example chat."""
+
+
+def example_dialogue(text: str) -> str:
+    """The example dialogue with each `<START>` made the example separator,
+    as SillyTavern does: a card's examples are separate little chats, and
+    `<START>` is a marker for the front end, not text for the model. Text without
+    a `<START>` is one example and is left as it is."""
+    if not _START.search(text):
+        return text
+    blocks = [block.strip() for block in _START.split(text)]
+    return "\n\n".join(f"{EXAMPLE_SEPARATOR}\n{block}" for block in blocks if block)
 
 
 def card_text(ctx: PromptContext) -> str:

@@ -63,4 +63,7 @@ class DownloadBar(Horizontal):
     def show(self, state: _State) -> None:
         self.set_class(state.phase in ("running", "retrying", "failed"), "shown")
         self.query_one("#download-text", Static).update(Text(inert(state.line()), no_wrap=True, overflow="ellipsis"))
-        self.query_one(ProgressBar).update(total=state.total, progress=state.done)
+        bar = self.query_one(ProgressBar)
+        # Failed: no bar. One with no total would go on animating as if the download were running.
+        bar.display = state.phase in ("running", "retrying")
+        bar.update(total=state.total, progress=state.done)

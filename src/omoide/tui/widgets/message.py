@@ -58,7 +58,11 @@ class MessageView(Vertical):
     MessageView .with-portrait { height: auto; }
     MessageView .with-portrait > Vertical { height: auto; }
     MessageView Portrait { margin: 0 1 0 0; }
-    MessageView:focus { background: $boost; border-left: thick $secondary; }
+    /* The picked message (Ctrl+Up) must stand out in every theme: $boost is a shade too faint to see. */
+    MessageView:focus { background: $accent 25%; border-left: thick $foreground; }
+    /* A code line longer than the pane wraps: Textual's fence scrolls sideways with no scrollbar, which cut it. */
+    MessageView MarkdownFence { overflow-x: hidden; }
+    MessageView MarkdownFence > Label { width: 1fr; text-wrap: wrap; text-overflow: fold; }
     """
 
     BINDINGS = [
@@ -121,6 +125,8 @@ class MessageView(Vertical):
         self._stream: MarkdownStream | None = None
         self._flusher: Timer | None = None
         self._shown_at = float("-inf")
+        self.swipe: tuple[int, int] | None = None
+        """(which, of how many) of its swipes this reply is, shown in its header; None: no swipes."""
         self.set_class(self._interrupted, "interrupted")
 
     def compose(self) -> ComposeResult:
@@ -165,6 +171,8 @@ class MessageView(Vertical):
             mark = "  (interrupted)"
         else:
             mark = ""
+        if self.swipe is not None and not self.live:
+            mark += f"  ‹ {self.swipe[0]}/{self.swipe[1]} ›"
         return inert(f"{self.speaker} · {when(self.message.created_at)}{mark}")
 
     @property
@@ -176,6 +184,12 @@ class MessageView(Vertical):
         self.set_class(self._interrupted, "interrupted")
         if self.is_mounted:
             self.query_one(".meta", Static).update(self._meta())
+
+    def show_swipe(self, place: tuple[int, int] | None) -> None:
+        """Show which of its swipes this reply is (Ctrl+Left/Right page through them)."""
+        if place != self.swipe:
+            self.swipe = place
+            self._show_meta()
 
     def append(self, text: str) -> None:
         """Buffer streamed text; the flusher shows it when `pacing` allows."""

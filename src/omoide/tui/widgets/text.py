@@ -5,7 +5,7 @@ from __future__ import annotations
 from markdown_it import MarkdownIt
 from rich.text import Text
 
-from omoide.safe_text import safe
+from omoide.safe_text import as_written_markdown, safe
 
 
 def plain(*cells: str) -> list[Text]:
@@ -15,16 +15,7 @@ def plain(*cells: str) -> list[Text]:
     return [safe(cell) for cell in cells]
 
 
-_parser: MarkdownIt | None = None
-
-
 def chat_markdown() -> MarkdownIt:
-    """Markdown for chat text: emphasis, lists and code, but no raw HTML. With HTML
-    on (the default), '<secret>' or '<b>' is a tag that the widget drops, so
-    'She whispered <secret>' would lose a word. One parser for every message:
-    building one costs more than parsing a chat message, and parsing keeps no
-    state between calls."""
-    global _parser
-    if _parser is None:
-        _parser = MarkdownIt("gfm-like", options_update={"html": False})
-    return _parser
+    """Markdown for chat text, as written: it styles but never removes a character
+    (line breaks, backslashes and `<...>` included; see `as_written_markdown`)."""
+    return as_written_markdown()

@@ -15,6 +15,7 @@ right after mounting, is not enough: the Markdown blocks grow after that.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,6 +62,7 @@ class Transcript(VerticalScroll):
         """The depth of the newest message of the path shown: a message's place from it."""
         self._loading = False
         self._held: _HeldBack | None = None
+        self._showing = asyncio.Lock()
 
     def views(self) -> list[MessageView]:
         return list(self.query(MessageView))
@@ -140,13 +142,23 @@ class Transcript(VerticalScroll):
 
     async def show_path(self, head_id: int | None) -> None:
         """Show the newest page of the path ending at `head_id` (and, under it,
-        why the story stops there, when a reply failed)."""
+        why the story stops there, when a reply failed). One at a time: two at once
+        (another window's writes noticed while a reply arrives) would each empty the
+        view and then both mount their page, the same message twice."""
+        async with self._showing:
+            await self._show_path(head_id)
+
+    async def _show_path(self, head_id: int | None) -> None:
         messages = await self.navigator.path(head_id, limit=PAGE)
         failed = await self.navigator.failed_reply(head_id)
+        newest = messages[-1] if messages and messages[-1].role is Role.ASSISTANT else None
+        swipe = await self.navigator.swipe_place(newest) if newest is not None else None  # read before mounting
         self.head_depth = messages[-1].depth if messages else None
         await self._replace(messages, shown_first="bottom")
         self.head_id = head_id
         self.at_live_end = True
+        if swipe is not None and (views := self.views()):
+            views[-1].show_swipe(swipe)
         if failed is not None and failed.error:
             await self.mount(FailureNote(self.speaker, failed.error, partial=bool(failed.content)))
         self.scroll_end(animate=False)  # re-anchors
@@ -174,11 +186,18 @@ class Transcript(VerticalScroll):
         self.head_id = message.id
         for older in self.views()[:-1]:
             await older.reshow()
+            older.show_swipe(None)  # only the newest reply's swipes can be paged through
         excess = len(self.views()) - MAX_MOUNTED
         for old in self.views()[: max(excess, 0)]:
             await old.remove()
         self.scroll_end(animate=False)  # you just wrote, or a reply began: show it
         return view
+
+    async def mark_swipes(self) -> None:
+        """Show on the newest reply which of its swipes it is (one query, not one a message)."""
+        views = self.views()
+        if views and self.at_live_end and views[-1].message.role is Role.ASSISTANT and not views[-1].live:
+            views[-1].show_swipe(await self.navigator.swipe_place(views[-1].message))
 
     # -- message selection -------------------------------------------------------------
 
