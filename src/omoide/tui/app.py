@@ -44,7 +44,7 @@ from omoide.tui.memos import open_book
 from omoide.tui.messages import ComposerReady
 from omoide.tui.palette import ChatCommands, PaletteItem, gather
 from omoide.tui.turns import TurnsApp
-from omoide.tui.typeahead import TypeAhead, replay
+from omoide.tui.typeahead import Held, TypeAhead, replay
 from omoide.tui.widgets.composer import Composer
 from omoide.tui.widgets.diary import DiaryPane
 from omoide.tui.widgets.message import MessageView
@@ -113,7 +113,15 @@ class OmoideApp(TurnsApp):
             await super().on_event(event)
 
     async def on_composer_ready(self, message: ComposerReady) -> None:
-        await replay(self, self.query_one(Composer), self.typeahead.release())
+        await self.type_ahead(self.typeahead.release())
+
+    async def type_ahead(self, held: Held) -> None:
+        composer = self.query_one(Composer)
+        if composer.has_focus or not held:
+            await replay(self, composer, held)
+        else:  # after the focus has moved back (the welcome just closed): Enter is the composer's
+            composer.focus()
+            self.call_later(replay, self, composer, held)
 
     # -- layout -----------------------------------------------------------------------
 
@@ -146,9 +154,12 @@ class OmoideApp(TurnsApp):
         self._apply_saved_theme()
         await self.show_chat()
         self.query_one(Composer).focus()
-        self.post_message(ComposerReady())  # after the keys already queued, which are held too
         self.set_interval(OTHER_WRITERS_INTERVAL, self.watch_other_writers)
-        self.set_timer(FIRST_RUN_DELAY, self._first_run)
+        if self.session.settings.ui.welcomed:
+            self.post_message(ComposerReady())  # after the keys already queued, which are held too
+            self.set_timer(FIRST_RUN_DELAY, self._first_run)
+        else:  # the welcome asks your name first: keys typed until it is up are its
+            self.call_after_refresh(self._first_run)
         self.call_after_refresh(release_gc)
 
     def _first_run(self) -> None:
@@ -156,7 +167,11 @@ class OmoideApp(TurnsApp):
         probes never delay its first paint, nor the rest of the page mounted after it."""
         from omoide.tui.screens.first_run import start_first_run
 
-        start_first_run(self)
+        try:
+            start_first_run(self)
+        except Exception:
+            self.post_message(ComposerReady())  # no welcome after all: the keys held are the composer's
+            raise
         self.downloads.resume_unfinished()
 
     def show_backend(self) -> None:

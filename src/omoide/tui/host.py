@@ -22,6 +22,7 @@ from omoide.chat.events import TurnEvent
 from omoide.llm.base import Backend
 from omoide.chat.session import ChatSession
 from omoide.tui.download import Downloads
+from omoide.tui.typeahead import Held, TypeAhead
 from omoide.tui.widgets.transcript import Transcript
 
 log = logging.getLogger(__name__)
@@ -31,6 +32,8 @@ class Host(Protocol):
     """The app as a command handler sees it."""
 
     session: ChatSession
+    typeahead: TypeAhead
+    """Keys typed before the composer (or the first run's welcome) could take them."""
 
     @property
     def transcript(self) -> Transcript: ...
@@ -85,6 +88,9 @@ class Host(Protocol):
 
     async def rename_user(self, name: str) -> None:
         """You are `name` from now on, in the profile and on screen."""
+
+    async def type_ahead(self, held: Held) -> None:
+        """Type `held` into the composer as if it had had the focus (Enter sends)."""
 
     def use_backend(self, backend: Backend) -> None:
         """Answer with `backend` from the next turn on."""
