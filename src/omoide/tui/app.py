@@ -95,7 +95,8 @@ class OmoideApp(TurnsApp):
         self.keymap: dict[str, str] = {}
         self.typeahead = TypeAhead()
         self.mouse_on = True
-        self.commands = CommandTable({command.name: command.run for command in slash.TABLE})
+        self.commands = CommandTable({command.name: command.run for command in slash.TABLE},
+                                     recount=frozenset(command.name for command in slash.TABLE if command.changes_prompt))
         session.on_memory_event = self.handle_memory_event
         keymap = session.settings.ui.keymap
         if keymap:
@@ -215,6 +216,11 @@ class OmoideApp(TurnsApp):
             await self.session.build_prompt(head_id)
         self._tokens_head = head_id
         self._update_tokens()
+
+    def recount_prompt(self) -> None:
+        head = self.session.chat.head_id
+        if head is not None and not self.turn_running:  # a turn builds its own
+            self.run_worker(self._recount(head), group="recount", exclusive=True, exit_on_error=False)
 
     def show_amnesia(self) -> None:
         self.query_one(StatusBar).amnesia = ", ".join(self.session.chat.amnesia)

@@ -92,6 +92,10 @@ class Host(Protocol):
     async def type_ahead(self, held: Held) -> None:
         """Type `held` into the composer as if it had had the focus (Enter sends)."""
 
+    def recount_prompt(self) -> None:
+        """Build and count the next prompt again now (its memory changed): the
+        status line and /prompt show it without waiting for the next message."""
+
     def use_backend(self, backend: Backend) -> None:
         """Answer with `backend` from the next turn on."""
 
@@ -115,8 +119,10 @@ Handler = Callable[[Host, ParsedCommand], Awaitable[None]]
 class CommandTable:
     """Command name -> handler; `dispatch` turns a handler's failure into a notice."""
 
-    def __init__(self, handlers: Mapping[str, Handler]) -> None:
+    def __init__(self, handlers: Mapping[str, Handler], *, recount: frozenset[str] = frozenset()) -> None:
         self._handlers = dict(handlers)
+        self._recount = recount
+        """The commands after which the prompt is counted again (their change is in it)."""
 
     def __contains__(self, name: object) -> bool:
         return name in self._handlers
@@ -125,6 +131,8 @@ class CommandTable:
         handler = self._handlers[command.name]
         try:
             await handler(host, command)
+            if command.name in self._recount:
+                host.recount_prompt()
         except OmoideError as exc:
             report(host, exc, f"/{command.name}")
         except Exception as exc:  # a bug in one command must not close the chat
