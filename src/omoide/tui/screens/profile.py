@@ -13,6 +13,7 @@ from textual.widgets.option_list import Option
 from omoide.domain.chat import Profile
 from omoide.errors import OmoideError
 from omoide.world.profile import ProfileBook, provenance, render_text
+from omoide.tui.widgets.editor import Editor
 from omoide.safe_text import inert, safe
 
 
@@ -53,7 +54,7 @@ class ProfileScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static("Your profile: every character knows it", classes="title")
-            yield TextArea(inert(render_text(self.profile)), id="profile-text", soft_wrap=True)
+            yield Editor(inert(render_text(self.profile)), id="profile-text", soft_wrap=True)
             yield Static(self._proposals_title(), id="proposals-title", classes="title")
             yield ProposalList(*self._options(), id="proposals")
             yield Static("Ctrl+S save · on a proposal: a accept, r reject · Esc close", classes="hint")

@@ -10,6 +10,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static, TextArea
 
+from omoide.tui.widgets.editor import Editor
 from omoide.safe_text import safe
 
 
@@ -28,7 +29,7 @@ class TextEditScreen(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield self.title_widget()
-            yield TextArea(self.text, id=self.TEXT_ID, soft_wrap=True)
+            yield Editor(self.text, id=self.TEXT_ID, soft_wrap=True)
             yield Static(self.HINT, classes="hint")
 
     def on_mount(self) -> None:
