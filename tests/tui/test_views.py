@@ -393,3 +393,25 @@ async def test_reading_forward_from_the_start_loads_the_next_page_without_jumpin
         read = next(v for v in transcript.views() if v.text == last_of_first_page)
         assert transcript.region.y <= read.region.y < transcript.region.bottom
         assert transcript.scroll_y < transcript.max_scroll_y
+
+
+async def test_at_80_columns_notices_stay_few_and_a_repeat_is_counted_not_stacked(store: Store) -> None:
+    """Issue 42: at 80 columns notices were 40 columns wide, padded, and stacked
+    without end, covering half the chat."""
+    from textual.widgets._toast import Toast
+
+    from tests.tui.test_app import make_app, notices, type_and_send, wait_for
+
+    app = await make_app(store, ScriptedBackend())
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        for _ in range(5):
+            await type_and_send(pilot, "/nonsense")
+            app.query_one("#input").value = ""
+        await wait_for(pilot, lambda: any(n.endswith("(×5)") for n in notices(app)))
+        await type_and_send(pilot, "/unpin 999")
+        await type_and_send(pilot, "/goto 1999-01-01")
+        await wait_for(pilot, lambda: len(notices(app)) == 2 and not any("(×5)" in n for n in notices(app)))
+        await wait_for(pilot, lambda: len(app.screen.query(Toast)) == 2 and all(t.outer_size.height for t in app.screen.query(Toast)))
+        toasts = list(app.screen.query(Toast))
+        assert sum(t.outer_size.height for t in toasts) <= 8  # of the chat's 24 rows
+        assert all(t.outer_size.width > 40 for t in toasts)  # a sentence on two rows, not five

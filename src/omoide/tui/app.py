@@ -23,7 +23,7 @@ from pathlib import Path
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.notifications import SeverityLevel
+from textual.notifications import Notify, SeverityLevel
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.widgets import Static
@@ -41,6 +41,7 @@ from omoide.tui.commands import open_branch_picker
 from omoide.tui.download import Downloads
 from omoide.tui.host import CommandTable, report
 from omoide.tui.memos import open_book
+from omoide.tui.notices import make_room
 from omoide.tui.messages import ComposerReady
 from omoide.tui.palette import ChatCommands, PaletteItem, gather
 from omoide.tui.turns import TurnsApp
@@ -108,6 +109,12 @@ class OmoideApp(TurnsApp):
         them Textual markup: '[Errno 111]' must show as typed, and a stray '[/]' must
         not raise. So markup is off for every notice, whoever sends it."""
         super().notify(inert(message), title=inert(title), severity=severity, timeout=timeout, markup=False)
+
+    def _on_notify(self, event: Notify) -> None:
+        """At most a few notices at once, a repeat counted rather than stacked (tui/notices.py)."""
+        for old in make_room(list(self._notifications), event.notification):
+            self._unnotify(old, refresh=False)
+        super()._on_notify(event)
 
     async def on_event(self, event: events.Event) -> None:
         if not self.typeahead.hold(event):
