@@ -415,3 +415,16 @@ async def test_at_80_columns_notices_stay_few_and_a_repeat_is_counted_not_stacke
         toasts = list(app.screen.query(Toast))
         assert sum(t.outer_size.height for t in toasts) <= 8  # of the chat's 24 rows
         assert all(t.outer_size.width > 40 for t in toasts)  # a sentence on two rows, not five
+
+
+async def test_a_memory_warning_is_titled_memory_not_template(store: Store) -> None:
+    """Issue 42: a summary's warning ("kept the sentences with names ... instead") was titled "Template"."""
+    from omoide.memory.events import MemoryNotice
+    from tests.tui.test_app import make_app, wait_for
+
+    app = await make_app(store, ScriptedBackend())
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.handle_memory_event(MemoryNotice("summary: the reply echoed its instructions; kept the sentences with names, numbers and dates instead"))
+        await wait_for(pilot, lambda: bool(list(app._notifications)))
+        [notice] = list(app._notifications)
+        assert notice.title == "Memory" and notice.severity == "warning"
