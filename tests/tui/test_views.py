@@ -428,3 +428,31 @@ async def test_a_memory_warning_is_titled_memory_not_template(store: Store) -> N
         await wait_for(pilot, lambda: bool(list(app._notifications)))
         [notice] = list(app._notifications)
         assert notice.title == "Memory" and notice.severity == "warning"
+
+
+async def test_summary_says_how_far_it_covers_by_place_on_the_path_not_database_number(store: Store) -> None:
+    """Issue 42: "up to message #41" in a chat of 30 messages: a database id read as a place."""
+    from omoide.tui.app import OmoideApp
+    from omoide.tui.screens.text_modal import TextModal
+    from tests.tui.test_app import MIKA, wait_for
+
+    other = await ChatSession.open(store, MIKA, Settings(user_name="Kai"), ScriptedBackend(default=lambda m: ["ok"]))
+    for i in range(10):  # another chat first: this chat's ids start past 20
+        [_ async for _ in other.send(f"elsewhere {i}")]
+    await other.aclose()
+    settings = Settings(user_name="Kai", recent_messages=3, summary_threshold=4)
+    summary = "Kai and Mika talked about the bakery. She promised to save him a melon pan."
+    session = await ChatSession.open(store, MIKA, settings, ScriptedBackend(default=lambda m: ["ok"]),
+                                     summarizer=ScriptedBackend([[summary]]), new=True)
+    for i in range(2):
+        [_ async for _ in session.send(f"message {i}")]
+    await session.wait_for_memory_work()
+    memory = await session.memory()
+    assert memory.summary is not None and memory.summary.covers_to_id is not None and memory.summary.covers_to_id > 20
+    app = OmoideApp(session)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await type_and_send(pilot, "/summary")
+        await wait_for(pilot, lambda: isinstance(app.screen, TextModal))
+        shown = app.screen.markdown  # type: ignore[attr-defined]
+        assert "Covers the story up to its 2nd message of the 5 on this path." in shown
+        assert f"#{memory.summary.covers_to_id}" not in shown

@@ -28,7 +28,13 @@ async def summary_command(app: Host, command: ParsedCommand) -> None:
 
     memory = await app.session.memory()
     if memory.summary and memory.summary.content:
-        covered = f"*Covers the story up to message #{memory.summary.covers_to_id}.*\n\n" if memory.summary.covers_to_id else ""
+        covered = ""
+        if memory.summary.covers_to_id:
+            # Its place on the path, as you count the messages, not the message's number in the database.
+            place, head = memory.summary.covers_to_id, (await app.session.refresh()).head_id
+            upto = await app.session.navigator.position(place)
+            total = f" of the {await app.session.navigator.position(head)} on this path" if head is not None else ""
+            covered = f"*Covers the story up to its {ordinal(upto)} message{total}.*\n\n"
         body = covered + memory.summary.content
     else:
         body = "*No summary yet: the chat is still short enough to be sent whole.*"
@@ -115,6 +121,12 @@ async def restore(app: Host, name: str) -> None:
     await app.show_chat()
     undo = f" The point you left is saved as '{saved.name}'." if saved and saved.name != target.name else ""
     app.notify(f"Restored '{target.name}'.{undo}", timeout=6)
+
+
+def ordinal(n: int) -> str:
+    """1st, 2nd, 3rd, 4th ... 11th, 12th, 13th, 21st."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
 
 
 HERE = "●"
