@@ -155,3 +155,20 @@ async def test_memory_idle_waits_for_the_world_pass_of_end(store: Store) -> None
         release.set()
         await app.session.world.wait()
         await wait_for(pilot, lambda: memory() == "memory idle")
+
+
+async def test_log_says_who_made_each_change_in_words_not_llm_or_rule(store: Store) -> None:
+    """Issue 42: /log spoke of `llm` and `rule`."""
+    app = await suzune_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, "Hello.")
+        await app.workers.wait_for_complete()
+        await type_and_send(pilot, "/end")
+        await wait_for(pilot, lambda: any("is remembering it" in n.message for n in app._notifications))
+        await app.session.world.wait()
+        await type_and_send(pilot, "/log")
+        await wait_for(pilot, lambda: isinstance(app.screen, LogScreen))
+        [conversation] = app.screen.query_one(Tree).root.children
+        lines = {str(child.label).split()[0]: str(child.label) for child in conversation.children}
+        assert "written by the model" in lines["memory"] and "set by omoide's rules" in lines["familiarity"]
+        assert not any(re.search(r"\b(llm|rule)\b", line) for line in lines.values()), lines
