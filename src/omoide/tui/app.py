@@ -4,7 +4,8 @@ turns in a worker, and routes slash commands through the one table of
 It reads the chat only through the session and its navigator.
 
 Turns, and background memory work as the status bar shows it, are in
-`tui/turns.py` (`TurnsApp`, which this extends). Memory events: the
+`tui/turns.py` (`TurnsApp`); switching chat, character, name and theme in
+`tui/switching.py` (`SwitchingApp`, which this extends). Memory events: the
 constructor sets `session.on_memory_event` to `handle_memory_event`, and a
 session opened from it (`switch_chat`, `switch_character`) keeps it. Every key
 binding has an id (`chat.*`, `app.*`) so a keymap can move it.
@@ -23,28 +24,25 @@ from pathlib import Path
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.notifications import Notify, SeverityLevel
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.widgets import Static
 
 from omoide.tui import slash
 from omoide.tui.command_line import unescape
-from omoide.characters.model import Character
 from omoide.characters.portrait import portrait_file
-from omoide.errors import CommandError, OmoideError
+from omoide.errors import OmoideError
 from omoide.llm.base import Backend
 from omoide.startup import release_gc
 from omoide.safe_text import inert
 from omoide.chat.session import ChatSession
 from omoide.tui.commands import open_branch_picker
 from omoide.tui.download import Downloads
-from omoide.tui.host import CommandTable, report
+from omoide.tui.host import CommandTable
 from omoide.tui.memos import open_book
-from omoide.tui.notices import make_room
 from omoide.tui.messages import ComposerReady
 from omoide.tui.palette import ChatCommands, PaletteItem, gather
-from omoide.tui.turns import TurnsApp
+from omoide.tui.switching import SwitchingApp
 from omoide.tui.typeahead import Held, TypeAhead, replay
 from omoide.tui.widgets.composer import Composer
 from omoide.tui.widgets.diary import DiaryPane
@@ -55,7 +53,7 @@ from omoide.tui.widgets.transcript import Transcript
 log = logging.getLogger(__name__)
 
 
-class OmoideApp(TurnsApp):
+class OmoideApp(SwitchingApp):
     CSS_PATH = "app.tcss"
     TITLE = "omoide"
     BINDINGS = [
@@ -102,19 +100,6 @@ class OmoideApp(TurnsApp):
         keymap = session.settings.ui.keymap
         if keymap:
             self.set_keymap(dict(keymap))
-
-    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
-               timeout: float | None = None, markup: bool = False) -> None:
-        """Notices carry error messages, file paths and the user's own text, none of
-        them Textual markup: '[Errno 111]' must show as typed, and a stray '[/]' must
-        not raise. So markup is off for every notice, whoever sends it."""
-        super().notify(inert(message), title=inert(title), severity=severity, timeout=timeout, markup=False)
-
-    def _on_notify(self, event: Notify) -> None:
-        """At most a few notices at once, a repeat counted rather than stacked (tui/notices.py)."""
-        for old in make_room(list(self._notifications), event.notification):
-            self._unnotify(old, refresh=False)
-        super()._on_notify(event)
 
     async def on_event(self, event: events.Event) -> None:
         if not self.typeahead.hold(event):
@@ -333,17 +318,6 @@ class OmoideApp(TurnsApp):
         return [(b.description, self.keys_of(b.id), b.action) for b in self.BINDINGS
                 if isinstance(b, Binding) and b.id and b.id not in self.NOT_IN_PALETTE]
 
-    def action_toggle_mouse(self) -> None:
-        """Mouse capture off (the terminal's own selection works) or back on."""
-        self.mouse_on = not self.mouse_on
-        driver = self._driver
-        switch = getattr(driver, "_enable_mouse_support" if self.mouse_on else "_disable_mouse_support", None)
-        if switch is not None:  # a terminal driver (the headless one has no mouse to switch)
-            switch()
-        key = self.keys_of("chat.mouse")
-        self.query_one(StatusBar).mode = "" if self.mouse_on else f"mouse off: select with the terminal · {key} turns it on"
-        self.notify("Mouse on." if self.mouse_on else f"Mouse off: select and copy with the terminal. {key} turns it back on.", timeout=3)
-
     async def on_composer_history_wanted(self, message: Composer.HistoryWanted) -> None:
         composer = self.query_one(Composer)
         history = composer.earlier
@@ -353,29 +327,6 @@ class OmoideApp(TurnsApp):
         text = history.step(message.direction, composer.value)
         if text is not None:
             composer.value = text
-
-    def theme_names(self) -> list[str]:
-        return sorted(name for name in self.available_themes if name != "textual-ansi")
-
-    def choose_theme(self, name: str) -> None:
-        from omoide.config.file import update_config
-
-        found = next((t for t in self.theme_names() if t.lower() == name.lower()), None)
-        if found is None:
-            raise CommandError(f"There is no theme named '{name}'.", f"Themes: {', '.join(self.theme_names())}.")
-        self.theme = found
-        path = update_config({"theme": found})
-        self.notify(f"Theme {found}, remembered in {path}.", timeout=4)
-
-    def _apply_saved_theme(self) -> None:
-        name = self.session.settings.ui.theme
-        if not name:
-            return
-        if name in self.available_themes:
-            self.theme = name
-        else:
-            report(self, CommandError(f"[ui] theme: there is no theme named '{name}'.",
-                                      "/theme lists them; /theme NAME sets one."), "Theme")
 
     async def action_toggle_diary(self) -> None:
         self.diary.toggle_class("visible")
@@ -387,50 +338,10 @@ class OmoideApp(TurnsApp):
 
         self.push_screen(InspectorScreen(self.session.last_prompt))
 
-    def action_chat_list(self) -> None:
-        from omoide.tui.screens.chats import ChatListScreen
-
-        async def chosen(result: int | str | None) -> None:
-            if result is None:
-                return
-            await self.switch_chat(None if result == "new" else int(result))
-
-        self.push_screen(ChatListScreen(self.session.navigator, self.session.character.display_name, self.session.chat.id), chosen)
-
-    async def switch_chat(self, chat_id: int | None) -> None:
-        """Open another chat with this character (None: a new one) in place of this one."""
-        if chat_id == self.session.chat.id:
-            return
-        await self.stop_turn_and_wait()
-        await self.session.aclose()
-        self.session = await self.session.open_another(chat_id)
-        self.transcript.navigator = self.session.navigator
-        # The old chat's memory work was cancelled mid-way (it is retried later): no event says so.
-        self.query_one(StatusBar).memory = memory_label(self.session.memory_status)
-        await self.show_chat()
-
     def action_characters(self) -> None:
         from omoide.tui.screens.characters import open_picker
 
         open_picker(self)
-
-    async def switch_character(self, character: Character) -> None:
-        """Chat with `character` (its most recent chat, or a new one) in place of this chat."""
-        if character.id == self.session.character.id and not self.session.scene.is_scene:
-            return
-        await self.stop_turn_and_wait()
-        await self.session.aclose()
-        self.session = await self.session.open_character(character)
-        self.transcript.navigator = self.session.navigator
-        self.transcript.speaker = character.display_name
-        self.diary.show_owner(character.display_name)
-        self.query_one(StatusBar).memory = memory_label(self.session.memory_status)
-        await self.show_chat()
-
-    async def rename_user(self, name: str) -> None:
-        """You are `name` from now on (the first-run screen, `/profile`)."""
-        self.transcript.user_name = await self.session.user.rename_user(name)
-        await self.show_chat()
 
     async def action_memo_book(self) -> None:
         await open_book(self)

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import re
 
-from textual.notifications import Notification
+from textual.app import App
+from textual.notifications import Notification, Notify, SeverityLevel
+
+from omoide.safe_text import inert
 
 SHOWN = 2
 """Notices on screen at once."""
@@ -35,3 +38,20 @@ def make_room(shown: list[Notification], new: Notification) -> list[Notification
         staying.remove(oldest)
         gone.append(oldest)
     return gone
+
+
+class NoticesApp(App[None]):
+    """The app's notices: inert text, few at once (`TurnsApp` builds on this)."""
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = False) -> None:
+        """Notices carry error messages, file paths and the user's own text, none of
+        them Textual markup: '[Errno 111]' must show as typed, and a stray '[/]' must
+        not raise. So markup is off for every notice, whoever sends it."""
+        super().notify(inert(message), title=inert(title), severity=severity, timeout=timeout, markup=False)
+
+    def _on_notify(self, event: Notify) -> None:
+        """At most SHOWN notices at once, a repeat counted rather than stacked (make_room)."""
+        for old in make_room(list(self._notifications), event.notification):
+            self._unnotify(old, refresh=False)
+        super()._on_notify(event)

@@ -11,7 +11,6 @@ import logging
 from collections.abc import AsyncIterator, Callable
 
 from textual import work
-from textual.app import App
 from textual.css.query import NoMatches
 from omoide.tui.widgets.composer import Composer
 from textual.worker import Worker, WorkerState
@@ -24,6 +23,7 @@ from omoide.chat.events import (
 from omoide.memory.events import MemoryEvent, MemoryNotice, MemoryWorkDone, MemoryWorkFailed, MemoryWorkStarted
 from omoide.chat.session import ChatSession
 from omoide.tui.memos import memo_status
+from omoide.tui.notices import NoticesApp
 from omoide.tui.messages import MemoryUpdate, TurnUpdate
 from omoide.tui.widgets.message import MessageView
 from omoide.tui.widgets.status import MEMORY_IDLE, StatusBar
@@ -32,7 +32,7 @@ from omoide.tui.widgets.transcript import Transcript
 log = logging.getLogger(__name__)
 
 
-class TurnsApp(App[None]):
+class TurnsApp(NoticesApp):
     """The app's turns: what `OmoideApp` shows while a reply is on its way."""
 
     session: ChatSession
