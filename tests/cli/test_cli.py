@@ -220,3 +220,19 @@ def test_omoide_chat_from_the_command_line_loads_no_other_command_group(tmp_path
     assert "omoide.cli.world" in other.stdout and "omoide.cli.profile" in other.stdout
     chat_help = subprocess.run([str(script), "chat", "--help"], env=env, capture_output=True, text=True, check=True)
     assert "--new" in chat_help.stdout and "--branch" in chat_help.stdout
+
+
+def test_search_names_you_by_your_name_not_you(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 42: `omoide search` showed `you` in the who column for the user's messages."""
+    monkeypatch.setenv("OMOIDE_USER_NAME", "Kai")
+    lines = [
+        {"user_name": "Kai", "character_name": "Suzune"},
+        {"name": "Suzune", "is_user": False, "mes": "Welcome to Tsuki no Shizuku.", "send_date": "April 1, 2026 8:15pm"},
+        {"name": "Kai", "is_user": True, "mes": "One matcha latte, please.", "send_date": "April 1, 2026 8:16pm"},
+    ]
+    path = tmp_path / "chat.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines))
+    assert run("import-chat", str(path), "--character", "suzune").exit_code == 0
+    found = run("search", "suzune", "matcha", env={"COLUMNS": "160"})
+    row = next(line for line in found.stdout.splitlines() if "One matcha latte" in line)
+    assert "│ Kai " in row and "│ you " not in row

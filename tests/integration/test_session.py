@@ -477,3 +477,41 @@ async def test_a_summary_the_model_spoils_again_and_again_stays_bounded_and_keep
     content = (await session.memory()).summary.content  # type: ignore[union-attr]
     assert "Biscuit-1001" in content and "giggles" not in content
     assert max(sizes[10:]) < 600 + 900 + 100, sizes  # a rewrite's bound, and one part appended after it
+
+
+async def test_no_automatic_branch_is_added_where_a_branch_is_already_saved(store: Store) -> None:
+    """Issue 42: every undo, edit, delete, regenerate and restore added an automatic
+    branch, even when it left a point already saved; the list filled with copies."""
+    session = await open_session(store, ScriptedBackend(default=lambda m: ["Mm."]))
+    await run_turn(session, "one")
+    await run_turn(session, "two")
+    await session.tree.save_branch("mine")  # the head: two's reply
+
+    async def saved() -> list[str]:
+        return sorted(b.name for b in await session.tree.branches())
+
+    _, kept = await session.tree.undo()  # leaves "mine": it keeps that point already
+    assert kept.name == "mine" and await saved() == ["mine"]
+    _, left = await session.tree.restore_branch("mine")  # the point after the undo was not saved: it is now
+    assert left is not None and left.name.startswith("auto-")
+    assert await saved() == sorted(["mine", left.name])
+    _, again = await session.tree.restore_branch(left.name)  # back and forth: nothing new
+    assert again is not None and again.name == "mine"
+    _, again = await session.tree.restore_branch("mine")
+    assert again is not None and again.name == left.name
+    assert await saved() == sorted(["mine", left.name])
+
+    path = await session.transcript()
+    two = next(m for m in path if m.role is Role.USER and m.content == "two")
+    _, kept_on = await session.tree.rewrite(two.id, "two, again")  # edit: the rest is "mine" already
+    assert kept_on is not None and kept_on.name == "mine" and await saved() == sorted(["mine", left.name])
+    await session.tree.restore_branch("mine")  # the edited message was saved nowhere: one more
+    assert len(await saved()) == 3
+    reply = (await session.transcript())[-1]
+    _, kept_on = await session.tree.delete(reply.id)  # delete: the rest is "mine" already
+    assert kept_on is not None and kept_on.name == "mine" and len(await saved()) == 3
+    await session.tree.restore_branch("mine")  # "two" without its reply was saved nowhere: one more
+    assert len(await saved()) == 4
+    async for _ in session.regenerate_from(two.id):  # regenerate: the rest is "mine" already
+        pass
+    assert len(await saved()) == 4

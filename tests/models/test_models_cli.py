@@ -120,3 +120,32 @@ def test_doctor_lists_running_servers(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv("OMOIDE_BASE_URL", address(olla) + "/v1")  # keeps doctor off the embedded model
         result = runner.invoke(app, ["doctor"], env={"COLUMNS": "200"})
     assert f"server: Ollama at {address(olla)}/v1 (2 models: llama3.1:8b, qwen2.5:7b)" in result.stdout
+
+
+def test_models_lists_the_server_set_in_omoide_base_url_and_marks_it_the_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 42: with OMOIDE_BASE_URL set, `omoide doctor` had it answering while
+    `omoide models` marked no default and said no server answered."""
+    with http_server(openai_models("mistral-small", "qwen3-8b")) as server:
+        monkeypatch.setenv("OMOIDE_BASE_URL", address(server) + "/v1")
+        monkeypatch.setenv("OMOIDE_MODEL", "qwen3-8b")
+        result = runner.invoke(app, ["models"], env={"COLUMNS": "200"})
+        assert result.exit_code == 0, result.output
+        lines = result.stdout.splitlines()
+        chosen = next(line for line in lines if "qwen3-8b" in line)
+        assert "●" in chosen and address(server) in chosen
+        assert any("mistral-small" in line and "●" not in line for line in lines)
+        assert "●" not in next(line for line in lines if "smollm2-135m" in line)
+        assert "No model server answered" not in result.stdout
+        monkeypatch.setenv("OMOIDE_DISCOVER_SERVERS", f'["{address(server)}"]')  # found here too: listed once
+        again = runner.invoke(app, ["models"], env={"COLUMNS": "200"})
+    assert again.exit_code == 0, again.output
+    assert sum("qwen3-8b" in line for line in again.stdout.splitlines()) == 1
+
+
+def test_models_says_when_the_server_in_omoide_base_url_does_not_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.fakeservers import closed_port
+
+    monkeypatch.setenv("OMOIDE_BASE_URL", closed_port() + "/v1")
+    result = runner.invoke(app, ["models"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "The server in base_url" in result.stdout and "did not list its models" in result.stdout

@@ -342,3 +342,25 @@ async def test_the_garbage_collector_held_for_start_up_is_back_after_the_first_p
     finally:
         release_gc()
         gc.enable()
+
+
+async def test_the_branch_list_shows_each_branchs_own_last_message_and_marks_the_current_one(store: Store) -> None:
+    """Issue 42: with replies that read alike, every branch showed the same "last
+    message", and nothing said which one the chat was at."""
+    from textual.widgets import DataTable
+
+    app = await make_app(store, ScriptedBackend(default=lambda m: ["Mm."]))
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, "one")
+        await wait_for(pilot, lambda: len(texts(app)) == 3 and not app.turn_running)
+        await type_and_send(pilot, "/branch save first")
+        await type_and_send(pilot, "two")
+        await wait_for(pilot, lambda: len(texts(app)) == 5 and not app.turn_running)
+        await type_and_send(pilot, "/branch save second")
+        await wait_for(pilot, lambda: any("Saved branch 'second'" in n for n in notices(app)))
+        await pilot.press("ctrl+b")
+        await wait_for(pilot, lambda: bool(app.screen.query("#branches")))
+        table = app.screen.query_one("#branches", DataTable)
+        rows = {str(table.get_row_at(i)[1]): [str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)}
+        assert rows["first"][0] == "" and rows["second"][0] == "●"
+        assert rows["first"][3] == "#3 Mika: Mm." and rows["second"][3] == "#5 Mika: Mm."

@@ -98,7 +98,7 @@ async def test_a_failed_reply_leaves_a_mark_that_outlives_its_notice_and_a_resta
         assert "Hello?" in screen
         assert "Mika did not answer: Cannot reach the server" in screen and "/regen tries again" in screen
         assert screen.index("Hello?") < screen.index("Mika did not answer")
-    monkeypatch.undo()
+    monkeypatch.setattr(textual.notifications, "time", real_time)  # not undo(): that would drop the conftest's OMOIDE_WELCOMED too
     # After a restart the mark is there again: it was stored with the failed reply.
     again = OmoideApp(await ChatSession.open(store, MIKA, Settings(user_name="Kai"), ScriptedBackend([["I'm here."]])))
     async with again.run_test(size=(100, 30)) as pilot:

@@ -159,3 +159,25 @@ async def test_search_finds_a_memo_and_enter_jumps_to_its_batch(tmp_path: Path) 
         first = app.transcript.views()[0]
         assert first.message.parent_id is None and any("Message #" in n for n in notices(app))
     await store.close()
+
+
+async def test_ctrl_end_and_ctrl_home_move_the_cursor_in_the_memo_editor(tmp_path: Path) -> None:
+    """Issue 42: Ctrl+End did not move the cursor in the memo editor (the chat behind took it)."""
+    store = await Store.open(tmp_path / "omoide.db")
+    app = await book_app(store, ScriptedBackend())
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, "/memos")
+        await wait_for(pilot, lambda: isinstance(app.screen, MemoBookScreen))
+        await pilot.press("n")
+        await wait_for(pilot, lambda: isinstance(app.screen, MemoEditor))
+        area = app.screen.query_one(TextArea)
+        area.text = "Kai named the bakery cat Kinako.\nMika gave Kai a whisk.\nThey went to the sea."
+        area.move_cursor((0, 3))
+        await pilot.press("ctrl+end")
+        await wait_for(pilot, lambda: area.cursor_location == (2, len("They went to the sea.")))
+        await pilot.press("ctrl+home")
+        await wait_for(pilot, lambda: area.cursor_location == (0, 0))
+        await pilot.press("ctrl+shift+end")
+        await wait_for(pilot, lambda: area.selected_text == area.text)
+        assert isinstance(app.screen, MemoEditor)
+    await store.close()

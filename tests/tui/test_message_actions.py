@@ -106,8 +106,11 @@ async def test_d_deletes_from_the_path_and_the_rest_stays_on_a_branch(store: Sto
         await select(pilot, 1)
         await pilot.press("d")
         await wait_for(pilot, lambda: texts(app) == STORY[:3])
-        notice = next(n for n in notices(app) if "Deleted from this path" in n)
-        name = notice.split("branch '")[1].split("'")[0]
+        # Issue 42: the notice says how to get it back, and counts places as you do (not database ids).
+        notice = next(n for n in notices(app) if "off this path" in n)
+        assert "the chat goes on from its 3rd message" in notice
+        name = notice.split("/branch restore ")[1].split()[0]
+        assert "Nothing is lost: /branch restore " + name + " brings it back, with what came after it." in notice
         assert app.focused is app.query_one("#input", Composer)
     branches = {b.name: b.message_id for b in await app.session.tree.branches()}
     assert (await store.messages.get(branches[name])).content == "B"  # nothing left the tree

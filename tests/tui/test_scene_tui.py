@@ -92,3 +92,34 @@ async def test_the_recall_notice_names_the_character_who_is_speaking(store: Stor
         assert texts(app)[-1][0] == "Wren"
         recalled = [n for n in notices(app) if "tries to remember" in n]
         assert recalled == ["Wren tries to remember 'lighthouse keys': nothing came back."]
+
+
+async def test_the_chat_title_follows_invite_and_leave_and_two_chats_are_told_apart(store: Store) -> None:
+    """Issue 42: two chats with Suzune were both "Chat with Suzune", and a scene's
+    title stayed as it was after /invite (the header named the new cast beside it)."""
+    settings = Settings(user_name="Kai", scene_seed=3, gossip_rate=0.0)
+    app = OmoideApp(await ChatSession.open(store, find_character("suzune"), settings, ScriptedBackend(default=echo_speaker)))
+    title = lambda: str(app.query_one("#title").render())  # noqa: E731
+    async with app.run_test(size=SIZE) as pilot:
+        first = app.session.chat.title
+        assert first.startswith("Chat with Suzune · ") and first in title()
+        await type_and_send(pilot, "/invite Wren")
+        await wait_for(pilot, lambda: ("Stage", "Wren joins the scene.") in texts(app), timeout=60)
+        assert app.session.chat.title == first.replace("Chat with Suzune", "Scene with Suzune, Wren")
+        assert app.session.chat.title in title()
+        await type_and_send(pilot, "/leave Wren")
+        await wait_for(pilot, lambda: ("Stage", "Wren leaves the scene.") in texts(app), timeout=60)
+        assert app.session.chat.title == first and first in title()
+        await type_and_send(pilot, "/rename Tea with Suzune")
+        await wait_for(pilot, lambda: app.session.chat.title == "Tea with Suzune")
+        await type_and_send(pilot, "/invite Wren")  # a title you gave stays yours
+        await wait_for(pilot, lambda: texts(app).count(("Stage", "Wren joins the scene.")) == 2, timeout=60)
+        assert app.session.chat.title == "Tea with Suzune"
+        for _ in range(2):  # two more, begun in the same minute as likely as not
+            before = app.session.chat.id
+            await type_and_send(pilot, "/new")
+            await wait_for(pilot, lambda: app.session.chat.id != before)
+        second = app.session.chat.title
+    chats = await store.chats.list("suzune")
+    assert len(chats) == 3 and len({c.title for c in chats}) == 3
+    assert second.startswith("Chat with Suzune · ")

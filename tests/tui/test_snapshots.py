@@ -25,10 +25,12 @@ NOON = datetime(2026, 4, 1, 12, 0, tzinfo=timezone.utc)
 
 @pytest.fixture
 def pinned_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    from omoide.scene import opening
     from omoide.tui.widgets import diary, message
 
     monkeypatch.setattr(message, "when", lambda moment: "04/01 22:15")
     monkeypatch.setattr(diary, "day", lambda moment: "04/01")
+    monkeypatch.setattr(opening, "chat_title", lambda names, started: f"Chat with {names[0]} · Apr 1, 22:15")  # when it began
 
 
 def app_with_a_short_chat(tmp_path: Path) -> tuple[OmoideApp, Store]:

@@ -393,3 +393,66 @@ async def test_reading_forward_from_the_start_loads_the_next_page_without_jumpin
         read = next(v for v in transcript.views() if v.text == last_of_first_page)
         assert transcript.region.y <= read.region.y < transcript.region.bottom
         assert transcript.scroll_y < transcript.max_scroll_y
+
+
+async def test_at_80_columns_notices_stay_few_and_a_repeat_is_counted_not_stacked(store: Store) -> None:
+    """Issue 42: at 80 columns notices were 40 columns wide, padded, and stacked
+    without end, covering half the chat."""
+    from textual.widgets._toast import Toast
+
+    from tests.tui.test_app import make_app, notices, type_and_send, wait_for
+
+    app = await make_app(store, ScriptedBackend())
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        for _ in range(5):
+            await type_and_send(pilot, "/nonsense")
+            app.query_one("#input").value = ""
+        await wait_for(pilot, lambda: any(n.endswith("(×5)") for n in notices(app)))
+        await type_and_send(pilot, "/unpin 999")
+        await type_and_send(pilot, "/goto 1999-01-01")
+        await wait_for(pilot, lambda: len(notices(app)) == 2 and not any("(×5)" in n for n in notices(app)))
+        await wait_for(pilot, lambda: len(app.screen.query(Toast)) == 2 and all(t.outer_size.height for t in app.screen.query(Toast)))
+        toasts = list(app.screen.query(Toast))
+        assert sum(t.outer_size.height for t in toasts) <= 8  # of the chat's 24 rows
+        assert all(t.outer_size.width > 40 for t in toasts)  # a sentence on two rows, not five
+
+
+async def test_a_memory_warning_is_titled_memory_not_template(store: Store) -> None:
+    """Issue 42: a summary's warning ("kept the sentences with names ... instead") was titled "Template"."""
+    from omoide.memory.events import MemoryNotice
+    from tests.tui.test_app import make_app, wait_for
+
+    app = await make_app(store, ScriptedBackend())
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.handle_memory_event(MemoryNotice("summary: the reply echoed its instructions; kept the sentences with names, numbers and dates instead"))
+        await wait_for(pilot, lambda: bool(list(app._notifications)))
+        [notice] = list(app._notifications)
+        assert notice.title == "Memory" and notice.severity == "warning"
+
+
+async def test_summary_says_how_far_it_covers_by_place_on_the_path_not_database_number(store: Store) -> None:
+    """Issue 42: "up to message #41" in a chat of 30 messages: a database id read as a place."""
+    from omoide.tui.app import OmoideApp
+    from omoide.tui.screens.text_modal import TextModal
+    from tests.tui.test_app import MIKA, wait_for
+
+    other = await ChatSession.open(store, MIKA, Settings(user_name="Kai"), ScriptedBackend(default=lambda m: ["ok"]))
+    for i in range(10):  # another chat first: this chat's ids start past 20
+        [_ async for _ in other.send(f"elsewhere {i}")]
+    await other.aclose()
+    settings = Settings(user_name="Kai", recent_messages=3, summary_threshold=4)
+    summary = "Kai and Mika talked about the bakery. She promised to save him a melon pan."
+    session = await ChatSession.open(store, MIKA, settings, ScriptedBackend(default=lambda m: ["ok"]),
+                                     summarizer=ScriptedBackend([[summary]]), new=True)
+    for i in range(2):
+        [_ async for _ in session.send(f"message {i}")]
+    await session.wait_for_memory_work()
+    memory = await session.memory()
+    assert memory.summary is not None and memory.summary.covers_to_id is not None and memory.summary.covers_to_id > 20
+    app = OmoideApp(session)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await type_and_send(pilot, "/summary")
+        await wait_for(pilot, lambda: isinstance(app.screen, TextModal))
+        shown = app.screen.markdown  # type: ignore[attr-defined]
+        assert "Covers the story up to its 2nd message of the 5 on this path." in shown
+        assert f"#{memory.summary.covers_to_id}" not in shown

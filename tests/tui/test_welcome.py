@@ -233,3 +233,51 @@ async def test_at_80x24_the_first_run_screen_says_from_its_first_sight_how_to_mo
         rows = screen_text(app).splitlines()
         bottom = next(row for row in rows if "╰" in row)
         assert "Esc keeps the defaults" in bottom and "Tab" in bottom, bottom
+
+
+async def test_keys_typed_before_the_welcome_go_to_its_name_field_and_nothing_is_sent_as_you(store: Store) -> None:
+    """Issue 42: keys typed as the chat opens went to the composer, and the message was
+    sent as "You" while the welcome was still to come. They are the name field's now,
+    up to their first Enter (tests/integration/test_welcome_terminal.py has the keys
+    after it, typed before the first paint, wait for the name)."""
+    app = await open_app(store)
+    backend = app.session.backend
+    assert isinstance(backend, ScriptedBackend)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*"Kai", "enter")  # at once, as the chat opens
+        await wait_for(pilot, lambda: bool(app.screen.query("#first-run-name")))
+        await wait_for(pilot, lambda: app.screen.query_one("#first-run-characters", OptionList).has_focus)  # the Enter moved on
+        assert app.screen.query_one("#first-run-name", Input).value == "Kai"
+        assert not backend.calls and len(app.transcript.views()) == 1  # nothing went to the model as "You"
+        await pilot.click("#keep")
+        await wait_for(pilot, lambda: app.session.user.name == "Kai" and app.query_one("#input").has_focus)
+        await type_and_send(pilot, "Hi!")
+        await wait_for(pilot, lambda: len(app.transcript.views()) == 3 and app.reply_view is None)
+        assert (app.transcript.views()[1].speaker, app.transcript.views()[1].text) == ("Kai", "Hi!")
+        system = backend.calls[0]["messages"][0]["content"]
+        assert "She talks to Kai about them." in system and "to You" not in system
+
+
+async def test_escape_keeps_a_name_typed_and_says_how_to_set_one_left_empty(store: Store) -> None:
+    """Esc in the name field closed the welcome and threw the name typed away, leaving
+    you "You" with no word of how to change it."""
+    app = await open_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: bool(app.screen.query("#first-run-name")))
+        await pilot.pause()
+        await pilot.press(*"Ren", "escape")
+        await wait_for(pilot, lambda: not app.screen.query("#first-run-name"))
+        await wait_for(pilot, lambda: app.session.user.name == "Ren")
+        assert app.transcript.views()[0].text == "*Noor lifts her veil.* Oh, Ren! You came up after all."
+    assert (await store.profile.get()).name == "Ren"
+
+
+async def test_escape_with_no_name_says_how_to_set_it_later(store: Store) -> None:
+    from tests.tui.test_app import notices
+
+    app = await open_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: bool(app.screen.query("#first-run-name")))
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: any("/profile" in n for n in notices(app)))
+        assert app.session.user.name == "You"

@@ -125,3 +125,50 @@ async def test_world_and_log_show_rolling_lists_as_items_and_long_text_whole() -
     assert '"text":' not in details and '"c":' not in details  # no raw JSON
     wren = details[details.index("Wren — "):]
     assert re.search(rf"Heard from others:\n  - (\[\d\d/\d\d \d\d:\d\d\] )?{re.escape(LONG_FACT)}\n", wren), wren  # one item a line, whole
+
+
+async def test_memory_idle_waits_for_the_world_pass_of_end(store: Store) -> None:
+    """Issue 42: "memory idle" was shown while /end's pass still ran, as soon as
+    any other memory work (a summary) ended."""
+    import asyncio
+
+    from omoide.memory.events import MemoryWorkDone, MemoryWorkStarted
+    from omoide.tui.widgets.status import StatusBar
+
+    release = asyncio.Event()
+    script = WorldScript().default()
+    settings = Settings(user_name="Kai")
+    session = await ChatSession.open(store, find_character("suzune"), settings, ScriptedBackend(),
+                                     summarizer=ScriptedBackend(default=lambda m: [release, *script(m)]))
+    app = OmoideApp(session)
+    memory = lambda: app.query_one(StatusBar).memory  # noqa: E731
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, "My exam is on Friday.")
+        await app.workers.wait_for_complete()
+        await type_and_send(pilot, "/end")
+        await wait_for(pilot, lambda: memory() == "◐ remembering (world)…")
+        app.handle_memory_event(MemoryWorkStarted("summary"))  # a summary begun and ended meanwhile
+        await wait_for(pilot, lambda: memory() == "◐ remembering (summary)…")
+        app.handle_memory_event(MemoryWorkDone("summary"))
+        await wait_for(pilot, lambda: memory() != "◐ remembering (summary)…")
+        assert memory() == "◐ remembering (world)…"
+        release.set()
+        await app.session.world.wait()
+        await wait_for(pilot, lambda: memory() == "memory idle")
+
+
+async def test_log_says_who_made_each_change_in_words_not_llm_or_rule(store: Store) -> None:
+    """Issue 42: /log spoke of `llm` and `rule`."""
+    app = await suzune_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, "Hello.")
+        await app.workers.wait_for_complete()
+        await type_and_send(pilot, "/end")
+        await wait_for(pilot, lambda: any("is remembering it" in n.message for n in app._notifications))
+        await app.session.world.wait()
+        await type_and_send(pilot, "/log")
+        await wait_for(pilot, lambda: isinstance(app.screen, LogScreen))
+        [conversation] = app.screen.query_one(Tree).root.children
+        lines = {str(child.label).split()[0]: str(child.label) for child in conversation.children}
+        assert "written by the model" in lines["memory"] and "set by omoide's rules" in lines["familiarity"]
+        assert not any(re.search(r"\b(llm|rule)\b", line) for line in lines.values()), lines

@@ -109,6 +109,10 @@ class Navigator:
         """Every message of this chat matching `text`, all branches included, newest first."""
         return await self._store.messages.search(text, chat_id=self.chat_id, limit=limit)
 
+    async def position(self, message_id: int) -> int:
+        """Message `message_id`'s place on its path: 1 for the chat's first message."""
+        return (await self._store.messages.get(message_id)).depth + 1
+
     async def locate(self, message_id: int, head_id: int) -> Message:
         """Message `message_id`, checked to lie on the path to `head_id`."""
         message = await self._store.messages.get(message_id)

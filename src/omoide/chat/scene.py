@@ -18,6 +18,7 @@ from omoide.errors import CommandError
 from omoide.memory.book import memory_state
 from omoide.memory.prompt.model import SceneFacts
 from omoide.memory.recall import Recalled
+from omoide.scene.opening import retitled
 from omoide.scene.cast import SceneCast
 from omoide.scene.speakers import Choice
 from omoide.world.directory import one_on_one
@@ -99,9 +100,15 @@ class ChatScene:
         return note
 
     async def _after_note(self, note: Message) -> None:
+        before = [c.display_name for c in self.present]
         self.state.own_head = note.id
-        await self.state.refresh()
+        chat = await self.state.refresh()
         await self.refresh()
+        # The title omoide gave names who is here: it follows /invite and /leave (a title you gave stays).
+        title = retitled(chat.title, before, [c.display_name for c in self.present])
+        if title is not None and title != chat.title:
+            await self.store.chats.rename(chat.id, title)
+            await self.state.refresh()
 
     # -- who speaks ---------------------------------------------------------------------------
 

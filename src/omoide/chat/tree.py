@@ -5,7 +5,8 @@ conversation left behind on another branch is retracted.
 
 A move that leaves a path no swipe reaches (/undo, /edit, a restore, an action on
 an earlier message) first saves the head as an automatic branch, `auto-<time>`,
-so `/branch restore` brings the whole story back."""
+so `/branch restore` brings the whole story back; when a branch is already saved
+at that message, that branch is named and no other is added."""
 
 from __future__ import annotations
 
@@ -60,7 +61,10 @@ class ChatTree:
         return target, kept
 
     async def keep_head(self, message_id: int) -> Branch:
-        """Save `message_id` (the head about to be left) as a new automatic branch."""
+        """Save `message_id` (the head about to be left) as a new automatic branch,
+        unless a branch already keeps it."""
+        if (saved := await self.store.branches.at(self.state.chat_id, message_id)) is not None:
+            return saved
         name = await self._auto_name()
         return await self.store.branches.save(self.state.chat_id, name, message_id, auto=True)
 
@@ -96,7 +100,10 @@ class ChatTree:
         return await self._autosave(head.id)
 
     async def _autosave(self, head_id: int) -> Branch:
-        """Save `head_id` as `auto-<time>` (with its id after it when another was saved that second)."""
+        """Save `head_id` as `auto-<time>` (with its id after it when another was saved that second),
+        unless a branch already keeps it."""
+        if (saved := await self.store.branches.at(self.state.chat_id, head_id)) is not None:
+            return saved
         name = f"auto-{datetime.now():%Y%m%d-%H%M%S}"
         if await self.store.branches.get(self.state.chat_id, name) is not None:
             name = f"{name}-{head_id}"

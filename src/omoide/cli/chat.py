@@ -135,6 +135,7 @@ def search(
             hits = await workspace.store.messages.search(text, character=char.id, limit=limit)
             memo_hits = await workspace.store.memos.search(text, character=char.id, limit=limit)
             where = [await where_in_chat(workspace.store, hit.message) for hit in hits]
+            you = workspace.settings.user.name
         finally:
             await workspace.aclose()
         if not hits and not memo_hits:
@@ -142,7 +143,7 @@ def search(
             return
         table = Table("chat", "message", "when", "who", "match", title=safe(f"'{text}' with {char.display_name}"))
         for hit, place in zip(hits, where):
-            who = char.display_name if hit.message.role == "assistant" else "you"
+            who = char.display_name if hit.message.role == "assistant" else you
             snippet = _highlight(hit.marked)
             table.add_row(str(hit.message.chat_id), safe(f"#{hit.message.id}" + (f"\n{place}" if place else "")),
                           f"{hit.message.created_at.astimezone():%Y-%m-%d %H:%M}", safe(who), snippet)

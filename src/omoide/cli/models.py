@@ -30,12 +30,13 @@ def models(ctx: typer.Context) -> None:
     """List the embedded models, the downloaded ones and every model on the servers found running here."""
     if ctx.invoked_subcommand is not None:
         return
+    from omoide.llm.served import list_servers
     from omoide.models import choose
     from omoide.models.catalog import RECOMMENDED
 
     settings = _settings()
 
-    servers = run(lambda: choose.find_servers(settings))
+    servers, configured = run(lambda: list_servers(settings))
     table = Table("", "name", "kind", "where / what", title="Models")
 
     def add(choice: choose.ModelChoice) -> None:
@@ -55,7 +56,14 @@ def models(ctx: typer.Context) -> None:
                                "`omoide models use NAME` takes any of them", style="dim"))
     out = stdout()
     out.print(table)
-    if not servers:
+    if configured is not None and configured.problem is not None:
+        problem = configured.problem
+        out.print(safe(f"The server in base_url ({settings.backend.base_url}) did not list its models: "
+                       f"{problem.message} {problem.hint}".strip(), style="yellow"))
+    elif configured is not None and not settings.backend.model:
+        out.print(safe(f"The default is the server in base_url ({settings.backend.base_url}), with the model it picks; "
+                       "set model (OMOIDE_MODEL) to choose one.", style="dim"))
+    if not servers and configured is None:
         out.print(Text("No model server answered on this machine (Ollama, llama.cpp, LM Studio, KoboldCpp, vLLM, SGLang, text-generation-webui).", style="dim"))
     recommended = Table("name", "size", "RAM", "licence", "", title="Recommended downloads (`omoide models pull NAME`)")
     for model in RECOMMENDED:

@@ -297,7 +297,8 @@ class OpenAICompatBackend:
             self._tokenizers.remove(tokenizer)
         return None
 
-    async def check(self) -> str:
+    async def list_models(self) -> list[str]:
+        """The models the server lists at /models (asked with the key, as a turn is)."""
         url = f"{self.base_url}/models"
         try:
             response = await fetch(self.client, "GET", url, headers=self._headers(), deadline=10.0, max_bytes=MODELS_MAX_BYTES)
@@ -309,9 +310,12 @@ class OpenAICompatBackend:
         if response.status_code >= 400:
             raise http_error(response.status_code, response.content, url=self.base_url, model=self.model, secret=self._secret())
         try:
-            models = [str(m.get("id")) for m in response.json().get("data", []) if isinstance(m, dict)]
+            return [str(m.get("id")) for m in response.json().get("data", []) if isinstance(m, dict)]
         except (ValueError, AttributeError):
-            models = []
+            return []
+
+    async def check(self) -> str:
+        models = await self.list_models()
         if self.settings.model and models and self.settings.model not in models:
             raise ModelNotFound(
                 f"The server at {self.base_url} does not list the model '{self.settings.model}'.",

@@ -4,7 +4,8 @@ turns in a worker, and routes slash commands through the one table of
 It reads the chat only through the session and its navigator.
 
 Turns, and background memory work as the status bar shows it, are in
-`tui/turns.py` (`TurnsApp`, which this extends). Memory events: the
+`tui/turns.py` (`TurnsApp`); switching chat, character, name and theme in
+`tui/switching.py` (`SwitchingApp`, which this extends). Memory events: the
 constructor sets `session.on_memory_event` to `handle_memory_event`, and a
 session opened from it (`switch_chat`, `switch_character`) keeps it. Every key
 binding has an id (`chat.*`, `app.*`) so a keymap can move it.
@@ -16,21 +17,17 @@ typed into it once it is.
 from __future__ import annotations
 
 import logging
-import re
-from collections.abc import Mapping
 from pathlib import Path
 
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.notifications import SeverityLevel
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.widgets import Static
 
 from omoide.tui import slash
 from omoide.tui.command_line import unescape
-from omoide.characters.model import Character
 from omoide.characters.portrait import portrait_file
 from omoide.config.keymap import keymap_problems, usable_keymap
 from omoide.errors import CommandError, OmoideError
@@ -40,13 +37,14 @@ from omoide.safe_text import inert
 from omoide.chat.session import ChatSession
 from omoide.tui.commands import open_branch_picker
 from omoide.tui.download import Downloads
-from omoide.tui.host import CommandTable, report
+from omoide.tui.host import CommandTable
 from omoide.tui.memos import open_book
 from omoide.tui.messages import ComposerReady
 from omoide.tui.palette import ChatCommands, PaletteItem, gather
-from omoide.tui.turns import TurnsApp
-from omoide.tui.typeahead import TypeAhead, replay
-from omoide.tui.widgets.composer import Composer, newline_help
+from omoide.tui.keys import KeysApp
+from omoide.tui.switching import SwitchingApp
+from omoide.tui.typeahead import Held, TypeAhead, replay
+from omoide.tui.widgets.composer import Composer
 from omoide.tui.widgets.diary import DiaryPane
 from omoide.tui.widgets.message import MessageView
 from omoide.tui.widgets.status import StatusBar, demo_note, memory_label
@@ -55,7 +53,7 @@ from omoide.tui.widgets.transcript import Transcript
 log = logging.getLogger(__name__)
 
 
-class OmoideApp(TurnsApp):
+class OmoideApp(SwitchingApp, KeysApp):
     CSS_PATH = "app.tcss"
     TITLE = "omoide"
     BINDINGS = [
@@ -96,20 +94,14 @@ class OmoideApp(TurnsApp):
         self.keymap: dict[str, str] = {}
         self.typeahead = TypeAhead()
         self.mouse_on = True
-        self.commands = CommandTable({command.name: command.run for command in slash.TABLE})
+        self.commands = CommandTable({command.name: command.run for command in slash.TABLE},
+                                     recount=frozenset(command.name for command in slash.TABLE if command.changes_prompt))
         session.on_memory_event = self.handle_memory_event
         self.keymap_warnings = keymap_problems(session.settings.ui.keymap)
         """What of `[ui.keymap]` is ignored, and why: said when the chat starts."""
         keymap = usable_keymap(session.settings.ui.keymap)
         if keymap:
             self.set_keymap(keymap)
-
-    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
-               timeout: float | None = None, markup: bool = False) -> None:
-        """Notices carry error messages, file paths and the user's own text, none of
-        them Textual markup: '[Errno 111]' must show as typed, and a stray '[/]' must
-        not raise. So markup is off for every notice, whoever sends it."""
-        super().notify(inert(message), title=inert(title), severity=severity, timeout=timeout, markup=False)
 
     def copy_to_clipboard(self, text: str) -> None:
         """Every copy (/copy, `c` on a message, a selection) leaves as the text is
@@ -121,7 +113,15 @@ class OmoideApp(TurnsApp):
             await super().on_event(event)
 
     async def on_composer_ready(self, message: ComposerReady) -> None:
-        await replay(self, self.query_one(Composer), self.typeahead.release())
+        await self.type_ahead(self.typeahead.release())
+
+    async def type_ahead(self, held: Held) -> None:
+        composer = self.query_one(Composer)
+        if composer.has_focus or not held:
+            await replay(self, composer, held)
+        else:  # after the focus has moved back (the welcome just closed): Enter is the composer's
+            composer.focus()
+            self.call_later(replay, self, composer, held)
 
     # -- layout -----------------------------------------------------------------------
 
@@ -155,9 +155,12 @@ class OmoideApp(TurnsApp):
         self._apply_saved_theme()
         await self.show_chat()
         self.query_one(Composer).focus()
-        self.post_message(ComposerReady())  # after the keys already queued, which are held too
         self.set_interval(OTHER_WRITERS_INTERVAL, self.watch_other_writers)
-        self.set_timer(FIRST_RUN_DELAY, self._first_run)
+        if self.session.settings.ui.welcomed:
+            self.post_message(ComposerReady())  # after the keys already queued, which are held too
+            self.set_timer(FIRST_RUN_DELAY, self._first_run)
+        else:  # the welcome asks your name first: keys typed until it is up are its
+            self.call_after_refresh(self._first_run)
         self.call_after_refresh(release_gc)
 
     def _first_run(self) -> None:
@@ -165,7 +168,11 @@ class OmoideApp(TurnsApp):
         probes never delay its first paint, nor the rest of the page mounted after it."""
         from omoide.tui.screens.first_run import start_first_run
 
-        start_first_run(self)
+        try:
+            start_first_run(self)
+        except Exception:
+            self.post_message(ComposerReady())  # no welcome after all: the keys held are the composer's
+            raise
         self.downloads.resume_unfinished()
 
     def show_backend(self) -> None:
@@ -209,6 +216,11 @@ class OmoideApp(TurnsApp):
             await self.session.build_prompt(head_id)
         self._tokens_head = head_id
         self._update_tokens()
+
+    def recount_prompt(self) -> None:
+        head = self.session.chat.head_id
+        if head is not None and not self.turn_running:  # a turn builds its own
+            self.run_worker(self._recount(head), group="recount", exclusive=True, exit_on_error=False)
 
     def show_amnesia(self) -> None:
         self.query_one(StatusBar).amnesia = ", ".join(self.session.chat.amnesia)
@@ -274,40 +286,6 @@ class OmoideApp(TurnsApp):
         await self.commands.dispatch(self, command)
 
 
-    def set_keymap(self, keymap: Mapping[str, str]) -> None:
-        self.keymap = dict(keymap)
-        super().set_keymap(self.keymap)
-
-    def keys_of(self, binding_id: str) -> str:
-        """How the keys of the binding `binding_id` are written, as the keymap has them now."""
-        binding = next(b for b in [*Composer.BINDINGS, *self.BINDINGS, *MessageView.BINDINGS]
-                       if isinstance(b, Binding) and b.id == binding_id)
-        keys = self.keymap.get(binding_id, binding.key).split(",")
-        shown = (self.get_key_display(binding.with_key(key.strip())) for key in keys)
-        return inert(" / ".join(FUNCTION_KEY.sub(lambda m: m.group(0).upper(), key) for key in shown))
-
-    def describe(self, binding: Binding) -> str:
-        """What `binding` does, naming the keys of the message actions as the keymap has them."""
-        if binding.id != "chat.select":
-            return binding.description
-        keys = ", ".join(self.keys_of(action).split(" / ")[0] for action in MESSAGE_ACTIONS)
-        return f"Select a message (then {keys} act on it)"
-
-    def command_help(self) -> list[tuple[str, str]]:
-        return slash.help_rows()
-
-    def key_help(self) -> list[tuple[str, str]]:
-        """(keys, what they do) for every chat binding, as the keymap has them now.
-        Read from the declarations, since a screen's own PageUp shadows the app's
-        in `active_bindings` even though the app's is the one that acts."""
-        rows = []
-        for binding in [*Composer.BINDINGS, *self.BINDINGS, *MessageView.BINDINGS]:
-            assert isinstance(binding, Binding) and binding.id
-            what = newline_help(self.keymap.get(binding.id, binding.key)) if binding.id == "chat.newline" \
-                else self.describe(binding)
-            rows.append((self.keys_of(binding.id), what))
-        return rows
-
     # -- actions ------------------------------------------------------------------------------
 
     def action_palette(self) -> None:
@@ -323,17 +301,6 @@ class OmoideApp(TurnsApp):
         return [(self.describe(b), self.keys_of(b.id), b.action) for b in self.BINDINGS
                 if isinstance(b, Binding) and b.id and b.id not in self.NOT_IN_PALETTE]
 
-    def action_toggle_mouse(self) -> None:
-        """Mouse capture off (the terminal's own selection works) or back on."""
-        self.mouse_on = not self.mouse_on
-        driver = self._driver
-        switch = getattr(driver, "_enable_mouse_support" if self.mouse_on else "_disable_mouse_support", None)
-        if switch is not None:  # a terminal driver (the headless one has no mouse to switch)
-            switch()
-        key = self.keys_of("chat.mouse")
-        self.query_one(StatusBar).mode = "" if self.mouse_on else f"mouse off: select with the terminal · {key} turns it on"
-        self.notify("Mouse on." if self.mouse_on else f"Mouse off: select and copy with the terminal. {key} turns it back on.", timeout=3)
-
     async def on_composer_history_wanted(self, message: Composer.HistoryWanted) -> None:
         composer = self.query_one(Composer)
         history = composer.earlier
@@ -343,29 +310,6 @@ class OmoideApp(TurnsApp):
         text = history.step(message.direction, composer.value)
         if text is not None:
             composer.value = text
-
-    def theme_names(self) -> list[str]:
-        return sorted(name for name in self.available_themes if name != "textual-ansi")
-
-    def choose_theme(self, name: str) -> None:
-        from omoide.config.file import update_config
-
-        found = next((t for t in self.theme_names() if t.lower() == name.lower()), None)
-        if found is None:
-            raise CommandError(f"There is no theme named '{name}'.", f"Themes: {', '.join(self.theme_names())}.")
-        self.theme = found
-        path = update_config({"theme": found})
-        self.notify(f"Theme {found}, remembered in {path}.", timeout=4)
-
-    def _apply_saved_theme(self) -> None:
-        name = self.session.settings.ui.theme
-        if not name:
-            return
-        if name in self.available_themes:
-            self.theme = name
-        else:
-            report(self, CommandError(f"[ui] theme: there is no theme named '{name}'.",
-                                      "/theme lists them; /theme NAME sets one."), "Theme")
 
     async def action_toggle_diary(self) -> None:
         self.diary.toggle_class("visible")
@@ -377,50 +321,10 @@ class OmoideApp(TurnsApp):
 
         self.push_screen(InspectorScreen(self.session.last_prompt))
 
-    def action_chat_list(self) -> None:
-        from omoide.tui.screens.chats import ChatListScreen
-
-        async def chosen(result: int | str | None) -> None:
-            if result is None:
-                return
-            await self.switch_chat(None if result == "new" else int(result))
-
-        self.push_screen(ChatListScreen(self.session.navigator, self.session.character.display_name, self.session.chat.id), chosen)
-
-    async def switch_chat(self, chat_id: int | None) -> None:
-        """Open another chat with this character (None: a new one) in place of this one."""
-        if chat_id == self.session.chat.id:
-            return
-        await self.stop_turn_and_wait()
-        await self.session.aclose()
-        self.session = await self.session.open_another(chat_id)
-        self.transcript.navigator = self.session.navigator
-        # The old chat's memory work was cancelled mid-way (it is retried later): no event says so.
-        self.query_one(StatusBar).memory = memory_label(self.session.memory_status)
-        await self.show_chat()
-
     def action_characters(self) -> None:
         from omoide.tui.screens.characters import open_picker
 
         open_picker(self)
-
-    async def switch_character(self, character: Character) -> None:
-        """Chat with `character` (its most recent chat, or a new one) in place of this chat."""
-        if character.id == self.session.character.id and not self.session.scene.is_scene:
-            return
-        await self.stop_turn_and_wait()
-        await self.session.aclose()
-        self.session = await self.session.open_character(character)
-        self.transcript.navigator = self.session.navigator
-        self.transcript.speaker = character.display_name
-        self.diary.show_owner(character.display_name)
-        self.query_one(StatusBar).memory = memory_label(self.session.memory_status)
-        await self.show_chat()
-
-    async def rename_user(self, name: str) -> None:
-        """You are `name` from now on (the first-run screen, `/profile`)."""
-        self.transcript.user_name = await self.session.user.rename_user(name)
-        await self.show_chat()
 
     async def action_memo_book(self) -> None:
         await open_book(self)
@@ -464,10 +368,6 @@ class OmoideApp(TurnsApp):
                 log.warning("closing %s failed", backend.name, exc_info=True)
 
 
-MESSAGE_ACTIONS = ("message.edit", "message.delete", "message.regenerate", "message.copy", "message.branch")
-"""The keys chat.select's description names, in its order (e, d, r, c, b)."""
-FUNCTION_KEY = re.compile(r"\bf\d{1,2}\b")
-"""'f2' as Textual writes it, shown 'F2' as keyboards print it."""
 HISTORY_DEPTH = 400
 """Messages of the path read for Up's history (about half of them yours)."""
 OTHER_WRITERS_INTERVAL = 1.0

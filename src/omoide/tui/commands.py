@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from omoide.characters.model import Character
 from omoide.tui.command_line import ParsedCommand, parse_remember
-from omoide.domain.chat import Message
+from omoide.domain.chat import Message, Role
 from omoide.errors import OmoideError
 from omoide.tui.host import Host, report
 from omoide.tui.memos import memo_rows
@@ -28,7 +28,13 @@ async def summary_command(app: Host, command: ParsedCommand) -> None:
 
     memory = await app.session.memory()
     if memory.summary and memory.summary.content:
-        covered = f"*Covers the story up to message #{memory.summary.covers_to_id}.*\n\n" if memory.summary.covers_to_id else ""
+        covered = ""
+        if memory.summary.covers_to_id:
+            # Its place on the path, as you count the messages, not the message's number in the database.
+            place, head = memory.summary.covers_to_id, (await app.session.refresh()).head_id
+            upto = await app.session.navigator.position(place)
+            total = f" of the {await app.session.navigator.position(head)} on this path" if head is not None else ""
+            covered = f"*Covers the story up to its {ordinal(upto)} message{total}.*\n\n"
         body = covered + memory.summary.content
     else:
         body = "*No summary yet: the chat is still short enough to be sent whole.*"
@@ -113,8 +119,18 @@ async def restore(app: Host, name: str) -> None:
     await app.stop_turn_and_wait()  # the reply is kept, interrupted, on the old branch
     target, saved = await app.session.tree.restore_branch(name)
     await app.show_chat()
-    undo = f" The point you left is saved as '{saved.name}'." if saved else ""
+    undo = f" The point you left is saved as '{saved.name}'." if saved and saved.name != target.name else ""
     app.notify(f"Restored '{target.name}'.{undo}", timeout=6)
+
+
+def ordinal(n: int) -> str:
+    """1st, 2nd, 3rd, 4th ... 11th, 12th, 13th, 21st."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+HERE = "●"
+"""Marks, in the branch picker, the branch the chat is at now."""
 
 
 async def open_branch_picker(app: Host) -> None:
@@ -124,7 +140,19 @@ async def open_branch_picker(app: Host) -> None:
     if not branches:
         app.notify("No branches yet. /branch save NAME saves this point in the story.", timeout=4)
         return
-    rows = [(b.branch.name, f"{b.branch.created_at.astimezone():%m/%d %H:%M}", b.opening, f"{b.since_fork} msgs") for b in branches]
+
+    def last(message: Message) -> str:
+        """The branch's own last message: its place in its story, who wrote it, its first words."""
+        if message.stage:
+            who = "Stage"
+        elif message.role is Role.USER:
+            who = app.session.user.name
+        else:
+            who = app.transcript.speaker_names.get(message.speaker or "", app.transcript.speaker)
+        return f"#{message.depth + 1} {who}: {' '.join(message.content.split()[:8])}"
+
+    rows = [(HERE if b.here else "", b.branch.name, f"{b.branch.created_at.astimezone():%m/%d %H:%M}", last(b.message),
+             f"{b.since_fork} msgs") for b in branches]
 
     async def chosen(name: str | None) -> None:
         if name:

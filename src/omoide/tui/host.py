@@ -22,6 +22,7 @@ from omoide.chat.events import TurnEvent
 from omoide.llm.base import Backend
 from omoide.chat.session import ChatSession
 from omoide.tui.download import Downloads
+from omoide.tui.typeahead import Held, TypeAhead
 from omoide.tui.widgets.transcript import Transcript
 
 log = logging.getLogger(__name__)
@@ -31,6 +32,8 @@ class Host(Protocol):
     """The app as a command handler sees it."""
 
     session: ChatSession
+    typeahead: TypeAhead
+    """Keys typed before the composer (or the first run's welcome) could take them."""
 
     @property
     def transcript(self) -> Transcript: ...
@@ -86,6 +89,13 @@ class Host(Protocol):
     async def rename_user(self, name: str) -> None:
         """You are `name` from now on, in the profile and on screen."""
 
+    async def type_ahead(self, held: Held) -> None:
+        """Type `held` into the composer as if it had had the focus (Enter sends)."""
+
+    def recount_prompt(self) -> None:
+        """Build and count the next prompt again now (its memory changed): the
+        status line and /prompt show it without waiting for the next message."""
+
     def use_backend(self, backend: Backend) -> None:
         """Answer with `backend` from the next turn on."""
 
@@ -109,8 +119,10 @@ Handler = Callable[[Host, ParsedCommand], Awaitable[None]]
 class CommandTable:
     """Command name -> handler; `dispatch` turns a handler's failure into a notice."""
 
-    def __init__(self, handlers: Mapping[str, Handler]) -> None:
+    def __init__(self, handlers: Mapping[str, Handler], *, recount: frozenset[str] = frozenset()) -> None:
         self._handlers = dict(handlers)
+        self._recount = recount
+        """The commands after which the prompt is counted again (their change is in it)."""
 
     def __contains__(self, name: object) -> bool:
         return name in self._handlers
@@ -119,6 +131,8 @@ class CommandTable:
         handler = self._handlers[command.name]
         try:
             await handler(host, command)
+            if command.name in self._recount:
+                host.recount_prompt()
         except OmoideError as exc:
             report(host, exc, f"/{command.name}")
         except Exception as exc:  # a bug in one command must not close the chat

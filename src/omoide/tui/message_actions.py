@@ -18,6 +18,7 @@ from omoide.chat.events import MessageRewritten, TurnEvent, UserMessageStored
 from omoide.domain.chat import Message, Role
 from omoide.errors import OmoideError
 from omoide.tui.clipboard import copy_text
+from omoide.tui.commands import ordinal
 from omoide.tui.host import Host, report
 from omoide.tui.screens.prompt_input import InputModal
 from omoide.tui.screens.text_edit import TextEditScreen
@@ -70,7 +71,10 @@ async def act(app: Host, message: Message, action: Action) -> None:
             head, kept = await app.session.tree.delete(message.id)
             app.leave_selection()
             await app.show_chat()
-            app.notify(f"Deleted from this path: the chat goes on from message #{head.id}.{_kept(kept.name if kept else None)}", timeout=8)
+            back = (f" Nothing is lost: /branch restore {kept.name} brings it back, with what came after it."
+                    if kept else "")
+            app.notify(f"Took {_who(app, message)} message off this path; the chat goes on from its "
+                       f"{ordinal(head.depth + 1)} message.{back}", timeout=10)
         elif action == "branch":
             _branch(app, message)
     except OmoideError as exc:

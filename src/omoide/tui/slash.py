@@ -61,19 +61,21 @@ class SlashCommand:
     summary: str
     """One line for /help."""
     run: Handler
+    changes_prompt: bool = False
+    """What it changes is in the next prompt: /prompt and the status line's count are made again after it."""
 
 
 TABLE: tuple[SlashCommand, ...] = (
     SlashCommand("help", "/help", "List the commands.", chat.help_command),
     SlashCommand("diary", "/diary", "Show or hide the character's diary.", chat.diary_command),
     SlashCommand("summary", "/summary", "Show the summary of the story so far.", chat.summary_command),
-    SlashCommand("remember", "/remember [!] [--importance 1-5] TEXT", "Write a line in the character's diary (! = important).", chat.remember_command),
-    SlashCommand("recall", "/recall TEXT", "Bring a past moment into the next prompt.", memory.recall_command),
-    SlashCommand("profile", "/profile [add TEXT]", "Show and edit your profile; accept what characters learned.", memory.profile_command),
-    SlashCommand("amnesia", "/amnesia TIER...|off", "Hide memory tiers (diary, summary, memos, world, profile, pinned, corrections, passages) from this chat.", memory.amnesia_command),
-    SlashCommand("pin", "/pin [TEXT|N|diary N]", "Keep a fact (or message N, or a diary line) in every prompt of the character.", pins.pin_command),
+    SlashCommand("remember", "/remember [!] [--importance 1-5] TEXT", "Write a line in the character's diary (! = important).", chat.remember_command, changes_prompt=True),
+    SlashCommand("recall", "/recall TEXT", "Bring a past moment into the next prompt.", memory.recall_command, changes_prompt=True),
+    SlashCommand("profile", "/profile [add TEXT]", "Show and edit your profile; accept what characters learned.", memory.profile_command, changes_prompt=True),
+    SlashCommand("amnesia", "/amnesia TIER...|off", "Hide memory tiers (diary, summary, memos, world, profile, pinned, corrections, passages) from this chat.", memory.amnesia_command, changes_prompt=True),
+    SlashCommand("pin", "/pin [TEXT|N|diary N]", "Keep a fact (or message N, or a diary line) in every prompt of the character.", pins.pin_command, changes_prompt=True),
     SlashCommand("pins", "/pins", "List what is pinned for the character.", pins.pins_command),
-    SlashCommand("unpin", "/unpin N", "Take pin #N out of the prompts.", pins.unpin_command),
+    SlashCommand("unpin", "/unpin N", "Take pin #N out of the prompts.", pins.unpin_command, changes_prompt=True),
     SlashCommand("memos", "/memos", "Open the memo book: jump to, edit, hide or write memos.", memos_command),
     SlashCommand("prompt", "/prompt", "Inspect the last prompt, layer by layer.", chat.prompt_command),
     SlashCommand("regen", "/regen", "Another reply to your last message (kept as a swipe).", chat.regen_command),
@@ -85,12 +87,12 @@ TABLE: tuple[SlashCommand, ...] = (
     SlashCommand("rename", "/rename TITLE", "Rename this chat.", chat.rename_command),
     SlashCommand("search", "/search TEXT", "Search the whole chat history.", chat.search_command),
     SlashCommand("goto", "/goto DATE|#ID", "Jump to a date (2026-04-01, 04/01) or a message number.", chat.goto_command),
-    SlashCommand("persona", "/persona [NAME]", "Show or switch your persona.", chat.persona_command),
+    SlashCommand("persona", "/persona [NAME]", "Show or switch your persona.", chat.persona_command, changes_prompt=True),
     SlashCommand("characters", "/characters", "Pick a character to chat with, or import a card.", _characters),
     SlashCommand("import", "/import [FILE]", "Import a character card (PNG or JSON).", chat.import_command),
     SlashCommand("models", "/models", "List the models, download a recommended one, switch to another.", _models),
-    SlashCommand("invite", "/invite NAME", "Bring a character into this chat (a group scene).", scene.invite_command),
-    SlashCommand("leave", "/leave NAME", "Let a character leave the scene.", scene.leave_command),
+    SlashCommand("invite", "/invite NAME", "Bring a character into this chat (a group scene).", scene.invite_command, changes_prompt=True),
+    SlashCommand("leave", "/leave NAME", "Let a character leave the scene.", scene.leave_command, changes_prompt=True),
     SlashCommand("next", "/next [NAME]", "A character speaks without your turn (NAME picks who).", scene.next_command),
     SlashCommand("continue", "/continue [N]", "The characters talk among themselves for N turns (Esc stops).", scene.continue_command),
     SlashCommand("end", "/end", "End the conversation: the character remembers it (in the background).", _end),

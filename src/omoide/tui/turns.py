@@ -11,7 +11,6 @@ import logging
 from collections.abc import AsyncIterator, Callable
 
 from textual import work
-from textual.app import App
 from textual.css.query import NoMatches
 from omoide.tui.widgets.composer import Composer
 from textual.worker import Worker, WorkerState
@@ -24,6 +23,7 @@ from omoide.chat.events import (
 from omoide.memory.events import MemoryEvent, MemoryNotice, MemoryWorkDone, MemoryWorkFailed, MemoryWorkStarted
 from omoide.chat.session import ChatSession
 from omoide.tui.memos import memo_status
+from omoide.tui.notices import NoticesApp
 from omoide.tui.messages import MemoryUpdate, TurnUpdate
 from omoide.tui.widgets.message import MessageView
 from omoide.tui.widgets.status import MEMORY_IDLE, StatusBar
@@ -32,7 +32,7 @@ from omoide.tui.widgets.transcript import Transcript
 log = logging.getLogger(__name__)
 
 
-class TurnsApp(App[None]):
+class TurnsApp(NoticesApp):
     """The app's turns: what `OmoideApp` shows while a reply is on its way."""
 
     session: ChatSession
@@ -42,6 +42,9 @@ class TurnsApp(App[None]):
     """Your message, kept in the composer until it is stored."""
     _show_after_reply: bool
     _tokens_head: int | None
+    _memory_running: dict[str, int] = {}
+    """Memory work started and not yet ended, by kind: "memory idle" waits for all of it
+    (the world pass of /end runs beside the summary and the memos)."""
 
     @property
     def transcript(self) -> Transcript:
@@ -239,16 +242,30 @@ class TurnsApp(App[None]):
 
     async def on_memory_update(self, message: MemoryUpdate) -> None:
         status = self.query_one(StatusBar)
+        running = self._memory_running = dict(self._memory_running)
+        match message.event:
+            case MemoryWorkStarted(kind=kind):
+                running[kind] = running.get(kind, 0) + 1
+            case MemoryWorkDone(kind=kind) | MemoryWorkFailed(kind=kind):
+                _ended(running, kind)
+        still = [k for k, n in running.items() if n > 0]
         if (label := memo_status(message.event)) is not None:
-            status.memory = label
+            status.memory = f"◐ remembering ({still[-1]})…" if label == MEMORY_IDLE and still else label
             return
         match message.event:
             case MemoryWorkStarted(kind=kind):
                 status.memory = f"◐ remembering ({kind})…"
             case MemoryWorkDone():
-                status.memory = MEMORY_IDLE
+                status.memory = f"◐ remembering ({still[-1]})…" if still else MEMORY_IDLE
                 await self.refresh_diary()
             case MemoryWorkFailed(reason=reason):
                 status.memory = f"memory: failed ({reason}) — will retry"
             case MemoryNotice(note=note):
-                self.notify(note, title="Template", severity="warning", timeout=10)
+                self.notify(note, title="Memory", severity="warning", timeout=10)
+
+
+def _ended(running: dict[str, int], kind: str) -> None:
+    if running.get(kind, 0) > 1:
+        running[kind] -= 1
+    else:
+        running.pop(kind, None)

@@ -6,6 +6,11 @@ goes to the bare screen and is lost. `TypeAhead` holds those keys (and pastes)
 and gives them back, in order, once the composer has the focus. A line feed
 read back is an Enter typed while the terminal was still in line mode.
 
+On the first run the welcome asks your name before anything is sent: the
+keys up to the first Enter are typed into its name field (`type_into_line`),
+and those after it wait until the welcome is answered, then go to the composer
+(so a message typed ahead is sent under the name given, never as "You").
+
 They are given back by `replay`, one at a time and at once, not posted again:
 a burst of posted keys would race (Enter acts when it bubbles back up to the
 app, after the keys behind it are already in the composer).
@@ -17,6 +22,7 @@ from typing import Any
 
 from textual import events
 from textual.app import App
+from textual.widgets import Input
 from omoide.tui.widgets.composer import Composer
 
 
@@ -44,6 +50,25 @@ class TypeAhead:
         """The held input, oldest first; from now on nothing is held."""
         held, self._held = self._held or [], None
         return held
+
+
+Held = list[events.Key | events.Paste]
+
+
+def type_into_line(line: Input, held: Held) -> tuple[bool, Held]:
+    """Type `held` into the one-line field `line` up to the first Enter.
+
+    Returns whether an Enter ended the line, and the keys after it (for the composer)."""
+    for index, event in enumerate(held):
+        if isinstance(event, events.Paste):
+            line.insert_text_at_cursor(" ".join(event.text.split()))
+        elif event.key == "enter":
+            return True, held[index + 1:]
+        elif event.key == "backspace":
+            line.action_delete_left()
+        elif event.is_printable and event.character:
+            line.insert_text_at_cursor(event.character)
+    return False, []
 
 
 async def replay(app: App[Any], composer: Composer, held: list[events.Key | events.Paste]) -> None:

@@ -14,6 +14,17 @@ KIND_STYLE = {
     UpdateKind.KEPT: "yellow", UpdateKind.EDIT: "cyan",
 }
 
+KIND_WORDS = {
+    UpdateKind.LLM: "written by the model",
+    UpdateKind.RULE: "set by omoide's rules",
+    UpdateKind.EDIT: "edited by you",
+    UpdateKind.RETRACT: "taken back",
+    UpdateKind.REINSTATE: "back again",
+    UpdateKind.FAILED: "failed",
+    UpdateKind.KEPT: "kept as it was",
+}
+"""How a change came about, in the log's words (`llm` and `rule` are the database's)."""
+
 
 def about_name(key: str, names: dict[str, str]) -> str:
     if key == SELF:
@@ -76,7 +87,7 @@ def update_line(update: Update, names: dict[str, str]) -> Text:
     line.append(f"{update.step:<15}", style="bold")
     line.append(f"{printable(about_name(update.about, names)):<18}")
     line.append(f"{update.field.value:<15}")
-    line.append(f"{update.kind.value:<10}", style=KIND_STYLE.get(update.kind, ""))
+    line.append(f"{KIND_WORDS.get(update.kind, update.kind.value):<22}", style=KIND_STYLE.get(update.kind, ""))
     source = " · ".join(x for x in (update.template, update.model) if x)
     if source:
         line.append(printable(source), style="dim")

@@ -12,7 +12,8 @@ from omoide.tui.widgets.text import plain
 
 
 class BranchScreen(ModalScreen[str | None]):
-    """Rows are (name, saved, opening words, messages since the fork); dismisses with a name."""
+    """Rows are (● when it is where the chat is now, name, saved, its last message,
+    messages since the fork); dismisses with a name."""
 
     DEFAULT_CSS = """
     BranchScreen { align: center middle; }
@@ -21,7 +22,7 @@ class BranchScreen(ModalScreen[str | None]):
     """
     BINDINGS = [Binding("escape", "close", "Close", id="branches.close")]
 
-    def __init__(self, rows: list[tuple[str, str, str, str]]) -> None:
+    def __init__(self, rows: list[tuple[str, str, str, str, str]]) -> None:
         super().__init__()
         self.rows = rows
 
@@ -29,13 +30,13 @@ class BranchScreen(ModalScreen[str | None]):
         with Vertical():
             yield Static("Branches: Enter restores one (the current point is saved first)")
             yield DataTable(id="branches", cursor_type="row")
-            yield Static("Esc close", classes="hint")
+            yield Static("● the point the chat is at now · Esc close", classes="hint")
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        table.add_columns("name", "saved", "last message", "since fork")
+        table.add_columns("", "name", "saved", "last message", "since fork")
         for row in self.rows:
-            table.add_row(*plain(*row), key=row[0])
+            table.add_row(*plain(*row), key=row[1])
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         self.dismiss(str(event.row_key.value))

@@ -23,8 +23,9 @@ from typing import Any, Literal, cast
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
+from textual.widget import Widget
 from textual.widgets import Button, Input, OptionList, Static
 
 from omoide.tui.widgets.inert import InertInput
@@ -42,6 +43,7 @@ from omoide.models.offer import Offer, recommend
 from omoide.safe_text import oneline
 from omoide.tui.host import Host
 from omoide.tui.screens.characters import character_options, show_portrait
+from omoide.tui.typeahead import Held, TypeAhead, type_into_line
 from omoide.tui.widgets.portrait import Portrait
 
 FIRST_RUN_PORTRAIT = (16, 8)
@@ -97,39 +99,67 @@ class FirstRunScreen(ModalScreen[FirstRunResult | None]):
     BINDINGS = [Binding("escape", "later", "Keep the defaults", id="first_run.later")]
 
     def __init__(self, choices: list[choose.ModelChoice], embedded: str, *,
-                 welcome: Welcome | None = None, offer: Offer | None = None) -> None:
+                 welcome: Welcome | None = None, offer: Offer | None = None, probing: bool = False,
+                 typed_ahead: TypeAhead | None = None) -> None:
         super().__init__()
         self.choices = choices
         self.embedded = embedded
         self.welcome = welcome
         self.offer = offer if not choices else None
+        self.probing = probing
+        """The servers are still being looked for: `show_models` brings what they offer."""
+        self.typed_ahead = typed_ahead
+        """Holds the keys typed before the screen was up: the name field takes them, up to the first Enter."""
+        self.after: Held = []
+        """The keys typed ahead after that first Enter: the composer's once the welcome is answered."""
 
     def compose(self) -> ComposeResult:
         with VerticalScroll():
             if self.welcome is not None:
                 yield from self._compose_welcome(self.welcome)
-            if self.choices:
-                yield Static("A model server is running on this machine", classes="title section" if self.welcome else "title", markup=False)
-                yield Static(Text(f"You are chatting with the small embedded model ({oneline(self.embedded, 60)}). "
-                                  "A model on your own server will tell far better stories. Pick one:"))
-                yield OptionList(*(Option(model_label(c), id=str(i)) for i, c in enumerate(self.choices)), id="first-run-models")
-                with Horizontal():
-                    yield Button("Use it for this chat", id="once", variant="primary")
-                    yield Button("Make it the default", id="default", variant="success")
-                    yield Button("Keep the embedded model", id="keep")
-            elif self.offer is not None:
-                yield Static("A real model", classes="title section", markup=False)
-                yield Static(Text(f"You are chatting with a small demo model ({oneline(self.embedded, 60)}): it forgets "
-                                  "and repeats itself. No model server answered here; this model suits this machine:"))
-                yield Static(Text("\n".join(self.offer.describe()), style="bold"), id="first-run-offer")
-                with Horizontal():
-                    yield Button("Download it while I chat", id="download", variant="primary")
-                    yield Button("Keep the demo model", id="keep")
-            else:
-                with Horizontal():
-                    yield Button("Start chatting", id="start", variant="primary")
+            with Vertical(id="first-run-model"):
+                yield from self._model_part()
             later = "keep the defaults" if self.welcome is not None else "decide later"
             yield Static(f"Esc: {later}. Switch later with /models, or omoide models use NAME.", classes="hint", markup=False)
+
+    def _model_part(self) -> list[Widget]:
+        """The model offer: a server's models, a model to download, or (while the
+        servers are still being looked for, or when there is nothing to offer) a start."""
+        if self.choices:
+            return [
+                Static("A model server is running on this machine", classes="title section" if self.welcome else "title", markup=False),
+                Static(Text(f"You are chatting with the small embedded model ({oneline(self.embedded, 60)}). "
+                            "A model on your own server will tell far better stories. Pick one:")),
+                OptionList(*(Option(model_label(c), id=str(i)) for i, c in enumerate(self.choices)), id="first-run-models"),
+                Horizontal(Button("Use it for this chat", id="once", variant="primary"),
+                           Button("Make it the default", id="default", variant="success"),
+                           Button("Keep the embedded model", id="keep")),
+            ]
+        if self.offer is not None:
+            return [
+                Static("A real model", classes="title section", markup=False),
+                Static(Text(f"You are chatting with a small demo model ({oneline(self.embedded, 60)}): it forgets "
+                            "and repeats itself. No model server answered here; this model suits this machine:")),
+                Static(Text("\n".join(self.offer.describe()), style="bold"), id="first-run-offer"),
+                Horizontal(Button("Download it while I chat", id="download", variant="primary"),
+                           Button("Keep the demo model", id="keep")),
+            ]
+        looking = [Static("Looking for a model server on this machine…", classes="hint section", id="first-run-looking",
+                          markup=False)] if self.probing else []
+        return [*looking, Horizontal(Button("Start chatting", id="start", variant="primary"))]
+
+    async def show_models(self, choices: list[choose.ModelChoice], offer: Offer | None) -> None:
+        """The servers were looked for: offer what they found (or the download) in place of the start."""
+        self.probing = False
+        self.choices, self.offer = choices, (offer if not choices else None)
+        part = self.query_one("#first-run-model", Vertical)
+        moving = part in (self.focused.ancestors if self.focused is not None else [])
+        await part.remove_children()
+        await part.mount_all(self._model_part())
+        if self.choices:
+            self.query_one("#first-run-models", OptionList).highlighted = 0
+        if moving:  # the focus was on the start button, now gone
+            self.query_one("#first-run-model Button", Button).focus()
 
     def _compose_welcome(self, welcome: Welcome) -> ComposeResult:
         yield Static("Welcome to omoide", classes="title", markup=False)
@@ -148,7 +178,12 @@ class FirstRunScreen(ModalScreen[FirstRunResult | None]):
             characters = self.query_one("#first-run-characters", OptionList)
             ids = [c.id for c in self.welcome.characters]
             characters.highlighted = ids.index(self.welcome.current) if self.welcome.current in ids else None
-            self.query_one("#first-run-name", Input).focus()
+            name = self.query_one("#first-run-name", Input)
+            held = self.typed_ahead.release() if self.typed_ahead else []
+            if held:
+                name.select_on_focus = False  # what you typed is not replaced by the next key
+            entered, self.after = type_into_line(name, held)
+            (characters if entered else name).focus()
         elif self.choices:
             models = self.query_one("#first-run-models", OptionList)
             models.highlighted = 0
@@ -189,29 +224,72 @@ class FirstRunScreen(ModalScreen[FirstRunResult | None]):
         self.dismiss(FirstRunResult(decision, choice, name, character, model))
 
     def action_later(self) -> None:
-        self.dismiss(None)
+        """Esc keeps the defaults, but not at the cost of a name already typed."""
+        typed = self.query_one("#first-run-name", Input).value.strip() if self.welcome is not None else ""
+        if not typed:
+            self.dismiss(None)
+            return
+        try:
+            name = clean_name(typed)
+        except OmoideError:
+            self.dismiss(None)  # the notice after says how to set it
+            return
+        self.dismiss(FirstRunResult("start", name=name))
 
 
 def start_first_run(app: Host) -> None:
+    """The first run's welcome at once (keys typed meanwhile wait for it); on later
+    starts, the offer of a server found here, once it answers."""
     settings = app.session.settings
     probe = choose.needs_first_run(settings) and settings.models.discover_servers != []
-    if not settings.ui.welcomed or probe:
-        cast(App[Any], app).run_worker(_offer(app, welcome=not settings.ui.welcomed, probe=probe), group="first-run", exit_on_error=False)
+    if not settings.ui.welcomed:
+        _welcome(app, probe=probe)
+    elif probe:
+        cast(App[Any], app).run_worker(_offer(app), group="first-run", exit_on_error=False)
 
 
-async def _offer(app: Host, *, welcome: bool, probe: bool) -> None:
+def _welcome(app: Host, *, probe: bool) -> None:
     session = app.session
-    choices = choose.server_choices(await choose.find_servers(session.settings)) if probe else []
-    if not welcome and not choices:
-        return
     greet = Welcome(session.user.name, session.library.entries(), session.character.id, session.library,
-                    portraits=session.settings.ui.portraits) if welcome else None
-    offer = recommend() if welcome and not choices and choose.needs_first_run(session.settings) else None
+                    portraits=session.settings.ui.portraits)
+    offer = recommend() if not probe and choose.needs_first_run(session.settings) else None
+    screen = FirstRunScreen([], session.backend.model, welcome=greet, offer=offer, probing=probe,
+                            typed_ahead=app.typeahead)
 
     async def apply(result: FirstRunResult | None) -> None:
-        await _apply(app, result, welcomed=welcome)
+        try:
+            await _apply(app, result, welcomed=True)
+        finally:
+            await app.type_ahead(screen.after)  # now under the name given
 
-    app.push_screen(FirstRunScreen(choices, session.backend.model, welcome=greet, offer=offer), apply)
+    app.push_screen(screen, apply)
+    if probe:
+        cast(App[Any], app).run_worker(_probe(app, screen), group="first-run", exit_on_error=False)
+
+
+async def _probe(app: Host, screen: FirstRunScreen) -> None:
+    """The welcome is up: look for servers, and offer what answers (or a download) on it,
+    or on a screen of its own if the welcome was answered first."""
+    session = app.session
+    choices = choose.server_choices(await choose.find_servers(session.settings))
+    offer = recommend() if not choices and choose.needs_first_run(session.settings) else None
+    if screen.is_attached and cast(App[Any], app).screen is screen:
+        await screen.show_models(choices, offer)
+    elif choices or offer is not None:
+        await _push_offer(app, choices, offer)
+
+
+async def _offer(app: Host) -> None:
+    choices = choose.server_choices(await choose.find_servers(app.session.settings))
+    if choices:
+        await _push_offer(app, choices, None)
+
+
+async def _push_offer(app: Host, choices: list[choose.ModelChoice], offer: Offer | None) -> None:
+    async def apply(result: FirstRunResult | None) -> None:
+        await _apply(app, result, welcomed=False)
+
+    app.push_screen(FirstRunScreen(choices, app.session.backend.model, offer=offer), apply)
 
 
 async def _apply(app: Host, result: FirstRunResult | None, *, welcomed: bool) -> None:
@@ -219,6 +297,9 @@ async def _apply(app: Host, result: FirstRunResult | None, *, welcomed: bool) ->
         if welcomed:
             update_config({"welcomed": True})  # once, whatever was answered
         if result is None:
+            if welcomed and app.session.user.name == DEFAULT_NAME:
+                app.notify(f"The characters call you \u201c{DEFAULT_NAME}\u201d. /profile sets your name whenever you like.",
+                           title="Your name", timeout=8)
             return
         if result.name is not None and result.name != app.session.user.name:
             await app.rename_user(result.name)

@@ -85,7 +85,15 @@ class InspectorScreen(ModalScreen[None]):
     InspectorScreen .layer-title { text-style: bold; margin-top: 1; }
     InspectorScreen .layer-text { color: $text-muted; }
     """
-    BINDINGS = [Binding("escape,q", "close", "Close", id="inspector.close")]
+    # The screen's, before its table's own: the table is as tall as its rows, so
+    # paging it moved nothing while the layers' text below stayed out of reach.
+    BINDINGS = [
+        Binding("escape,q", "close", "Close", id="inspector.close"),
+        Binding("pageup", "scroll_layers('page_up')", "Page up", id="inspector.page_up", show=False, priority=True),
+        Binding("pagedown", "scroll_layers('page_down')", "Page down", id="inspector.page_down", show=False, priority=True),
+        Binding("home,ctrl+home", "scroll_layers('scroll_home')", "Top", id="inspector.top", show=False, priority=True),
+        Binding("end,ctrl+end", "scroll_layers('scroll_end')", "Bottom", id="inspector.bottom", show=False, priority=True),
+    ]
 
     def __init__(self, prompt: AssembledPrompt | None) -> None:
         super().__init__()
@@ -108,6 +116,9 @@ class InspectorScreen(ModalScreen[None]):
         if self.prompt is not None:
             for layer in self.prompt.layers:
                 table.add_row(*plain(layer.name, str(layer.tokens), str(layer.messages), DESCRIPTIONS.get(layer.name, "")))
+
+    def action_scroll_layers(self, how: str) -> None:
+        getattr(self.query_one(VerticalScroll), f"action_{how}")()
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -84,7 +84,7 @@ class ModelsScreen(ModalScreen[None]):
         self.fill()
         self.downloads.subscribe(self.show_download)
         settings = self.host.session.settings
-        if settings.models.discover_servers != []:
+        if settings.models.discover_servers != [] or settings.backend.base_url:
             self.run_worker(self._discover(), group="models-discovery", exclusive=True, exit_on_error=False)
         else:
             self.servers = []
@@ -96,7 +96,10 @@ class ModelsScreen(ModalScreen[None]):
         fit_list(self.query_one(OptionList), self.size.height, LIST_ROWS, AROUND_LIST)
 
     async def _discover(self) -> None:
-        self.servers = choose.server_choices(await choose.find_servers(self.host.session.settings))
+        from omoide.llm.served import list_servers
+
+        servers, _ = await list_servers(self.host.session.settings)
+        self.servers = choose.server_choices(servers)
         self.fill()
 
     def fill(self) -> None:

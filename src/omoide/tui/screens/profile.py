@@ -13,8 +13,8 @@ from textual.widgets.option_list import Option
 from omoide.domain.chat import Profile
 from omoide.errors import OmoideError
 from omoide.world.profile import ProfileBook, provenance, render_text
+from omoide.tui.widgets.editor import Editor
 from omoide.safe_text import inert, safe
-from omoide.tui.widgets.inert import InertTextArea
 
 
 class ProposalList(OptionList):
@@ -54,7 +54,7 @@ class ProfileScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static("Your profile: every character knows it", classes="title")
-            yield InertTextArea(render_text(self.profile), id="profile-text", soft_wrap=True)
+            yield Editor(render_text(self.profile), id="profile-text", soft_wrap=True)
             yield Static(self._proposals_title(), id="proposals-title", classes="title")
             yield ProposalList(*self._options(), id="proposals")
             yield Static("Ctrl+S save · on a proposal: a accept, r reject · Esc close", classes="hint")

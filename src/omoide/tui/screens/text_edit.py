@@ -11,7 +11,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static, TextArea
 
 from omoide.safe_text import inert, safe
-from omoide.tui.widgets.inert import InertTextArea
+from omoide.tui.widgets.editor import Editor
 
 
 class TextEditScreen(ModalScreen[str | None]):
@@ -29,7 +29,7 @@ class TextEditScreen(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield self.title_widget()
-            yield InertTextArea(self.text, id=self.TEXT_ID, soft_wrap=True)
+            yield Editor(self.text, id=self.TEXT_ID, soft_wrap=True)
             yield Static(self.HINT, classes="hint")
 
     def on_mount(self) -> None:
