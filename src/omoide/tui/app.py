@@ -53,7 +53,7 @@ from omoide.tui.widgets.transcript import Transcript
 log = logging.getLogger(__name__)
 
 
-class OmoideApp(SwitchingApp, KeysApp):
+class OmoideApp(KeysApp, SwitchingApp):
     CSS_PATH = "app.tcss"
     TITLE = "omoide"
     BINDINGS = [
