@@ -27,6 +27,19 @@ def test_a_bike_is_nearest_to_the_bicycle_with_no_word_in_common() -> None:
     assert lines[int(closeness.argmax())] == "We finally named our bicycle Rocket."
 
 
+class Kept:
+    """The vectors MeaningIndex keeps, in memory (the database's are tested in test_passages_meaning)."""
+
+    def __init__(self) -> None:
+        self.rows: dict[int, bytes] = {}
+
+    async def after(self, chat_id: int, model: str, after: int, before: int, *, limit: int) -> list[tuple[int, bytes]]:
+        return [(i, v) for i, v in sorted(self.rows.items()) if after < i < before][:limit]
+
+    async def keep(self, chat_id: int, model: str, rows: list[tuple[int, bytes]]) -> None:
+        self.rows.update(rows)
+
+
 class Said:
     """The one store read MeaningIndex makes, over a list of (id, text)."""
 
@@ -41,7 +54,7 @@ async def test_the_index_grows_past_its_room_and_still_finds_by_meaning_only_bef
     said = [(i, f"The tea was too strong again, cup {i}.") for i in range(1, CATCH_UP_BATCH + 10)]
     said.insert(5, (10_000, "We finally named our bicycle Rocket."))  # another branch, newer than the window below
     said.append((CATCH_UP_BATCH + 20, "My bicycle is called Comet now."))
-    index = MeaningIndex(SimpleNamespace(recall=Said(sorted(said))), 1)  # type: ignore[arg-type]
+    index = MeaningIndex(SimpleNamespace(recall=Said(sorted(said)), vectors=Kept()), 1)  # type: ignore[arg-type]
     first = await index.nearest("What did I call my bike?", before=CATCH_UP_BATCH + 15, limit=1)
     assert first == [], "the bicycle line of another branch is newer than the window: not a memory here"
     later = await index.nearest("What did I call my bike?", before=CATCH_UP_BATCH + 30, limit=1)

@@ -19,14 +19,16 @@ from omoide.safe_text import oneline
 
 BINDING_IDS = frozenset({
     "app.quit", "branches.close", "characters.close", "characters.import", "chat.bottom", "chat.branches",
-    "chat.characters", "chat.diary", "chat.history_next", "chat.history_prev", "chat.list", "chat.memos", "chat.mouse",
-    "chat.newline", "chat.page_down", "chat.page_up", "chat.palette", "chat.prompt", "chat.select", "chat.send",
-    "chat.stop", "chat.swipe_next", "chat.swipe_prev", "chat.top", "chats.archive", "chats.close", "chats.new",
-    "chats.open", "chats.rename", "chats.show_archived", "first_run.later", "help.close", "import.cancel", "input.cancel",
-    "inspector.close", "log.close", "memo_editor.cancel", "memo_editor.save", "memos.close", "memos.edit", "memos.hide",
-    "memos.new", "memos.retry", "message.branch", "message.copy", "message.delete", "message.edit", "message.leave",
-    "message.next", "message.previous", "message.regenerate", "message_editor.cancel", "message_editor.save",
-    "modal.close", "models.close", "profile.accept", "profile.close", "profile.reject", "profile.save", "search.close",
+    "chat.characters", "chat.diary", "chat.history_next", "chat.history_prev", "chat.list", "chat.memos",
+    "chat.mouse", "chat.newline", "chat.page_down", "chat.page_up", "chat.palette", "chat.prompt", "chat.select",
+    "chat.send", "chat.stop", "chat.swipe_next", "chat.swipe_prev", "chat.top", "chats.archive", "chats.close",
+    "chats.new", "chats.open", "chats.rename", "chats.show_archived", "editor.end", "editor.select_end",
+    "editor.select_start", "editor.start", "first_run.later", "help.close", "import.cancel", "input.cancel",
+    "inspector.bottom", "inspector.close", "inspector.page_down", "inspector.page_up", "inspector.top", "log.close",
+    "memo_editor.cancel", "memo_editor.save", "memos.close", "memos.edit", "memos.hide", "memos.new", "memos.retry",
+    "message.branch", "message.copy", "message.delete", "message.edit", "message.leave", "message.next",
+    "message.previous", "message.regenerate", "message_editor.cancel", "message_editor.save", "modal.close",
+    "models.close", "profile.accept", "profile.close", "profile.reject", "profile.save", "search.close",
     "world.cancel", "world.close", "world.save",
 })
 

@@ -150,8 +150,10 @@ class OmoideApp(KeysApp, SwitchingApp):
         from omoide.chat.runtime import storage_warnings
         from omoide.config.settings import config_warnings
 
-        for warning in [*config_warnings(), *self.keymap_warnings, *storage_warnings(self.session)]:
-            self.notify(warning, severity="warning", timeout=10)
+        # One notice a source (at most two notices show at once): every keymap problem together
+        for warning in [*config_warnings(), "\n".join(self.keymap_warnings), *storage_warnings(self.session)]:
+            if warning:
+                self.notify(warning, severity="warning", timeout=10)
         self._apply_saved_theme()
         await self.show_chat()
         self.query_one(Composer).focus()
