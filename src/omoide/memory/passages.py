@@ -37,13 +37,12 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime, time, timedelta, tzinfo
 from typing import TYPE_CHECKING
 
 from omoide.domain.chat import Message, Role
 from omoide.llm.embeddings import Embed, cosine
-from omoide.llm.stamps import stamp
 from omoide.memory.beside import answers, beside
 from omoide.memory.passage import PASSAGE_CHARS, Passage, Voices, cut, estimate_tokens
 from omoide.memory.days import asked_days

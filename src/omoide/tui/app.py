@@ -30,7 +30,7 @@ from omoide.tui import slash
 from omoide.tui.command_line import unescape
 from omoide.characters.portrait import portrait_file
 from omoide.config.keymap import keymap_problems, usable_keymap
-from omoide.errors import CommandError, OmoideError
+from omoide.errors import OmoideError
 from omoide.llm.base import Backend
 from omoide.startup import release_gc
 from omoide.safe_text import inert
