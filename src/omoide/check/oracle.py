@@ -122,7 +122,7 @@ class Oracle:
         refused = bool(words) and any(names(s.text, w) for s in statements(line, None) for w in words)
         return (1 if facts or refused else 0), facts
 
-    def keep(self, lines: Sequence[str], budget_chars: int, *, personal: bool = True) -> list[str]:
+    def keep(self, lines: Sequence[str], budget_chars: int) -> list[str]:
         if self.kind == "reader":
             # Every telling line, as many as its limit holds: first one line for each fact still true (the newest),
             # then the rest, newest first; in the order said.
@@ -144,13 +144,12 @@ class Oracle:
                     used += len(written[n])
             return [written[n] for n in sorted(chosen)]
         host = self.scenario.host.capitalize()
-        return [reported(line) for line in extract(lines, user=self.scenario.user, character=host, budget_chars=budget_chars,
-                                                   personal=personal)]
+        return [reported(line) for line in extract(lines, user=self.scenario.user, character=host, budget_chars=budget_chars)]
 
     def memory(self, kind: str, task: str, max_tokens: int | None) -> str:
         budget = 4 * (max_tokens or 400)
         if kind == "memo":
-            lines = self.keep(material_lines(task, "Messages"), budget, personal=False)[:3]  # as fallback_highlights
+            lines = self.keep(material_lines(task, "Messages"), budget)[:3]  # as fallback_highlights
             if not lines:
                 return "【Highlight 1】: They talked about ordinary things, the weather and the trains."
             return "\n".join(f"【Highlight {i}】: {line}" for i, line in enumerate(lines, 1))

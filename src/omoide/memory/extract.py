@@ -243,12 +243,11 @@ def sentence_lines(lines: Iterable[str]) -> list[str]:
     return [_quoted(*piece) for piece in pieces(lines)]
 
 
-def sentences(lines: Iterable[str], *, user: str, character: str, personal: bool = True,
-              rare: Rarity | None = None) -> list[Sentence]:
+def sentences(lines: Iterable[str], *, user: str, character: str, rare: Rarity | None = None) -> list[Sentence]:
     """The sentences of `lines`, scored against each other (`rarity`, and which
     words come up again later), or against the whole story when `rare` says how
-    rare its words are there (memory/rarity.py). `personal` is kept for callers;
-    every speaker's sentences are scored alike."""
+    rare its words are there (memory/rarity.py). Every speaker's sentences are
+    scored alike."""
     found = list(pieces(lines))
     rare = {**rarity([text for _, _, text in found]), **(rare or {})}
     later: dict[str, int] = {}
@@ -299,11 +298,11 @@ def routine_last(found: Sequence[Sentence]) -> list[Sentence]:
 
 
 def extract(lines: Sequence[str], *, user: str, character: str, budget_chars: int, least: float = 3.0,
-            most: int | None = None, personal: bool = True, rare: Rarity | None = None) -> list[str]:
+            most: int | None = None, rare: Rarity | None = None) -> list[str]:
     """The best sentences of `lines` (at most `most` of them) within
     `budget_chars`, in the order said, as `[stamp] Speaker: sentence` (the stamp
-    once per line of the result). `personal`: as `sentences`."""
-    found = [s for s in routine_last(sentences(lines, user=user, character=character, personal=personal, rare=rare))
+    once per line of the result). `rare`: as `sentences`."""
+    found = [s for s in routine_last(sentences(lines, user=user, character=character, rare=rare))
              if s.score >= least]
     chosen: list[Sentence] = []
     used = 0
