@@ -45,9 +45,11 @@ def scripting(backend: ScriptedBackend) -> ScriptedBackend:
     return backend
 
 
-async def talk(session: ChatSession, turns: int, start: int = 0) -> None:
+async def talk(session: ChatSession, turns: int, start: int = 0, names: tuple[str, ...] = ("",)) -> None:
+    """`names`: whom each message calls on in turn (a scene's next speaker is
+    otherwise drawn at random, and one could speak only before any part)."""
     for i in range(start, start + turns):
-        async for _ in session.send(f"Message {i}: how is the oven today?"):
+        async for _ in session.send(f"{names[i % len(names)]}Message {i}: how is the oven today?"):
             pass
         await session.wait_for_memory_work()
 
@@ -85,7 +87,7 @@ async def test_in_a_scene_every_speaker_reads_the_parts_in_its_window(store: Sto
     chat = scripting(replies())
     session = await ChatSession.open(store, find_character("suzune"), Settings(user_name="Kai", recent_messages=2, summary_threshold=3),
                                      chat, summarizer=summarizer(), others=[find_character("wren")])
-    await talk(session, 8)
+    await talk(session, 8, names=("Suzune, ", "Wren, "))
     by_speaker: dict[str, list[list[dict]]] = {}  # type: ignore[type-arg]
     for call in chat.calls:
         by_speaker.setdefault(call["cache_key"], []).append(call["messages"])

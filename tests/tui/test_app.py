@@ -354,6 +354,7 @@ async def test_the_branch_list_shows_each_branchs_own_last_message_and_marks_the
         await type_and_send(pilot, "one")
         await wait_for(pilot, lambda: len(texts(app)) == 3 and not app.turn_running)
         await type_and_send(pilot, "/branch save first")
+        await wait_for(pilot, lambda: any("Saved branch 'first'" in n for n in notices(app)))
         await type_and_send(pilot, "two")
         await wait_for(pilot, lambda: len(texts(app)) == 5 and not app.turn_running)
         await type_and_send(pilot, "/branch save second")

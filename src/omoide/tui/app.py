@@ -201,7 +201,7 @@ class OmoideApp(KeysApp, SwitchingApp):
         self._update_tokens()
         if self.session.last_prompt is not None and chat.head_id != self._tokens_head:
             # Another head (a restore, an undo, a swipe): the size shown was the old one's.
-            self.run_worker(self._recount(chat.head_id), group="recount", exclusive=True, exit_on_error=False)
+            self._start_recount(chat.head_id)
         self.show_amnesia()
 
     def _portraits(self) -> dict[str, Path]:
@@ -211,6 +211,12 @@ class OmoideApp(KeysApp, SwitchingApp):
         cast = self.session.scene.cast
         files = {key: portrait_file(cast.character(key)) for key in self.transcript.speaker_names}
         return {key: path for key, path in files.items() if path is not None}
+
+    def _start_recount(self, head_id: int | None) -> None:
+        async def recount() -> None:  # a function, not a coroutine: one a newer recount replaces never starts
+            await self._recount(head_id)
+        # Textual types a coroutine function's coroutine as Coroutine[None, None, T]; it runs ours alike.
+        self.run_worker(recount, group="recount", exclusive=True, exit_on_error=False)  # type: ignore[arg-type]
 
     async def _recount(self, head_id: int | None) -> None:
         self.query_one(StatusBar).tokens = "prompt: counting…"
@@ -222,7 +228,7 @@ class OmoideApp(KeysApp, SwitchingApp):
     def recount_prompt(self) -> None:
         head = self.session.chat.head_id
         if head is not None and not self.turn_running:  # a turn builds its own
-            self.run_worker(self._recount(head), group="recount", exclusive=True, exit_on_error=False)
+            self._start_recount(head)
 
     def show_amnesia(self) -> None:
         self.query_one(StatusBar).amnesia = ", ".join(self.session.chat.amnesia)
