@@ -181,3 +181,45 @@ async def test_the_vectors_are_kept_with_the_messages_and_a_new_session_reads_th
     prompt = session.last_prompt
     assert prompt is not None and any(BICYCLE in layer.text for layer in prompt.layers if layer.name == "passages")
     assert sum(made) <= 4, f"only the query and the messages that left the window since: {made}"
+
+
+async def test_a_long_chats_first_reply_does_not_wait_for_its_vectors(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A chat whose vectors are not made yet (an imported one): the turn makes a
+    few, the reply comes while the rest are made in the background, and the next
+    turns find by meaning among all of them."""
+    from omoide.memory import meaning as meaning_module
+
+    monkeypatch.setattr(meaning_module, "FOREGROUND_EMBED", 4)
+    monkeypatch.setattr(meaning_module, "CATCH_UP_BATCH", 8)
+    release = threading.Event()
+    real = static_embeddings.vectors
+
+    def slow_in_the_background(texts: list[str]) -> Any:
+        if len(texts) > 4:  # a background batch: held until the reply has come
+            assert release.wait(30), "the reply never came while the vectors were being made"
+        return real(texts)
+
+    monkeypatch.setattr(static_embeddings, "vectors", slow_in_the_background)
+    chat = await store.chats.create("mika", greeting="*waves* Hi!")
+    head = await store.messages.add(chat.id, chat.head_id, Role.USER, "Nothing much today.")
+    for i in range(40):
+        head = await store.messages.add(chat.id, head.id, Role.ASSISTANT if i % 2 == 0 else Role.USER, DAYS[i % len(DAYS)])
+    head = await store.messages.add(chat.id, head.id, Role.USER, BICYCLE)
+    for i in range(20):
+        head = await store.messages.add(chat.id, head.id, Role.ASSISTANT if i % 2 == 0 else Role.USER, DAYS[i % len(DAYS)])
+    await store.memory.add_summary(chat.id, head.id, content="Ordinary days.", covers_to_id=head.id, diary_to_id=None)
+    settings = Settings(user_name="Kai", summary_threshold=10_000, world_idle_hours=10_000)
+    session = await ChatSession.open(store, MIKA, settings, ScriptedBackend(), chat_id=chat.id)
+    [_ async for _ in session.send("How is my bike doing, do you think?")]
+    newest = (await session.transcript(limit=1))[-1]
+    assert newest.role == "assistant", "the reply came before the vectors"
+    kept = await store.db.one("SELECT count(*) FROM message_vectors")
+    assert kept is not None and kept[0] <= 8, "only the turn's own steps were made before the reply"
+    release.set()
+    await session.wait_for_memory_work()
+    kept = await store.db.one("SELECT count(*) FROM message_vectors")
+    assert kept is not None and kept[0] >= 60, "the rest were made in the background and kept"
+    [_ async for _ in session.send("How is my bike doing, do you think?")]
+    prompt = session.last_prompt
+    assert prompt is not None and any(BICYCLE in layer.text for layer in prompt.layers if layer.name == "passages")
+    await session.aclose()

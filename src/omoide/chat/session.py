@@ -328,11 +328,12 @@ class ChatSession:
             self.memory_worker.schedule(self.state.own_head)
 
     async def wait_for_memory_work(self, *, warm_up: bool = True) -> None:
-        """Until memory work and the world pass have ended, and (`warm_up`) the
-        engine has evaluated the next prompt's new start (TurnRunner.warm),
+        """Until memory work, the world pass and the message vectors made in the
+        background have ended, and (`warm_up`) the engine has evaluated the next prompt's new start (TurnRunner.warm),
         which a process about to exit has no use for."""
         await self.memory_worker.wait()
         await self.world.wait()
+        await self.turns.story.settled()
         if warm_up and self.turns.warming is not None:
             await asyncio.shield(self.turns.warming)
 
@@ -341,6 +342,7 @@ class ChatSession:
         await asyncio.gather(*self.turns.finishing, return_exceptions=True)
         await self.memory_worker.cancel()
         await self.world.cancel()
+        await self.turns.story.aclose()
         if self.turns.warming is not None:
             self.turns.warming.cancel()
             await asyncio.gather(self.turns.warming, return_exceptions=True)

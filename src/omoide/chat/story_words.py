@@ -69,6 +69,15 @@ class StoryWords:
             self._meaning = MeaningIndex(self.store, self.state.chat_id)
         return self._meaning
 
+    async def settled(self) -> None:
+        """Until the message vectors caught up in the background (a long or imported chat's) are made."""
+        if self._meaning is not None:
+            await self._meaning.settled()
+
+    async def aclose(self) -> None:
+        if self._meaning is not None:
+            await self._meaning.aclose()
+
     async def passages(self, head_id: int, state: MemoryState, speaker: Character, reader: Reader | None,
                        now: datetime, taken: int = 0) -> list[Passage]:
         """Memories that come to mind for `speaker` at `head_id`: none in memory_style
