@@ -179,6 +179,24 @@ def run_chat(home: str, *, last: str, first: str, args: tuple[str, ...] = ("chat
         tmux_stop(session, timeout)
 
 
+def run_first_reply(home: str, *, last: str, reply: str, args: tuple[str, ...] = ("chat", "suzune"),
+                    timeout: float = 120.0) -> tuple[float, float]:
+    """Launch `omoide chat` on the data in `home`, wait for `last` (its last message)
+    drawn, send a message: the time from Enter to `reply` (the reply's first words)
+    drawn, and the process's peak resident memory then (MiB)."""
+    session = tmux_launch(home, args)
+    try:
+        _wait_for(session, last, timeout)
+        tmux_send(session, "go", literal=True)
+        t0 = time.perf_counter()
+        tmux_send(session, "Enter")
+        replied = _wait_for(session, reply, timeout) - t0
+        _, rss_peak = _memory(_pid(session))
+        return replied, rss_peak
+    finally:
+        tmux_stop(session, timeout)
+
+
 def load() -> str:
     one, five, _ = os.getloadavg()
     return f"load average {one:.1f} (1 min), {five:.1f} (5 min) on {os.cpu_count()} cores"
