@@ -23,7 +23,7 @@ replies; the same for the memory requests; and the prompt-to-prompt figure
 them with the model's template and tokenizer), which is what the server would
 reuse if nothing else ever ran between two turns. `--recall-passages N ...`
 runs each threshold once per [memory] recall_passages (0: no memories come to
-mind; the default is 3), to see what the passages cost the cache.
+mind; the default is 20), to see what the passages cost the cache.
 `--cache-reuse` is the server's llama.cpp `--cache-reuse` (by default the
 embedded engine's own, `CACHE_REUSE` in omoide/llm/engine.py; 0 is a stock
 llama.cpp server, which reuses only the common prefix).
@@ -259,7 +259,7 @@ def main() -> None:
                         help="the server's threads (1: on a shared 2-core machine, 2 threads spin against other work)")
     parser.add_argument("--src", type=Path, default=ROOT / "src", help="the omoide source tree to drive (to compare another version)")
     parser.add_argument("--recall-passages", type=int, nargs="+", default=[None],
-                        help="[memory] recall_passages per run (default: the setting's own, 3; 0 turns passages off)")
+                        help="[memory] recall_passages per run (default: the setting's own, 20; 0 turns passages off)")
     parser.add_argument("--cache-reuse", type=int, default=None,
                         help="the server's --cache-reuse (default: the embedded engine's own, CACHE_REUSE; 0: a stock llama.cpp server)")
     parser.add_argument("--slots", type=int, default=None,
