@@ -55,6 +55,8 @@ async def test_the_index_grows_past_its_room_and_still_finds_by_meaning_only_bef
     said.insert(5, (10_000, "We finally named our bicycle Rocket."))  # another branch, newer than the window below
     said.append((CATCH_UP_BATCH + 20, "My bicycle is called Comet now."))
     index = MeaningIndex(SimpleNamespace(recall=Said(sorted(said)), vectors=Kept()), 1)  # type: ignore[arg-type]
+    await index.nearest("What did I call my bike?", before=CATCH_UP_BATCH + 15, limit=1)  # the rest in the background
+    await index.settled()
     first = await index.nearest("What did I call my bike?", before=CATCH_UP_BATCH + 15, limit=1)
     assert first == [], "the bicycle line of another branch is newer than the window: not a memory here"
     later = await index.nearest("What did I call my bike?", before=CATCH_UP_BATCH + 30, limit=1)
