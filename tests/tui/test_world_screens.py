@@ -63,16 +63,21 @@ async def test_end_then_world_shows_and_edits_what_she_carries(store: Store) -> 
     assert "Kai owes me 300 yen." in prompt.messages[0]["content"]
 
 
+async def log_after_one_conversation(app, pilot) -> None:  # type: ignore[no-untyped-def]
+    """One message, /end, the world pass done, then /log open."""
+    await type_and_send(pilot, "Hello.")
+    await app.workers.wait_for_complete()
+    await type_and_send(pilot, "/end")
+    await wait_for(pilot, lambda: any("is remembering it" in n.message for n in app._notifications))
+    await app.session.world.wait()
+    await type_and_send(pilot, "/log")
+    await wait_for(pilot, lambda: isinstance(app.screen, LogScreen))
+
+
 async def test_log_lists_conversations_with_their_updates_expandable(store: Store) -> None:
     app = await suzune_app(store)
     async with app.run_test(size=SIZE) as pilot:
-        await type_and_send(pilot, "Hello.")
-        await app.workers.wait_for_complete()
-        await type_and_send(pilot, "/end")
-        await wait_for(pilot, lambda: any("is remembering it" in n.message for n in app._notifications))
-        await app.session.world.wait()
-        await type_and_send(pilot, "/log")
-        await wait_for(pilot, lambda: isinstance(app.screen, LogScreen))
+        await log_after_one_conversation(app, pilot)
         tree = app.screen.query_one(Tree)
         [conversation] = tree.root.children
         assert str(conversation.label).startswith("Conversation #1 · chat #1") and "· done ·" in str(conversation.label)
@@ -161,13 +166,7 @@ async def test_log_says_who_made_each_change_in_words_not_llm_or_rule(store: Sto
     """Issue 42: /log spoke of `llm` and `rule`."""
     app = await suzune_app(store)
     async with app.run_test(size=SIZE) as pilot:
-        await type_and_send(pilot, "Hello.")
-        await app.workers.wait_for_complete()
-        await type_and_send(pilot, "/end")
-        await wait_for(pilot, lambda: any("is remembering it" in n.message for n in app._notifications))
-        await app.session.world.wait()
-        await type_and_send(pilot, "/log")
-        await wait_for(pilot, lambda: isinstance(app.screen, LogScreen))
+        await log_after_one_conversation(app, pilot)
         [conversation] = app.screen.query_one(Tree).root.children
         lines = {str(child.label).split()[0]: str(child.label) for child in conversation.children}
         assert "written by the model" in lines["memory"] and "set by omoide's rules" in lines["familiarity"]
