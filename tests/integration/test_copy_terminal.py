@@ -8,13 +8,11 @@ changes no one else's tmux."""
 
 from __future__ import annotations
 
-import asyncio
 import shlex
 import shutil
 import sqlite3
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakeservers import address, chat_reply, http_server
+from tests.tmux import tmux as run_tmux, until as wait_until
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
 OMOIDE = Path(sys.executable).with_name("omoide")
@@ -44,15 +43,10 @@ async def test_copy_reaches_tmux_paste_buffer_through_osc52_and_f2_releases_the_
     socket = f"omoide-copy-{uuid.uuid4().hex[:8]}"
 
     def tmux(*args: str) -> str:
-        return subprocess.run(["tmux", "-L", socket, *args], capture_output=True, text=True, check=False).stdout
+        return run_tmux(*args, server=socket)
 
-    async def until(condition: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if condition():
-                return
-            await asyncio.sleep(0.1)
-        raise AssertionError(f"{what} did not happen; the pane shows:\n{tmux('capture-pane', '-p', '-t', 'copy')}")
+    async def until(condition: Callable[[], bool], what: str) -> None:
+        await wait_until(condition, what, "copy", server=socket)
 
     with http_server({"POST /v1/chat/completions": chat_reply(REPLY)}) as server:
         env = {"OMOIDE_HOME": str(omoide_home), "OMOIDE_BASE_URL": address(server) + "/v1", "OMOIDE_MODEL": "m",

@@ -14,7 +14,6 @@ import shlex
 import shutil
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -23,6 +22,7 @@ import pytest
 
 from tests.fakeservers import address, chat_reply, http_server
 from tests.integration.test_tavern_files import card_file
+from tests.tmux import capture, tmux as run_tmux, until as wait_until
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
 OMOIDE = Path(sys.executable).with_name("omoide")
@@ -38,18 +38,13 @@ async def test_editors_help_and_copy_never_pass_an_escape_to_the_terminal(omoide
     socket = f"omoide-hostile-{uuid.uuid4().hex[:8]}"
 
     def tmux(*args: str) -> str:
-        return subprocess.run(["tmux", "-L", socket, *args], capture_output=True, text=True, check=False).stdout
+        return run_tmux(*args, server=socket)
 
     def pane() -> str:
-        return tmux("capture-pane", "-p", "-t", "hostile")
+        return capture("hostile", socket)
 
-    async def until(condition: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if condition():
-                return
-            await asyncio.sleep(0.1)
-        raise AssertionError(f"{what} did not happen; the pane shows:\n{pane()}")
+    async def until(condition: Callable[[], bool], what: str) -> None:
+        await wait_until(condition, what, "hostile", server=socket)
 
     async def keys(*typed: str, then: Callable[[], bool], what: str) -> None:
         for key in typed:

@@ -5,18 +5,14 @@ paste buffer receives it, as a terminal over SSH would)."""
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.integration.test_real_terminal import terminal  # noqa: F401  (the fixture)
+from tests.tmux import tmux
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
-
-
-def tmux(*args: str) -> str:
-    return subprocess.run(["tmux", *args], capture_output=True, text=True, check=False).stdout
 
 
 async def test_ctrl_up_then_c_copies_the_newest_message_into_tmuxs_buffer(omoide_home: Path, terminal) -> None:  # type: ignore[no-untyped-def]  # noqa: F811

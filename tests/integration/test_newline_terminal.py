@@ -8,21 +8,17 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.fakeservers import address, chat_reply, http_server
 from tests.integration.test_real_terminal import terminal  # noqa: F401  (the fixture)
+from tests.tmux import tmux
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
 TMUX_KEYS = {"Ctrl+J": "C-j", "Alt+Enter": "M-Enter", "Shift+Enter": "S-Enter"}
 BORDERS = re.compile(r"[│╭╮╰╯─▏▕█▌▐┃]")
-
-
-def tmux(*args: str) -> str:
-    return subprocess.run(["tmux", *args], capture_output=True, text=True, check=False).stdout
 
 
 def lines(screen: str) -> list[str]:

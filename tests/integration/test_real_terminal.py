@@ -19,14 +19,11 @@ from pathlib import Path
 import pytest
 
 from tests.faultserver import Reply
+from tests.tmux import capture, tmux, until
 from tests.integration.test_endless import NO_REPLY_CAP, endless
 from tests.integration.test_hostile_text import seed
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
-
-
-def tmux(*args: str) -> str:
-    return subprocess.run(["tmux", *args], capture_output=True, text=True, check=False).stdout
 
 
 class Pane:
@@ -34,17 +31,13 @@ class Pane:
         self.name = name
 
     def text(self) -> str:
-        return tmux("capture-pane", "-p", "-t", self.name)
+        return capture(self.name)
 
     def show(self, fmt: str) -> str:
         return tmux("display-message", "-p", "-t", self.name, fmt).strip()
 
     async def until(self, condition: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
-        for _ in range(int(timeout / 0.1)):
-            if condition():
-                return
-            await asyncio.sleep(0.1)
-        raise AssertionError(f"{what} did not happen; the pane shows:\n{self.text()}")
+        await until(condition, what, self.name, timeout=timeout)
 
     def app_pid(self) -> int:
         shell = self.show("#{pane_pid}")

@@ -14,7 +14,8 @@ import pytest
 
 from tests.faultserver import Reply
 from tests.integration.test_endless import NO_REPLY_CAP, endless
-from tests.integration.test_real_terminal import terminal, tmux  # noqa: F401 - `terminal` is a fixture
+from tests.integration.test_real_terminal import terminal  # noqa: F401 - `terminal` is a fixture
+from tests.tmux import tmux
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads process states from /proc")
 

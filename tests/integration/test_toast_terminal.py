@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.test_typeahead_terminal import tmux, until
+from tests.tmux import capture, tmux, until
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
 SCRIPT = Path(__file__).with_name("gil_chat.py")
@@ -31,7 +31,7 @@ async def test_a_faded_notice_leaves_no_fragment_over_the_rule_while_a_reply_str
     name = f"omoide-toast-{uuid.uuid4().hex[:8]}"
     command = f"env {exports} {shlex.quote(sys.executable)} {shlex.quote(str(SCRIPT))}; sleep 600"
     assert subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "80", "-y", "24", command]).returncode == 0
-    screen = lambda: tmux("capture-pane", "-p", "-t", name)  # noqa: E731
+    screen = lambda: capture(name)  # noqa: E731
     try:
         await until(lambda: "Message Suzune" in screen(), "the composer appearing", name)
         tmux("send-keys", "-t", name, "hello", "Enter")

@@ -4,26 +4,21 @@ are sent, and what follows the Enter waits in the composer."""
 
 from __future__ import annotations
 
-import asyncio
 import shlex
 import shutil
 import sqlite3
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 
 import pytest
 
 from tests.fakeservers import address, chat_reply, http_server
+from tests.tmux import capture, tmux, until
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
 OMOIDE = Path(sys.executable).with_name("omoide")  # the console script: the real launcher
-
-
-def tmux(*args: str) -> str:
-    return subprocess.run(["tmux", *args], capture_output=True, text=True, check=False).stdout
 
 
 def user_messages(home: Path) -> list[str]:
@@ -35,15 +30,6 @@ def user_messages(home: Path) -> list[str]:
             return [r[0] for r in conn.execute("SELECT content FROM messages WHERE role = 'user' ORDER BY id")]
     except sqlite3.OperationalError:  # the schema is still being made
         return []
-
-
-async def until(condition, what: str, pane: str, timeout: float = 60.0) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"{what} did not happen; the pane shows:\n{tmux('capture-pane', '-p', '-t', pane)}")
 
 
 async def test_a_message_typed_before_the_first_paint_is_sent(omoide_home: Path) -> None:
@@ -59,17 +45,17 @@ async def test_a_message_typed_before_the_first_paint_is_sent(omoide_home: Path)
         try:
             # At once: the interpreter has not even imported omoide yet.
             tmux("send-keys", "-t", name, "I just moved here from Osaka", "Enter", "and then")
-            assert "Message Suzune" not in tmux("capture-pane", "-p", "-t", name)  # before the first paint
+            assert "Message Suzune" not in capture(name)  # before the first paint
             await until(lambda: user_messages(omoide_home) == ["I just moved here from Osaka"], "the message being sent", name)
-            await until(lambda: "Welcome back." in tmux("capture-pane", "-p", "-t", name), "the reply showing", name)
-            screen = tmux("capture-pane", "-p", "-t", name)
+            await until(lambda: "Welcome back." in capture(name), "the reply showing", name)
+            screen = capture(name)
             assert "I just moved here from Osaka" in screen
             composer = [line for line in screen.splitlines() if line.strip()][-2]
             assert composer.strip() == "and then"  # what followed the Enter waits, in order
             tmux("send-keys", "-t", name, "C-q")
-            await until(lambda: "EXITED 0" in tmux("capture-pane", "-p", "-t", name), "the app quitting", name)
-            await until(lambda: "MODE" in tmux("capture-pane", "-p", "-t", name), "stty reporting", name)
-            mode = next(line for line in tmux("capture-pane", "-p", "-t", name).splitlines() if line.startswith("MODE"))
+            await until(lambda: "EXITED 0" in capture(name), "the app quitting", name)
+            await until(lambda: "MODE" in capture(name), "stty reporting", name)
+            mode = next(line for line in capture(name).splitlines() if line.startswith("MODE"))
             assert mode.split()[1:] == ["icanon", "echo"]  # the terminal is back in line mode, with echo
         finally:
             tmux("kill-session", "-t", name)

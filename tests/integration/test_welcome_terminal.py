@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from tests.fakeservers import address, chat_reply, http_server
-from tests.integration.test_typeahead_terminal import OMOIDE, tmux, until, user_messages
+from tests.integration.test_typeahead_terminal import OMOIDE, user_messages
+from tests.tmux import capture, tmux, until
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
 
@@ -28,7 +29,7 @@ async def test_a_message_typed_before_the_welcome_waits_for_the_name(omoide_home
         name = f"omoide-tui-keys-welcome-{uuid.uuid4().hex[:8]}"
         command = f"env {exports} {shlex.quote(str(OMOIDE))} chat suzune; sleep 600"
         assert subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "80", "-y", "24", command]).returncode == 0
-        pane = lambda: tmux("capture-pane", "-p", "-t", name)  # noqa: E731
+        pane = lambda: capture(name)  # noqa: E731
         try:
             tmux("send-keys", "-t", name, "Kai", "Enter", "Hi, I just moved here", "Enter")  # before omoide is even imported
             await until(lambda: "Welcome to omoide" in pane(), "the welcome showing", name)
