@@ -8,6 +8,7 @@ and go in the tail; they never enter the transcript.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from omoide.domain.world import Participant, WorldView
@@ -27,8 +28,9 @@ def world_block(view: WorldView, me: str, others: Sequence[Participant]) -> str:
         lines = []
         if rel.descriptor.strip():
             lines.append(f"{other.name} is, to {me}: {rel.descriptor.strip()}.")
-        if rel.memory.strip():
-            lines.append(rel.memory.strip())
+        memory = new_to(rel.memory, view.global_memory)
+        if memory:
+            lines.append(memory)
         last = split_stamp(rel.pair_summaries[-1].text)[0] if rel.pair_summaries else ""
         if last:
             lines.append(f"{me} and {other.name} last talked {last}.")
@@ -37,6 +39,33 @@ def world_block(view: WorldView, me: str, others: Sequence[Participant]) -> str:
         if lines:
             parts.append(f"## {me} and {other.name}\n" + "\n".join(lines))
     return "\n\n".join(parts)
+
+
+_STAMPED = re.compile(r"(\s+)(?=\[\d{2}/\d{2} \d{2}:\d{2}\])")
+_SENTENCE_END = re.compile(r"(?<=[.!?…])(\s+)")
+
+
+def _plain(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def new_to(text: str, already: str) -> str:
+    """`text` less what `already` says word for word: each dated line (or, in
+    text with no dates, each sentence) that `already` holds is said once, there.
+    With one other person, what a character carries of them is often what it
+    carries at all, and a prompt pays for each copy."""
+    text = text.strip()
+    if not already.strip():
+        return text
+    held = _plain(already)
+    pieces = _STAMPED.split(text)  # unit, space before the next, unit, ...
+    if len(pieces) == 1:
+        pieces = _SENTENCE_END.split(text)
+    kept = ""
+    for n in range(0, len(pieces), 2):
+        if _plain(pieces[n]) not in held:
+            kept += (pieces[n - 1] if kept else "") + pieces[n]
+    return kept.strip()
 
 
 def _remembered(view: WorldView, me: str, key: str, name: str) -> list[str]:
