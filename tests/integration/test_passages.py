@@ -141,3 +141,27 @@ async def test_a_fact_said_on_an_abandoned_branch_does_not_come_to_mind_after_re
     await session.tree.restore_branch("plain")
     await turn(session, "Does the parrot like you?")
     assert "Pistachio-77" not in prompt_text(backend)
+
+
+async def test_what_a_matching_line_led_to_two_replies_on_comes_to_mind(store: Store) -> None:
+    """The answer often sits two lines after the line the question's words find:
+    "opening night is tomorrow" -> "the stage looks lovely" -> "I'm terrified"."""
+    store.clock = ticking(datetime(2026, 3, 4, 19, 3, tzinfo=UTC))
+    chat = await store.chats.create("mika", greeting="*waves* Hi!")
+    head = chat.head_id
+    for role, text in [(Role.USER, "The theatre's opening night is tomorrow, I'm in the chorus."),
+                       (Role.ASSISTANT, "The stage looks lovely in your photo."),
+                       (Role.USER, "Thanks! Honestly I'm terrified-4471 of forgetting my lines."),
+                       (Role.ASSISTANT, "You will be wonderful.")]:
+        head = (await store.messages.add(chat.id, head, role, text)).id
+    for i in range(200):
+        head = (await store.messages.add(chat.id, head, Role.USER if i % 2 else Role.ASSISTANT, FILLER.format(i=i))).id
+    await store.memory.add_summary(chat.id, head, content="Kai and Mika chatted over tea.", covers_to_id=head, diary_to_id=None)
+    backend = ScriptedBackend(default=lambda m: ["Mm."])
+    session = await ChatSession.open(store, MIKA, settings(), backend, chat_id=chat.id)
+
+    await turn(session, "Do you remember the theatre?")
+
+    closing = str(chat_calls(backend)[-1][-1]["content"])
+    assert "terrified-4471" in closing, closing
+    assert closing.index("opening night") < closing.index("looks lovely") < closing.index("terrified-4471")

@@ -20,6 +20,8 @@ ANSWERED = 24
 """The best word matches whose replies become candidates too (`answers`)."""
 ANSWER_WEIGHT = 0.7
 """What a reply to a matching line weighs against the line itself."""
+REPLY_DEPTH = 2
+"""How many replies down from a matching line are candidates: its reply, and the reply to that."""
 _POINTS_BACK = re.compile(r"^\W*(?:\w+,\s+)?(?:it|it's|that|that's|this|those|these|they|them|he|she|her|him|yes|yeah|no"
                           r"|nope|yep|sure|right|exactly|actually|scratch that)\b", re.I)
 """A line that opens by pointing at what the line before it said."""
@@ -31,27 +33,34 @@ def _readable(c: Candidate, reader: Reader | None) -> bool:
 
 async def answers(store: Store, head_id: int, candidates: Sequence[Candidate], relevance: dict[int, float],
                    shown: set[int], reader: Reader | None, follows: dict[int, int]) -> list[Candidate]:
-    """The replies on the path to the best `ANSWERED` word matches, as candidates of
-    their own at `ANSWER_WEIGHT` of their relevance (noted in `relevance` and
-    `follows`): what a line leads to is about what it said ("We went camping." ->
-    "We roasted marshmallows and hiked."), though it shares none of its words."""
+    """The replies on the path to the best `ANSWERED` word matches, and the replies
+    to those, as candidates of their own at `ANSWER_WEIGHT` of the line they answer
+    (noted in `relevance`, and in `follows` as the match they lead from): what a
+    line leads to is about what it said ("We went camping." -> "We roasted
+    marshmallows and hiked."; "Opening night is tomorrow." -> "The studio looks
+    amazing." -> "I'm so excited!"), though it shares none of its words."""
     best = sorted((c for c in candidates if c.message_id in relevance), key=lambda c: -relevance[c.message_id])[:ANSWERED]
-    if not best:
-        return []
-    _, children = await store.recall.beside([c.message_id for c in best])
     have = {c.message_id for c in candidates} | shown
-    found = [(parent, child) for parent in best for child in children.get(parent.message_id, [])
-             if child.message_id not in have and child.role in ("user", "assistant") and child.text.strip()
-             and _readable(child, reader)]
-    if not found:
-        return []
-    on_path = await store.recall.on_path(head_id, sorted({child.message_id for _, child in found}))
+    level = [(c, relevance[c.message_id], c.message_id) for c in best]  # a line, what it weighs, the match it leads from
     out: list[Candidate] = []
-    for parent, child in found:
-        if child.message_id in on_path and child.message_id not in follows:
-            relevance[child.message_id] = ANSWER_WEIGHT * relevance[parent.message_id]
-            follows[child.message_id] = parent.message_id
-            out.append(child)
+    for _ in range(REPLY_DEPTH):
+        if not level:
+            break
+        _, children = await store.recall.beside([c.message_id for c, _, _ in level])
+        found = [(child, weight, match) for parent, weight, match in level for child in children.get(parent.message_id, [])
+                 if child.message_id not in shown and child.role in ("user", "assistant") and child.text.strip()
+                 and _readable(child, reader)]
+        on_path = await store.recall.on_path(head_id, sorted({c.message_id for c, _, _ in found})) if found else set()
+        level = []
+        for child, weight, match in found:
+            if child.message_id not in on_path:
+                continue
+            level.append((child, ANSWER_WEIGHT * weight, match))  # a reply that is a match of its own leads on too
+            relevance[child.message_id] = max(relevance.get(child.message_id, 0.0), ANSWER_WEIGHT * weight)
+            if child.message_id not in have:
+                follows[child.message_id] = match
+                have.add(child.message_id)
+                out.append(child)
     return out
 
 
