@@ -20,13 +20,13 @@ from typer.testing import CliRunner
 from omoide.check.arms import arm
 from omoide.check.oracle import OracleBackend
 from omoide.check.results import ArmResult
-from omoide.check.run import CheckReport, run_check
+from omoide.check.run import CheckReport, run_check, search_settings
 from omoide.check.scenario import shipped
 from omoide.cli.app import app
 from omoide.config.settings import Settings
 from tests.fakeservers import address, chat_reply, http_server
 
-ARMS = ("window", "full", "search", "summary", "memos")
+ARMS = ("window", "full", "search", "summary", "memos", "summary+world")
 SCENARIO = "evenings-1"
 
 
@@ -79,13 +79,34 @@ def test_the_reader_oracle_is_no_longer_100_everywhere_and_shows_where_designs_l
     assert any(v is not None and v < 1.0 for v in cells)
 
 
+def test_plain_retrieval_is_given_the_tokens_the_default_style_took_with_each_oracle(oracle_report: CheckReport) -> None:
+    def tokens(name: str, oracle: str = "reader") -> float:
+        figure = result(oracle_report, name, oracle).tokens_per_turn()
+        assert figure is not None
+        return figure
+
+    for oracle in ("reader", "writer"):
+        given = search_settings(Settings(discover_servers=[]), oracle_report.arms, oracle, _scenario(), arm("search"))
+        assert given.memory.recall_passages_tokens == round(tokens("summary+world", oracle) - tokens("window"))
+        assert tokens("search", oracle) > tokens("window")  # it retrieved something
+    # On this short story plain retrieval finds fewer matching messages than that budget holds.
+    assert tokens("search") <= tokens("summary+world")
+    assert [r.arm for r in oracle_report.arms if r.oracle == "reader"] == list(ARMS)  # shown in the order asked for
+
+
+def test_without_the_default_style_plain_retrieval_fills_its_share_of_the_context() -> None:
+    settings = Settings(discover_servers=[])
+    given = search_settings(settings, [], "reader", _scenario(), arm("search")).updated(**arm("search").overrides)
+    assert given.memory.passages_budget(8192) == 8192 * 30 // 100
+
+
 def test_the_writer_oracle_that_does_not_know_the_answers_never_keeps_more(oracle_report: CheckReport) -> None:
     kept = {(name, kind): result(oracle_report, name, kind).accuracy(kept=True) for name in ("summary", "memos")
             for kind in ("reader", "writer")}
     # The writer, which must choose without the answers, never keeps more (on this short story it can keep as much:
     # tests/check/test_reader.py shows it keeps what tells no fact, which the reader leaves out).
     assert all(kept[name, "writer"] <= kept[name, "reader"] for name in ("summary", "memos")), kept  # type: ignore[operator]
-    assert not [r for r in oracle_report.arms if r.oracle == "writer" and r.arm in ("window", "full", "search")]
+    assert not [r for r in oracle_report.arms if r.oracle == "writer" and r.arm in ("window", "full")]
 
 
 def test_no_character_knows_what_it_was_not_told_in_any_arm(oracle_report: CheckReport) -> None:

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+SEARCH = "search"
+DEFAULT_STYLE = "summary+world"
 SEARCH_PERCENT = 30
-"""The share of the context plain retrieval fills: what the default style's memory takes
-(its passages' share and its summary), so the two are compared at the same tokens per turn."""
+"""The share of the context plain retrieval fills when the run has no default style to
+match (check/run.py gives it the tokens the default style's memory took)."""
 NO_MEMORY = ("diary", "world", "profile", "pinned", "corrections")
 """What the baselines hide: the window (or the search) is all they have."""
 
@@ -41,8 +43,8 @@ ARMS: tuple[Arm, ...] = (
         NO_MEMORY, baseline=True),
     Arm("full", "no memory: every message raw, while it fits the context",
         {"memory_style": "none", "recent_messages": 100_000, "world_idle_hours": 0.0}, NO_MEMORY, baseline=True),
-    Arm("search", "plain retrieval: the last recent_messages raw and the story's messages most like the newest by bm25,"
-        " in as many tokens as the default style's memory takes",
+    Arm(SEARCH, "plain retrieval: the last recent_messages raw and the story's messages most like the newest by bm25,"
+        " in as many tokens as the default style's memory takes in the same run",
         {"memory_style": "none", "recall_passages_plain": True, "recall_passages_percent": SEARCH_PERCENT, "recall_passages": 40,
          "world_idle_hours": 0.0}, NO_MEMORY, baseline=True),
     *(_style(style, world) for world in (False, True) for style in ("summary", "memos", "both")),

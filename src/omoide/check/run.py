@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from omoide.check.arms import ARMS, Arm, arm
+from omoide.check.arms import ARMS, DEFAULT_STYLE, SEARCH, Arm, arm
 from omoide.check.floors import ABOUT, FLOOR_ARM, FLOORS, Floor, FloorBackend
 from omoide.check.judge import JUDGE_PROMPT, judge_all
 from omoide.check.results import ArmResult
@@ -83,7 +83,8 @@ async def run_check(
     """Every scenario and arm, on each backend: one at a time on a model (its
     timings must not share the machine); on the oracles, which time nothing
     worth publishing, in `workers` processes at once. The writer oracle skips
-    the baselines: they do no memory work, so its figures would be the reader's.
+    the baselines but the search: they do no memory work, so its figures would be
+    the reader's.
     A model's run also runs its floors (check/floors.py) on every scenario."""
     import time
 
@@ -99,16 +100,25 @@ async def run_check(
     began = time.perf_counter()
     jobs = [(str(getattr(backend, "kind", "")) if hasattr(backend, "study") else "", backend, scenario, arm)
             for backend in backends for scenario in chosen for arm in arms]
-    jobs = [job for job in jobs if not (job[0] == "writer" and job[3].baseline)]  # no memory work: nothing to write
-    if workers > 1 and all(kind for kind, *_ in jobs):
-        report.arms = await _in_parallel(settings, [(kind, scenario, arm) for kind, _, scenario, arm in jobs], workers,
-                                         advance, on_arm)
-    for kind, backend, scenario, arm in jobs if not report.arms else ():
-        on_arm(f"{kind + ' oracle: ' if kind else ''}{scenario.name}: {arm.name}")
-        run = ArmRun(arm, scenario, settings, backend, summarizer=None if kind else summarizer, advance=advance)
-        result = await run.run()
-        result.oracle = kind
-        report.arms.append(result)
+    # The baselines do no memory work: the writer's figures would be the reader's, but for the search,
+    # which matches the tokens each oracle's default style took.
+    jobs = [job for job in jobs if not (job[0] == "writer" and job[3].baseline and job[3].name != SEARCH)]
+    parallel = workers > 1 and all(kind for kind, *_ in jobs)
+    for batch in ([job for job in jobs if job[3].name != SEARCH], [job for job in jobs if job[3].name == SEARCH]):
+        tuned = [(kind, backend, scenario, arm, search_settings(settings, report.arms, kind, scenario, arm))
+                 for kind, backend, scenario, arm in batch]
+        if parallel and tuned:
+            report.arms += await _in_parallel([(s, kind, scenario, arm) for kind, _, scenario, arm, s in tuned], workers,
+                                              advance, on_arm)
+            continue
+        for kind, backend, scenario, arm, arm_settings in tuned:
+            on_arm(f"{kind + ' oracle: ' if kind else ''}{scenario.name}: {arm.name}")
+            run = ArmRun(arm, scenario, arm_settings, backend, summarizer=None if kind else summarizer, advance=advance)
+            result = await run.run()
+            result.oracle = kind
+            report.arms.append(result)
+    place = {(kind, scenario.name, arm.name): n for n, (kind, _, scenario, arm) in enumerate(jobs)}
+    report.arms.sort(key=lambda r: place[r.oracle, r.scenario, r.arm])  # the search ran last; shown in its place
     if floors and not oracles:
         report.arms += [await _floor(settings, kind, scenario, advance, on_arm) for scenario in chosen for kind in FLOORS]
     report.seconds = time.perf_counter() - began
@@ -132,6 +142,22 @@ async def _floor(settings: Settings, kind: Floor, scenario: Scenario, advance: A
     return result
 
 
+def search_settings(settings: Settings, done: Sequence[ArmResult], kind: str, scenario: Scenario, arm: Arm) -> Settings:
+    """The search arm fills as many tokens as the default style's memory took on
+    the same story with the same backend (its prompt less the window arm's), so
+    the table compares the two at the same cost (the window arm is the reader's
+    alone: it does no memory work); SEARCH_PERCENT of the context when this run
+    has not both."""
+    if arm.name != SEARCH:
+        return settings
+    mean = {r.arm: r.tokens_per_turn() for r in done if r.scenario == scenario.name and r.oracle == kind}
+    default = mean.get(DEFAULT_STYLE)
+    window = next((r.tokens_per_turn() for r in done if r.scenario == scenario.name and r.arm == "window"), None)
+    if default is None or window is None:
+        return settings
+    return settings.updated(recall_passages_tokens=max(0, round(default - window)))
+
+
 def _oracle_job(settings: Settings, kind: str, scenario: Scenario, arm_name: str) -> ArmResult:
     """One oracle arm in a worker process of its own."""
     import asyncio
@@ -145,7 +171,7 @@ def _oracle_job(settings: Settings, kind: str, scenario: Scenario, arm_name: str
     return result
 
 
-async def _in_parallel(settings: Settings, jobs: list[tuple[str, Scenario, Arm]], workers: int, advance: Advance,
+async def _in_parallel(jobs: list[tuple[Settings, str, Scenario, Arm]], workers: int, advance: Advance,
                        on_arm: Callable[[str], None]) -> list[ArmResult]:
     """The oracle arms in worker processes, the longest stories first; the
     results in the order of `jobs` (progress moves as each arm ends)."""
@@ -154,14 +180,14 @@ async def _in_parallel(settings: Settings, jobs: list[tuple[str, Scenario, Arm]]
     from concurrent.futures import ProcessPoolExecutor
 
     loop = asyncio.get_running_loop()
-    order = sorted(range(len(jobs)), key=lambda n: -jobs[n][1].turns())
+    order = sorted(range(len(jobs)), key=lambda n: -jobs[n][2].turns())
     with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = {n: loop.run_in_executor(pool, _oracle_job, settings, jobs[n][0], jobs[n][1], jobs[n][2].name)
+        futures = {n: loop.run_in_executor(pool, _oracle_job, jobs[n][0], jobs[n][1], jobs[n][2], jobs[n][3].name)
                    for n in order}
         pending = {future: n for n, future in futures.items()}
         on_arm(f"oracles: {len(jobs)} arm runs in {workers} processes")
         while pending:
             done, _ = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
             for future in done:
-                advance(jobs[pending.pop(future)][1].turns())
+                advance(jobs[pending.pop(future)][2].turns())
         return [futures[n].result() for n in range(len(jobs))]
