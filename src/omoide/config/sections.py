@@ -224,9 +224,10 @@ class MemorySettings(Section):
     relevant to the latest ones come back word for word after the window each
     turn, each with the line it completes; 0 turns them off. Not in memory_style
     'none', which keeps only the window."""
-    recall_passages_percent: Annotated[int, Range(ge=0, le=50)] = 15
-    """Share of context_size, in percent, those passages may take together (estimated
-    at 4 characters a token): a larger context remembers more of the story's own words."""
+    recall_passages_percent: Annotated[int, Range(ge=0, le=50)] = 10
+    """Share of context_size, in percent, those passages take at least, however much the
+    other memory layers take (estimated at 4 characters a token): a larger context
+    remembers more of the story's own words."""
     memory_percent: Annotated[int, Range(ge=0, le=80)] = 30
     """Share of context_size, in percent, the memory layers may take together (summary,
     diary, memos, world, passages): the passages fill what the others leave, at least
