@@ -165,3 +165,7 @@ async def test_what_a_matching_line_led_to_two_replies_on_comes_to_mind(store: S
     closing = str(chat_calls(backend)[-1][-1]["content"])
     assert "terrified-4471" in closing, closing
     assert closing.index("opening night") < closing.index("looks lovely") < closing.index("terrified-4471")
+    prompt = session.last_prompt
+    assert prompt is not None
+    [why] = [w for w in prompt.passages if "03/04 19:06" in w]  # the third line, as /prompt explains it
+    assert "follows a line that matched theatre" in why, prompt.passages

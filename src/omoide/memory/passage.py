@@ -28,7 +28,8 @@ class Passage:
     completes: int | None = None
     """The passage this line came with: the line it completes (None: it came to mind itself)."""
     follows: int | None = None
-    """The line this one answers, which matched the query's words (this one is its answer, which may not)."""
+    """The line that matched the query's words which this one follows: its reply, or the reply to that (this one may
+    match none of them)."""
     on_day: bool = False
     """Said on a day the newest message asks about ("on 7 May", "three days ago"), or the day after."""
 
@@ -39,7 +40,7 @@ class Passage:
         """Why it came to mind, for /prompt."""
         if self.completes is not None:
             return f"      {stamp(self.when, tz)} {self.who}: the line beside a passage, which it completes"
-        found = (f"answers a line that matched {', '.join(self.matched)}" if self.follows is not None
+        found = (f"follows a line that matched {', '.join(self.matched)}" if self.follows is not None
                  else f"matched {', '.join(self.matched)}" if self.matched else
                  "said on a day asked about" if self.on_day else "near in meaning")
         if self.on_day and self.matched:
