@@ -33,6 +33,7 @@ async def test_prompt_shows_the_passages_layer_with_why_and_amnesia_hides_it(sto
         await wait_for(pilot, lambda: "passages" in layer_names(app))
         summary = str(app.screen.query_one("#inspector-summary", Static).render())
         assert "Memories that came to mind" in summary and "Kai: matched cat, radiator" in summary, summary
+        assert "own replies" not in summary and "anyone's words alike" in summary  # no weight on who spoke
         shown = " ".join(str(w.render()) for w in app.screen.query(".layer-text"))
         assert "Biscuit-1001" in shown
         await pilot.press("escape")

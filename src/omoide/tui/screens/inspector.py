@@ -69,7 +69,7 @@ def inspector_text(prompt: AssembledPrompt | None) -> str:
         lines += [f"  {'?' if value is None else f'{value:.2f}'}  {diary.day(when)} {' '.join(text.split())[:76]}"
                   for when, text, value in prompt.memories]
     if prompt.passages:
-        lines.append("Memories that came to mind, with why (score: relevance x (0.5 + 0.3 importance + 0.2 recency), own replies x 0.8):")
+        lines.append("Memories that came to mind, with why (score: relevance x (0.5 + 0.3 importance + 0.2 recency); anyone's words alike):")
         lines += [f"  {line}" for line in prompt.passages]
     if prompt.recalled:
         lines.append("Recalled for this reply:")
