@@ -28,7 +28,7 @@ below, in a rotating order, at the same head:
     all three off     /amnesia passages corrections pinned
 
 /amnesia hides the corrections and the pins, but the turn still looks them up
-(`TurnRunner._corrections`, `store.pins.list`): those lookups are timed apart,
+(`StoryWords.corrections`, `store.pins.list`): those lookups are timed apart,
 each turn, and the added work is the difference between all on and all three
 off, plus them, taken turn by turn (the settings are built back to back at the
 same head) and then the median. The other columns are medians over the turns.
@@ -157,7 +157,7 @@ async def measure(n: int, turns: int, estimate: bool) -> tuple[dict[str, list[Sp
     head = (await session.refresh()).head_id
     assert head is not None
     t0 = now()
-    await session.turns._corrections(head)  # a session's first turn reads all your messages with a cue word, once
+    await session.turns.story.corrections(head)  # a session's first turn reads all your messages with a cue word, once
     times["corrections, first turn"] = [since(t0)]
     order = list(SETTINGS)
     kept: dict[str, tuple[TokenCounter, str | None]] = {name: (TokenCounter(session.backend), None) for name in SETTINGS}
@@ -185,7 +185,7 @@ async def measure(n: int, turns: int, estimate: bool) -> tuple[dict[str, list[Sp
                     shown.append(len(set(CORRECTION_LINE.findall(prompt.rendered()))))
             order = order[1:] + order[:1]  # each setting goes first in turn: the load moves them all alike
             t0 = now()
-            await session.turns._corrections(head)  # what /amnesia corrections leaves running
+            await session.turns.story.corrections(head)  # what /amnesia corrections leaves running
             fix = since(t0)
             t0 = now()
             await store.pins.list("suzune")  # and /amnesia pinned
