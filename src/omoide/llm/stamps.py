@@ -6,7 +6,9 @@ from __future__ import annotations
 import re
 from datetime import datetime, tzinfo
 
-_LEADING_STAMP = re.compile(r"^\s*\[\d{2}/\d{2} \d{2}:\d{2}\]\s*")
+STAMP = r"\[\d{2}/\d{2} \d{2}:\d{2}\]"
+"""The pattern of what `stamp` writes, for text made of stamped lines."""
+_LEADING_STAMP = re.compile(rf"^\s*{STAMP}\s*")
 
 
 def stamp(moment: datetime, tz: tzinfo | None = None) -> str:

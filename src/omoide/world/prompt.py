@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 
 from omoide.domain.world import Participant, WorldView
-from omoide.llm.stamps import split_stamp
+from omoide.llm.stamps import STAMP, split_stamp
 
 
 def world_block(view: WorldView, me: str, others: Sequence[Participant]) -> str:
@@ -41,7 +41,7 @@ def world_block(view: WorldView, me: str, others: Sequence[Participant]) -> str:
     return "\n\n".join(parts)
 
 
-_STAMPED = re.compile(r"(\s+)(?=\[\d{2}/\d{2} \d{2}:\d{2}\])")
+_STAMPED = re.compile(rf"(\s+)(?={STAMP})")
 _SENTENCE_END = re.compile(r"(?<=[.!?…])(\s+)")
 
 
