@@ -51,12 +51,16 @@ async def answers(store: Store, head_id: int, candidates: Sequence[Candidate], r
                  if child.message_id not in shown and child.role in ("user", "assistant") and child.text.strip()
                  and _readable(child, reader)]
         on_path = await store.recall.on_path(head_id, sorted({c.message_id for c, _, _ in found})) if found else set()
-        level = []
+        reached: dict[int, tuple[Candidate, float, int]] = {}  # a reply of several lines leads on once, at its best
         for child, weight, match in found:
             if child.message_id not in on_path:
                 continue
-            level.append((child, ANSWER_WEIGHT * weight, match))  # a reply that is a match of its own leads on too
-            relevance[child.message_id] = max(relevance.get(child.message_id, 0.0), ANSWER_WEIGHT * weight)
+            weight *= ANSWER_WEIGHT
+            if weight > reached.get(child.message_id, (child, -1.0, match))[1]:
+                reached[child.message_id] = (child, weight, match)
+        level = list(reached.values())  # a reply that is a match of its own leads on too
+        for child, weight, match in level:
+            relevance[child.message_id] = max(relevance.get(child.message_id, 0.0), weight)
             if child.message_id not in have:
                 follows[child.message_id] = match
                 have.add(child.message_id)
