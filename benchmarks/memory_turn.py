@@ -40,6 +40,11 @@ time (all its threads), which other programs' load inflates less.
 first turn reads them all (timed alone, the last column), later turns only the
 new ones.
 
+The first turn (not kept) also starts making the message vectors of the 10,000
+messages in the background (memory/meaning.py); they are made before the turns
+that are timed, as in a chat opened again, which reads them back. What making
+them costs a first session is chat_speed.py's first turn.
+
 Not covered: the request to a server's /v1/embeddings (when a server has one,
 passages are weighed by meaning too; the embedded engine has none), scenes
 (each speaker's own reader), memory work (it runs after the reply, not before
@@ -184,6 +189,8 @@ async def measure(n: int, turns: int, estimate: bool) -> tuple[dict[str, list[Sp
                 if name == "all on" and turn:
                     shown.append(len(set(CORRECTION_LINE.findall(prompt.rendered()))))
             order = order[1:] + order[:1]  # each setting goes first in turn: the load moves them all alike
+            if not turn:  # the vectors the first turn began making in the background: a chat opened again has them
+                await session.turns.story.settled()
             t0 = now()
             await session.turns.story.corrections(head)  # what /amnesia corrections leaves running
             fix = since(t0)

@@ -300,6 +300,8 @@ async def test_term_frequencies_count_every_chat_and_branch_in_one_statement_per
     assert found["kite"] == 4 and found["harbour"] == 2 and found["nothing"] == 0 and found['odd"quote'] == 0
     assert set(found) == set(terms)
     assert len([s for s in statements if not s.startswith("--")]) == 2  # (FTS5's own lookups start with --)
+    capped = await store.recall.frequencies(["kite", "harbour"], at_most=3)  # what passages ask: read no further
+    assert capped == {"kite": 3, "harbour": 2}
 
 
 async def test_mentions_of_the_memories_asked_about_are_those_of_all_mentions(store: Store) -> None:

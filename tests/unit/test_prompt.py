@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from omoide.characters.model import Character
 from omoide.domain.chat import DiaryAuthor, DiaryEntry, MemoryState, Message, Role, Summary
+from omoide.memory.passage import Passage
 from omoide.memory.prompt.fit import count_prompt, fit
 from omoide.memory.prompt.layers import assemble
 from omoide.memory.prompt.model import PromptContext, render
@@ -120,6 +121,32 @@ def test_the_budget_is_never_exceeded(n: int, budget: int, size: int) -> None:
         assert prompt.dropped
     last_window = [m for m in prompt.messages if m["role"] != "system"][-1]["content"]
     assert last_window.endswith(f"message {n}" if size == 0 else " ".join(["word"] * size))
+
+
+def test_passages_cost_no_extra_count_of_the_whole_prompt_and_their_figures_add_up() -> None:
+    """The passages change every turn; their figure for /prompt comes without a
+    third count of the whole prompt (a request to the tokenizer each, the costliest
+    part of a turn on the embedded engine), and the layers still add up."""
+    said = Passage(1, T0, "Kai", "We named the bike Rocket.", ("bike",), 1.0, 0.6, 0.5, 0.8)
+    whole: list[int] = []
+
+    async def counting(messages):  # type: ignore[no-untyped-def]
+        if len(messages) > 2:
+            whole.append(len(messages))
+        return await words(messages)
+
+    plain = run(fit(ctx(), fixed_state(6), counting, 5000))
+    without = len(whole)
+    whole.clear()
+    prompt = run(fit(ctx(passages=[said]), fixed_state(6), counting, 5000))
+    assert len(whole) == without
+    figures = {layer.name: layer.tokens for layer in prompt.layers}
+    assert sum(figures.values()) == prompt.total_tokens == run(words(prompt.messages))
+    closing = prompt.messages[-1]["content"]
+    tail = next(layer.text for layer in prompt.layers if layer.name == "tail")
+    assert figures["tail"] == len(tail.split())
+    assert figures["passages"] == len(closing.split()) - len(tail.split()) + 2  # its words and the closing message's framing
+    assert next(layer.tokens for layer in plain.layers if layer.name == "tail") == len(tail.split()) + 2  # alone, it has it
 
 
 def test_fit_drops_oldest_messages_first_and_says_so() -> None:

@@ -201,7 +201,7 @@ async def come_to_mind(
     names = [voices.user, voices.character, *(voices.names or {}).values()]
     newest = latest_terms(window[-1:], names)
     said = list(dict.fromkeys([*newest, *latest_terms(window, names)]))
-    frequency = await store.recall.frequencies(said)
+    frequency = await store.recall.frequencies(said, at_most=MATCH_BUDGET + 1)  # more tells `distinctive` nothing
     shown = {m.id for m in window}
     relevance: dict[int, float] = {}
     pool: dict[int, Candidate] = {}

@@ -183,14 +183,18 @@ class RecallRepository:
         row = await self.db.one("SELECT count(*) FROM messages")
         return int(row[0]) if row else 0
 
-    async def frequencies(self, terms: Sequence[str]) -> dict[str, int]:
-        """How many stored messages (every chat, every branch) hold each of `terms`:
-        one count over each term's index entry, never a scan of the messages; one
-        statement for a turn's dozen terms (a statement costs a hop to SQLite's thread)."""
+    async def frequencies(self, terms: Sequence[str], *, at_most: int | None = None) -> dict[str, int]:
+        """How many stored messages (every chat, every branch) hold each of `terms`,
+        counted up to `at_most` when given (a word in every message is not read to
+        its end): one count over each term's index entry, never a scan of the
+        messages; one statement for a turn's dozen terms (a statement costs a hop
+        to SQLite's thread)."""
         found: dict[str, int] = {}
+        limit = -1 if at_most is None else at_most
         for start in range(0, len(terms), _COUNTS_PER_STATEMENT):
             chunk = list(terms[start: start + _COUNTS_PER_STATEMENT])
-            counts = ", ".join("(SELECT count(*) FROM messages_fts WHERE messages_fts MATCH ?)" for _ in chunk)
-            row = await self.db.one(f"SELECT {counts}", [fts_any([term]) for term in chunk])
+            counts = ", ".join("(SELECT count(*) FROM (SELECT 1 FROM messages_fts WHERE messages_fts MATCH ? LIMIT ?))"
+                               for _ in chunk)
+            row = await self.db.one(f"SELECT {counts}", [value for term in chunk for value in (fts_any([term]), limit)])
             found.update({term: int(row[n]) if row else 0 for n, term in enumerate(chunk)})
         return found

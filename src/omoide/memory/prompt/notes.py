@@ -72,7 +72,9 @@ async def layer_tokens(layers: Sequence[tuple[str, str]], messages: list[ChatMes
     """Tokens of each layer ((name, text), in prompt order) and of the whole prompt:
     the whole counted once as the backend renders it, each layer as the
     difference between the prompts that end before and after it, so the figures
-    add up to the total and no chat-template framing is counted twice."""
+    add up to the total and no chat-template framing is counted twice. The
+    closing message's two layers are split by counting the tail alone (the
+    join between them goes to the passages)."""
     head = messages[0]
     at = next(i for i, (name, _) in enumerate(layers) if name == "window")
     head_layers = [i for i in range(at) if layers[i][1]]
@@ -94,10 +96,16 @@ async def layer_tokens(layers: Sequence[tuple[str, str]], messages: list[ChatMes
         applied += [n for n in notes if n.layer == layers[i][0]]
         upto = await count([head, *inject_notes(plain, applied)])
         figures[i], before = upto - before, upto
-    if passages is not None:  # the closing message opens with the passages
-        upto = await count([head, *inject_notes(plain, applied), {"role": "system", "content": layers[passages][1]}])
-        figures[passages], before = upto - before, upto
-    total = await count(messages) if tail is not None else before
-    if tail is not None:
-        figures[tail] = total - before
+    total = await count(messages) if tail is not None or passages is not None else before
+    closing = total - before
+    if passages is not None and tail is not None:
+        # The closing message holds both: the tail (the same every turn) counted on its own, the passages the
+        # rest, so a turn counts no third whole prompt for them (the passages change every turn).
+        alone = await count([{"role": "system", "content": layers[tail][1]}]) - await count([{"role": "system", "content": ""}])
+        figures[tail] = min(max(alone, 0), closing)
+        figures[passages] = closing - figures[tail]
+    elif passages is not None:
+        figures[passages] = closing
+    elif tail is not None:
+        figures[tail] = closing
     return figures, total
