@@ -72,7 +72,7 @@ DAY_CANDIDATES = 80
 """The most messages of the days asked about that are considered."""
 DAY_WEIGHT = 0.5
 """What being said on a day asked about weighs, before any word it shares with the question."""
-EXCHANGE_WEIGHT = 0.5
+EXCHANGE_WEIGHT = 0.3
 """What a match of the latest exchange's words weighs against one of the newest message's own."""
 MEANING_WEIGHT = 0.6
 """What a message near in meaning alone weighs against the best word match (static vectors average words)."""
