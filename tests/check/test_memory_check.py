@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import os
 from pathlib import Path
 
@@ -146,6 +147,30 @@ def _shipped_dir() -> str:
 
 
 def test_a_scenario_written_outside_the_project_runs_and_its_categories_show(omoide_home: Path, tmp_path: Path) -> None:
+    path = _garden(tmp_path)
+    out = runner.invoke(app, ["memory", "check", "--oracle", "--scenario", str(path), "--arms", "window,summary"],
+                        catch_exceptions=False)
+    assert out.exit_code == 0, out.output
+    assert "reader oracle / writer oracle" in " ".join(out.output.split())
+    rows = {line.split("│")[1].strip(): line for line in out.output.splitlines() if line.startswith("│")}
+    assert {"single", "prefer", "abstain"} <= set(rows)
+    assert "garden-club" in out.output
+    summary_cells = [c.strip() for c in rows["single"].split("│")[1:-1]]
+    assert summary_cells[1] == "1" and summary_cells[2] == "0" and summary_cells[3] == "100/100"  # n, window, summary
+
+
+def test_the_progress_of_a_check_ends_at_its_last_turn(omoide_home: Path, tmp_path: Path) -> None:
+    """Both oracles run the search (the writer too), so the progress counts it: it once read 112 %."""
+    out = runner.invoke(app, ["memory", "check", "--oracle", "--scenario", str(_garden(tmp_path)),
+                              "--arms", "window,search,summary"], catch_exceptions=False)
+    assert out.exit_code == 0, out.output
+    progress = re.findall(r"memory check (\d+)/(\d+) turns", out.output)
+    assert progress and all(int(done) <= int(total) for done, total in progress), progress
+    assert progress[-1][0] == progress[-1][1], progress
+    assert out.output.count("%") and "100 %" in out.output and "112 %" not in out.output
+
+
+def _garden(tmp_path: Path) -> Path:
     mine = {
         "format": 1, "name": "garden-club", "user": "Kai", "host": "suzune", "start": "2026-05-04T18:00",
         "facts": [{"id": "rose", "evidence": [["albertine"], ["rose"]]},
@@ -164,15 +189,7 @@ def test_a_scenario_written_outside_the_project_runs_and_its_categories_show(omo
     }
     path = tmp_path / "garden.json"
     path.write_text(json.dumps(mine))
-    out = runner.invoke(app, ["memory", "check", "--oracle", "--scenario", str(path), "--arms", "window,summary"],
-                        catch_exceptions=False)
-    assert out.exit_code == 0, out.output
-    assert "reader oracle / writer oracle" in " ".join(out.output.split())
-    rows = {line.split("│")[1].strip(): line for line in out.output.splitlines() if line.startswith("│")}
-    assert {"single", "prefer", "abstain"} <= set(rows)
-    assert "garden-club" in out.output
-    summary_cells = [c.strip() for c in rows["single"].split("│")[1:-1]]
-    assert summary_cells[1] == "1" and summary_cells[2] == "0" and summary_cells[3] == "100/100"  # n, window, summary
+    return path
 
 
 def test_an_unknown_arm_or_oracle_is_named_with_the_ones_there_are(omoide_home: Path) -> None:

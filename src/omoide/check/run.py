@@ -65,8 +65,15 @@ class CheckReport:
         }
 
 
-def total_turns(arms: Sequence[Arm], scenarios: Sequence[Scenario], backends: int = 1) -> int:
-    return backends * len(arms) * sum(s.turns() for s in scenarios)
+def skipped(kind: str, arm: Arm) -> bool:
+    """The writer oracle skips the baselines but the search: they do no memory work, so its
+    figures would be the reader's (the search matches the tokens each oracle's default style took)."""
+    return kind == "writer" and arm.baseline and arm.name != SEARCH
+
+
+def total_turns(arms: Sequence[Arm], scenarios: Sequence[Scenario], kinds: Sequence[str] = ("",)) -> int:
+    """The turns a check of `arms` on `scenarios` plays with backends of these `kinds` (an oracle's, or "")."""
+    return sum(s.turns() for kind in kinds for arm in arms if not skipped(kind, arm) for s in scenarios)
 
 
 def describe(scenario: Scenario) -> dict[str, Any]:
@@ -100,9 +107,7 @@ async def run_check(
     began = time.perf_counter()
     jobs = [(str(getattr(backend, "kind", "")) if hasattr(backend, "study") else "", backend, scenario, arm)
             for backend in backends for scenario in chosen for arm in arms]
-    # The baselines do no memory work: the writer's figures would be the reader's, but for the search,
-    # which matches the tokens each oracle's default style took.
-    jobs = [job for job in jobs if not (job[0] == "writer" and job[3].baseline and job[3].name != SEARCH)]
+    jobs = [job for job in jobs if not skipped(job[0], job[3])]
     parallel = workers > 1 and all(kind for kind, *_ in jobs)
     for batch in ([job for job in jobs if job[3].name != SEARCH], [job for job in jobs if job[3].name == SEARCH]):
         tuned = [(kind, backend, scenario, arm, search_settings(settings, report.arms, kind, scenario, arm))

@@ -120,8 +120,7 @@ async def _run(arms: list[Arm], scenarios: list[Scenario], oracles: tuple[str, .
     if judge_url:
         judge = make_backend(_judge(settings, judge_url, judge_model)[0])
         opened.append(judge)
-    turns = total_turns(arms, scenarios, len(backends)) - sum(
-        s.turns() for s in scenarios for a in arms if a.baseline and "writer" in oracles)
+    turns = total_turns(arms, scenarios, oracles or ("",))
     turns += 0 if oracles else floor_turns(scenarios)
     err = stderr()
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
