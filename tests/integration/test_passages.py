@@ -169,3 +169,38 @@ async def test_what_a_matching_line_led_to_two_replies_on_comes_to_mind(store: S
     assert prompt is not None
     [why] = [w for w in prompt.passages if "03/04 19:06" in w]  # the third line, as /prompt explains it
     assert "follows a line that matched theatre" in why, prompt.passages
+
+
+async def test_a_day_asked_about_brings_back_what_was_said_on_it_and_later_lines_that_name_it(store: Store) -> None:
+    """"What did I do on 2 March?": what was said that day comes back, and so does
+    "Three days ago I went to the ceramics fair", said on the 5th, which shares no word
+    with the question; another line of the 5th does not."""
+    times = iter([datetime(2026, 3, 2, 11, 59, tzinfo=UTC),  # the greeting
+                  datetime(2026, 3, 2, 12, 0, tzinfo=UTC), datetime(2026, 3, 2, 12, 1, tzinfo=UTC),
+                  datetime(2026, 3, 5, 12, 0, tzinfo=UTC), datetime(2026, 3, 5, 12, 1, tzinfo=UTC),
+                  datetime(2026, 3, 5, 12, 2, tzinfo=UTC), datetime(2026, 3, 5, 12, 3, tzinfo=UTC)])
+    later = ticking(datetime(2026, 3, 12, 12, 0, tzinfo=UTC))
+    store.clock = lambda: next(times, None) or later()
+    chat = await store.chats.create("mika", greeting="*waves* Hi!")
+    head = chat.head_id
+    for role, text in [(Role.USER, "I spent the whole afternoon at the pottery-7311 studio."), (Role.ASSISTANT, "Sounds messy."),
+                       (Role.USER, "Three days ago I also went to the ceramics fair-5120, I forgot to say."),
+                       (Role.ASSISTANT, "Busy week."), (Role.USER, "The museum-9902 was closed today."),
+                       (Role.ASSISTANT, "What a pity.")]:
+        head = (await store.messages.add(chat.id, head, role, text)).id
+    for i in range(200):
+        head = (await store.messages.add(chat.id, head, Role.USER if i % 2 else Role.ASSISTANT, FILLER.format(i=i))).id
+    await store.memory.add_summary(chat.id, head, content="Kai and Mika chatted over tea.", covers_to_id=head, diary_to_id=None)
+    backend = ScriptedBackend(default=lambda m: ["Mm."])
+    session = await ChatSession.open(store, MIKA, settings(recall_passages_meaning=False), backend, chat_id=chat.id)
+    session.clock = ticking(datetime(2026, 3, 20, 12, 0, tzinfo=UTC))
+
+    await turn(session, "What did I do on 2 March?")
+
+    closing = str(chat_calls(backend)[-1][-1]["content"])
+    assert "pottery-7311" in closing and "fair-5120" in closing, closing
+    assert "museum-9902" not in closing
+    prompt = session.last_prompt
+    assert prompt is not None
+    [why] = [w for w in prompt.passages if "03/05 12:00" in w]
+    assert "a day asked about" in why, prompt.passages

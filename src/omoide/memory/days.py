@@ -1,8 +1,10 @@
 """The days a message asks about: "on 7 May 2023", "May 7", "three days ago",
 "yesterday", "last Sunday". Memories that come to mind bring back what was
 said on such a day and the day after it (an event is often told the next day,
-"I went ... yesterday"), so a question about when finds its answer by its
-date, not only by its words (LongMemEval's time-aware queries)."""
+"I went ... yesterday"), and the lines of the week after that name the day
+themselves (the same phrases, read at the time each was said), so a question
+about when finds its answer by its date, not only by its words (LongMemEval's
+time-aware queries)."""
 
 from __future__ import annotations
 

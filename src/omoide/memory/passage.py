@@ -31,7 +31,8 @@ class Passage:
     """The line that matched the query's words which this one follows: its reply, or the reply to that (this one may
     match none of them)."""
     on_day: bool = False
-    """Said on a day the newest message asks about ("on 7 May", "three days ago"), or the day after."""
+    """Said on a day the newest message asks about ("on 7 May", "three days ago"), or the day after, or in the week
+    after it in a line that names it."""
 
     def line(self, tz: tzinfo | None = None) -> str:
         return f"{stamp(self.when, tz)} {self.who}: {self.text}"
@@ -42,7 +43,7 @@ class Passage:
             return f"      {stamp(self.when, tz)} {self.who}: the line beside a passage, which it completes"
         found = (f"follows a line that matched {', '.join(self.matched)}" if self.follows is not None
                  else f"matched {', '.join(self.matched)}" if self.matched else
-                 "said on a day asked about" if self.on_day else "near in meaning")
+                 "said on or of a day asked about" if self.on_day else "near in meaning")
         if self.on_day and self.matched:
             found += ", on a day asked about"
         return (f"{self.score:.2f}  {stamp(self.when, tz)} {self.who}: {found} "

@@ -70,6 +70,11 @@ DAYS_AFTER = 1
 """A day asked about brings back what was said on it and this many days after (told the next day: "yesterday")."""
 DAY_CANDIDATES = 80
 """The most messages of the days asked about that are considered."""
+TOLD_WITHIN = 7
+"""A line said this many days after a day asked about comes back too when it names that day ("two days ago",
+"last Monday", "on 10 July")."""
+LATER_CANDIDATES = 400
+"""The most messages of those later days that are read for a day they name."""
 DAY_WEIGHT = 0.5
 """What being said on a day asked about weighs, before any word it shares with the question."""
 EXCHANGE_WEIGHT = 0.3
@@ -224,8 +229,11 @@ async def come_to_mind(
     if not plain:
         for day in asked_days(window[-1].content, now):
             start = datetime.combine(day, time(), now.tzinfo)
-            for c in await store.recall.said_between_times(chat_id, start, start + timedelta(days=DAYS_AFTER + 1),
-                                                           limit=DAY_CANDIDATES):
+            near_day = await store.recall.said_between_times(chat_id, start, start + timedelta(days=DAYS_AFTER + 1),
+                                                             limit=DAY_CANDIDATES)
+            later = await store.recall.said_between_times(chat_id, start + timedelta(days=DAYS_AFTER + 1),
+                                                          start + timedelta(days=TOLD_WITHIN + 1), limit=LATER_CANDIDATES)
+            for c in [*near_day, *(c for c in later if day in asked_days(c.text, c.created_at.astimezone(now.tzinfo)))]:
                 if c.message_id not in shown:
                     pool.setdefault(c.message_id, c)
                     on_day.add(c.message_id)
