@@ -223,3 +223,26 @@ async def test_a_long_chats_first_reply_does_not_wait_for_its_vectors(store: Sto
     prompt = session.last_prompt
     assert prompt is not None and any(BICYCLE in layer.text for layer in prompt.layers if layer.name == "passages")
     await session.aclose()
+
+
+GREETINGS = ["Hey Mika, good to see you!", "Thanks, Mika!", "Mika, you're the best.", "Morning, Mika!",
+             "Night, Mika.", "Mika! Hi again."]
+
+
+async def test_the_speakers_names_do_not_bring_lines_nearer_in_meaning(store: Store) -> None:
+    """A name weighs as much as what is asked in an average of a few words: asked
+    "Mika, how is my bike doing?", every "Thanks, Mika!" would come before the bicycle."""
+    chat = await store.chats.create("mika", greeting="*waves* Hi!")
+    head = await store.messages.add(chat.id, chat.head_id, Role.USER, BICYCLE)
+    for i in range(24):
+        head = await store.messages.add(chat.id, head.id, Role.USER if i % 2 else Role.ASSISTANT,
+                                        GREETINGS[i // 2 % len(GREETINGS)] if i % 2 else DAYS[i // 2 % len(DAYS)])
+    await store.memory.add_summary(chat.id, head.id, content="Ordinary days.", covers_to_id=head.id, diary_to_id=None)
+    settings = Settings(user_name="Kai", summary_threshold=10_000, world_idle_hours=10_000, recall_passages=3)
+    session = await ChatSession.open(store, MIKA, settings, ScriptedBackend(), chat_id=chat.id)
+    [_ async for _ in session.send("Mika, how is my bike doing, do you think?")]
+    prompt = session.last_prompt
+    assert prompt is not None
+    layer = next(layer.text for layer in prompt.layers if layer.name == "passages")
+    assert BICYCLE in layer, layer
+    assert not any(greeting in layer for greeting in GREETINGS), layer
