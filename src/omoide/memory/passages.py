@@ -228,7 +228,8 @@ async def come_to_mind(
     terms = distinctive(said, frequency)
     near: dict[int, float] = {}
     if meaning is not None:
-        near = dict(await meaning.nearest(latest_text(window, names), before=min(shown), limit=NEAREST * (8 if plain else 1)))
+        asked = latest_text(window, () if plain else names)  # plain embeds the message as a peer's retrieval would
+        near = dict(await meaning.nearest(asked, before=min(shown), limit=NEAREST * (8 if plain else 1)))
         for c in await store.recall.messages([i for i in near if i not in pool]):
             pool[c.message_id] = c
     on_day: set[int] = set()
