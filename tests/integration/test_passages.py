@@ -47,6 +47,18 @@ async def story(store: Store, *, fillers: int = 200, fact: str = FACT) -> tuple[
     return chat.id, said
 
 
+async def told_long_ago(store: Store, lines: list[tuple[Role, str]]) -> int:
+    """A chat that opens with `lines`, then 200 fillers a summary covers: the lines are far out of the window."""
+    chat = await store.chats.create("mika", greeting="*waves* Hi!")
+    head = chat.head_id
+    for role, text in lines:
+        head = (await store.messages.add(chat.id, head, role, text)).id
+    for i in range(200):
+        head = (await store.messages.add(chat.id, head, Role.USER if i % 2 else Role.ASSISTANT, FILLER.format(i=i))).id
+    await store.memory.add_summary(chat.id, head, content="Kai and Mika chatted over tea.", covers_to_id=head, diary_to_id=None)
+    return chat.id
+
+
 async def turn(session: ChatSession, text: str) -> None:
     [e async for e in session.send(text)]
 
@@ -147,18 +159,12 @@ async def test_what_a_matching_line_led_to_two_replies_on_comes_to_mind(store: S
     """The answer often sits two lines after the line the question's words find:
     "opening night is tomorrow" -> "the stage looks lovely" -> "I'm terrified"."""
     store.clock = ticking(datetime(2026, 3, 4, 19, 3, tzinfo=UTC))
-    chat = await store.chats.create("mika", greeting="*waves* Hi!")
-    head = chat.head_id
-    for role, text in [(Role.USER, "The theatre's opening night is tomorrow, I'm in the chorus."),
-                       (Role.ASSISTANT, "The stage looks lovely in your photo."),
-                       (Role.USER, "Thanks! Honestly I'm terrified-4471 of forgetting my lines."),
-                       (Role.ASSISTANT, "You will be wonderful.")]:
-        head = (await store.messages.add(chat.id, head, role, text)).id
-    for i in range(200):
-        head = (await store.messages.add(chat.id, head, Role.USER if i % 2 else Role.ASSISTANT, FILLER.format(i=i))).id
-    await store.memory.add_summary(chat.id, head, content="Kai and Mika chatted over tea.", covers_to_id=head, diary_to_id=None)
+    chat_id = await told_long_ago(store, [
+        (Role.USER, "The theatre's opening night is tomorrow, I'm in the chorus."),
+        (Role.ASSISTANT, "The stage looks lovely in your photo."),
+        (Role.USER, "Thanks! Honestly I'm terrified-4471 of forgetting my lines."), (Role.ASSISTANT, "You will be wonderful.")])
     backend = ScriptedBackend(default=lambda m: ["Mm."])
-    session = await ChatSession.open(store, MIKA, settings(), backend, chat_id=chat.id)
+    session = await ChatSession.open(store, MIKA, settings(), backend, chat_id=chat_id)
 
     await turn(session, "Do you remember the theatre?")
 
@@ -181,18 +187,12 @@ async def test_a_day_asked_about_brings_back_what_was_said_on_it_and_later_lines
                   datetime(2026, 3, 5, 12, 2, tzinfo=UTC), datetime(2026, 3, 5, 12, 3, tzinfo=UTC)])
     later = ticking(datetime(2026, 3, 12, 12, 0, tzinfo=UTC))
     store.clock = lambda: next(times, None) or later()
-    chat = await store.chats.create("mika", greeting="*waves* Hi!")
-    head = chat.head_id
-    for role, text in [(Role.USER, "I spent the whole afternoon at the pottery-7311 studio."), (Role.ASSISTANT, "Sounds messy."),
-                       (Role.USER, "Three days ago I also went to the ceramics fair-5120, I forgot to say."),
-                       (Role.ASSISTANT, "Busy week."), (Role.USER, "The museum-9902 was closed today."),
-                       (Role.ASSISTANT, "What a pity.")]:
-        head = (await store.messages.add(chat.id, head, role, text)).id
-    for i in range(200):
-        head = (await store.messages.add(chat.id, head, Role.USER if i % 2 else Role.ASSISTANT, FILLER.format(i=i))).id
-    await store.memory.add_summary(chat.id, head, content="Kai and Mika chatted over tea.", covers_to_id=head, diary_to_id=None)
+    chat_id = await told_long_ago(store, [
+        (Role.USER, "I spent the whole afternoon at the pottery-7311 studio."), (Role.ASSISTANT, "Sounds messy."),
+        (Role.USER, "Three days ago I also went to the ceramics fair-5120, I forgot to say."), (Role.ASSISTANT, "Busy week."),
+        (Role.USER, "The museum-9902 was closed today."), (Role.ASSISTANT, "What a pity.")])
     backend = ScriptedBackend(default=lambda m: ["Mm."])
-    session = await ChatSession.open(store, MIKA, settings(recall_passages_meaning=False), backend, chat_id=chat.id)
+    session = await ChatSession.open(store, MIKA, settings(recall_passages_meaning=False), backend, chat_id=chat_id)
     session.clock = ticking(datetime(2026, 3, 20, 12, 0, tzinfo=UTC))
 
     await turn(session, "What did I do on 2 March?")
