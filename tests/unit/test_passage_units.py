@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from omoide.domain.chat import Message, Role
 from omoide.memory.passages import (MATCH_BUDGET, PASSAGE_CHARS, Passage, Voices, closeness, cut, distinctive, latest_terms,
-                                     with_a_place_for_meaning)
+                                     latest_text, with_a_place_for_meaning)
 
 WHEN = datetime(2026, 3, 4, 19, 3, tzinfo=UTC)
 
@@ -24,6 +24,13 @@ def test_the_query_is_the_latest_messages_content_words_newest_first_without_nam
     assert "harbour" in terms and "lighthouse" in terms
     assert "submarines" not in terms, "only the latest three messages"
     assert not {"kai", "mika", "the", "for"} & set(terms)
+
+
+def test_what_meaning_is_measured_against_is_the_newest_message_less_the_speakers_names() -> None:
+    window = [message(1, Role.USER, "The lighthouse."), message(2, Role.USER, "Mika, how is my bike doing, Kai wonders?")]
+    assert latest_text(window, ["Kai", "Mika Aoki"]) == ", how is my bike doing, wonders?"
+    assert latest_text(window) == "Mika, how is my bike doing, Kai wonders?"  # the search baseline's, as a peer's
+    assert latest_text([message(3, Role.USER, "Mika?")], ["Mika"]) == "?"
 
 
 def test_only_the_rarest_words_within_the_match_budget_are_searched() -> None:

@@ -227,8 +227,8 @@ async def come_to_mind(
             relevance[c.message_id] = max(relevance.get(c.message_id, 0.0), weight * c.relevance / best)
     terms = distinctive(said, frequency)
     near: dict[int, float] = {}
-    if meaning is not None:
-        asked = latest_text(window, () if plain else names)  # plain embeds the message as a peer's retrieval would
+    asked = latest_text(window, () if plain else names)  # plain embeds the message as a peer's retrieval would
+    if meaning is not None and _WORD.search(asked):  # ("Suzune?" alone asks nothing of meaning)
         near = dict(await meaning.nearest(asked, before=min(shown), limit=NEAREST * (8 if plain else 1)))
         for c in await store.recall.messages([i for i in near if i not in pool]):
             pool[c.message_id] = c

@@ -99,8 +99,8 @@ async def layer_tokens(layers: Sequence[tuple[str, str]], messages: list[ChatMes
     total = await count(messages) if tail is not None or passages is not None else before
     closing = total - before
     if passages is not None and tail is not None:
-        # The closing message holds both: the tail (the same every turn) counted on its own, the passages the
-        # rest, so a turn counts no third whole prompt for them (the passages change every turn).
+        # The closing message holds both: the tail (short, and much the same every turn) counted on its own, the
+        # passages the rest, so a turn counts no third whole prompt for them (the passages change every turn).
         alone = await count([{"role": "system", "content": layers[tail][1]}]) - await count([{"role": "system", "content": ""}])
         figures[tail] = min(max(alone, 0), closing)
         figures[passages] = closing - figures[tail]
