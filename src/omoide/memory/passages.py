@@ -96,10 +96,18 @@ def passages_text(passages: Sequence[Passage], tz: tzinfo | None = None) -> str:
     return "\n".join([HEADING, *(p.line(tz) for p in ordered)])
 
 
+_WORD = re.compile(r"[^\W_]+")
+
+
+def name_words(names: Sequence[str]) -> set[str]:
+    """The words of the speakers' names, casefolded: what neither the query's words nor its meaning take."""
+    return {w.casefold() for name in names for w in _WORD.findall(name)}
+
+
 def latest_terms(window: Sequence[Message], names: Sequence[str]) -> list[str]:
     """The query: content words of the latest messages, the newest first."""
     said = [m.content for m in reversed(window) if m.role in (Role.USER, Role.ASSISTANT)][:QUERY_MESSAGES]
-    excluded = {w.casefold() for name in names for w in re.findall(r"[^\W_]+", name)}
+    excluded = name_words(names)
     terms = [t for t in query_terms("\n".join(said)) if t not in excluded]
     if len(terms) < MAX_TERMS:  # query_terms stops at MAX_TERMS before names are taken out
         more = [t for text in said for t in query_terms(text) if t not in excluded]
@@ -120,9 +128,6 @@ def distinctive(terms: Sequence[str], frequency: Mapping[str, int]) -> list[str]
             break
         kept.append(term)
     return kept
-
-
-_WORD = re.compile(r"[^\W_]+")
 
 
 @functools.lru_cache(maxsize=4 * CANDIDATES)
@@ -169,18 +174,17 @@ def latest_text(window: Sequence[Message], names: Sequence[str] = ()) -> str:
     in an average of a few words a name weighs as much as what is asked, and
     brings every "Hey Suzune!" nearer."""
     said = next((m.content for m in reversed(window) if m.role in (Role.USER, Role.ASSISTANT)), "")
-    excluded = {w.casefold() for name in names for w in _WORD.findall(name)}
+    excluded = name_words(names)
     if excluded:
         said = _WORD.sub(lambda found: "" if found.group().casefold() in excluded else found.group(), said)
     return " ".join(said.split())[:QUERY_CHARS]
 
 
-async def by_meaning(scored: list[Passage], window: Sequence[Message], embed: Embed,
-                     names: Sequence[str] = ()) -> list[Passage]:
+async def by_meaning(scored: list[Passage], asked: str, embed: Embed) -> list[Passage]:
     """`scored` (best first) with the best `MEANING_POOL` weighed by their meaning
-    close to the newest message; unchanged when no vectors can be had."""
+    close to `asked` (`latest_text`); unchanged when no vectors can be had."""
     pool, rest = scored[:MEANING_POOL], scored[MEANING_POOL:]
-    vectors = await embed([latest_text(window, names), *(p.text for p in pool)])
+    vectors = await embed([asked, *(p.text for p in pool)])
     if vectors is None:
         return scored
     query, *found = vectors
@@ -282,7 +286,7 @@ async def come_to_mind(
         return replace(passage, text=cut(whole[passage.message_id], passage.matched))
 
     if embed is not None and scored and not plain:
-        scored = await by_meaning([*map(trimmed, scored[:MEANING_POOL]), *scored[MEANING_POOL:]], window, embed, names)
+        scored = await by_meaning([*map(trimmed, scored[:MEANING_POOL]), *scored[MEANING_POOL:]], asked, embed)
     ranked = [trimmed(p) for p in with_a_place_for_meaning(scored, limit)[: None if plain else BESIDE_POOL * limit]]
     companions = {} if plain else await beside(store, head_id, ranked, shown, voices, reader)
     chosen: list[Passage] = []
