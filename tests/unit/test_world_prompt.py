@@ -33,3 +33,22 @@ def test_a_line_that_only_resembles_one_carried_is_kept() -> None:
                         "Suzune", [KAI])
 
     assert "Kai moved to Maizuru in May." in block
+
+
+def test_a_sentence_the_summary_quotes_is_left_to_it_whatever_its_date() -> None:
+    carried = ("[05/09 20:00] Kai said: My sister Aoi moved to Leeds. I hate umbrellas.\n"
+               "[05/10 21:00] Kai said: Thanks, Suzune!")
+    summary = "[05/03 19:00] Kai said: My sister Aoi moved to Leeds. [05/04 19:00] Kai said: Thanks, Suzune!"
+    block = world_block(_view(carried, ""), "Suzune", [KAI], said=summary)
+
+    assert "Aoi" not in block
+    assert "## What Suzune carries\n[05/09 20:00] Kai said: I hate umbrellas." in block
+    assert "05/10" not in block  # a dated line with nothing left goes whole, date and speaker too
+
+
+def test_what_the_summary_says_is_not_repeated_under_the_person_either() -> None:
+    block = world_block(_view("", "[05/09 20:00] Kai works nights. Kai owes Suzune a book."), "Suzune", [KAI],
+                        said="[05/02 18:00] Kai said: Kai works nights.")
+
+    assert "works nights" not in block
+    assert "[05/09 20:00] Kai owes Suzune a book." in block

@@ -309,3 +309,21 @@ async def test_a_new_chat_knows_what_you_said_early_in_a_long_conversation(store
     fresh = await ChatSession.open(store, find_character("suzune"), settings(memory_writer="extract"), chat, new=True)
     await talk(fresh, "Hello again.")
     assert "goldfinch is named Pipkin" in chat.calls[-1]["messages"][0]["content"]
+
+
+async def test_a_line_the_summary_quotes_is_said_once_in_the_prompt(store: Store) -> None:
+    chat = ScriptedBackend()
+    session = await open_suzune(store, WorldScript(), chat)
+    await talk(session, "My sister Aoi moved to Leeds.", "She teaches piano.")
+    head = await session.head()
+    assert head is not None
+    await store.memory.add_summary(session.chat.id, head.id, covers_to_id=None, diary_to_id=None,
+                                   content="[05/03 19:00] Kai said: My sister Aoi moved to Leeds.")
+    await store.world.change("suzune", SELF, Field.GLOBAL, "[05/09 20:00] Kai said: My sister Aoi moved to Leeds. "
+                             "Kai hates umbrellas.", step="edit", kind=UpdateKind.EDIT)
+    prompt = await session.build_prompt(head.id)
+    system = prompt.messages[0]["content"]
+
+    assert system.count("Aoi moved to Leeds") == 1
+    assert "## What Suzune carries\n[05/09 20:00] Kai said: Kai hates umbrellas." in system
+    assert system.index("Aoi moved to Leeds") > system.index("Recent Conversation Summary")

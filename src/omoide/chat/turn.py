@@ -127,7 +127,8 @@ class TurnRunner:
         if speaker.id not in self._lore:
             self._lore[speaker.id] = lorebooks_for(speaker)[0]
         now = self.state.clock()
-        world = await self.world.prompt_layers(speaker, self.scene.participants, state.window)
+        summary = state.summary.content if state.summary and "summary" not in self.state.chat.amnesia else ""
+        world = await self.world.prompt_layers(speaker, self.scene.participants, state.window, summary)
         gossip, target = await self.scene.gossip_for(speaker, head_id)
         strengths, memo_strengths = await self.weights.strengths(head_id, state, now)
         lore = await self.tavern.gather(speaker=speaker, books=self._lore[speaker.id], state=state, head_id=head_id,

@@ -164,16 +164,17 @@ class WorldKeeper:
     # -- the prompt ----------------------------------------------------------------------
 
     async def prompt_layers(self, character: Character, participants: list[Participant],
-                            window: Sequence[Message]) -> dict[str, Any]:
+                            window: Sequence[Message], said: str = "") -> dict[str, Any]:
         """The world block (stable) and notes on absent characters named in the
-        last MENTION_DEPTH messages (tail), as PromptContext fields."""
+        last MENTION_DEPTH messages (tail), as PromptContext fields; `said`, the
+        summary of the same prompt, is not repeated in the block (`new_to`)."""
         view = await self.store.world.view(character.id)
         me = character.display_name
         recent = window[-MENTION_DEPTH:]
         scanner = MentionScanner(self.directory.known_among(words_of(recent)), [p.key for p in participants])
         named = {k.key: k for m in recent for k in scanner.scan(m.content)}
         return {
-            "world": world_block(view, me, [p for p in participants if p.key != character.id]),
+            "world": world_block(view, me, [p for p in participants if p.key != character.id], said),
             "world_notes": [mention_note(view, me, k.key, k.name) for k in named.values()],
         }
 

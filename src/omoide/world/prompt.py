@@ -15,12 +15,14 @@ from omoide.domain.world import Participant, WorldView
 from omoide.llm.stamps import STAMP, split_stamp
 
 
-def world_block(view: WorldView, me: str, others: Sequence[Participant]) -> str:
+def world_block(view: WorldView, me: str, others: Sequence[Participant], said: str = "") -> str:
     """`me`'s global memory, and for each other participant the descriptor and
-    the consolidated memory; the goal too when there is only one other."""
+    the consolidated memory; the goal too when there is only one other. What
+    `said` (the summary in the same prompt) holds word for word is left to it."""
     parts = []
-    if view.global_memory.strip():
-        parts.append(f"## What {me} carries\n{view.global_memory.strip()}")
+    carried = new_to(view.global_memory, said)
+    if carried:
+        parts.append(f"## What {me} carries\n{carried}")
     for other in others:
         rel = view.relationships.get(other.key)
         if rel is None:
@@ -28,7 +30,7 @@ def world_block(view: WorldView, me: str, others: Sequence[Participant]) -> str:
         lines = []
         if rel.descriptor.strip():
             lines.append(f"{other.name} is, to {me}: {rel.descriptor.strip()}.")
-        memory = new_to(rel.memory, view.global_memory)
+        memory = new_to(rel.memory, f"{view.global_memory}\n{said}")
         if memory:
             lines.append(memory)
         last = split_stamp(rel.pair_summaries[-1].text)[0] if rel.pair_summaries else ""
@@ -43,6 +45,8 @@ def world_block(view: WorldView, me: str, others: Sequence[Participant]) -> str:
 
 _STAMPED = re.compile(rf"(\s+)(?={STAMP})")
 _SENTENCE_END = re.compile(r"(?<=[.!?…])(\s+)")
+_HEADER = re.compile(rf"^{STAMP}\s*(?:[^\n:.!?]{{1,80}}? said:\s*)?")
+"""A dated line's date and speaker ("[05/03 19:00] Kai said: ")."""
 
 
 def _plain(text: str) -> str:
@@ -50,22 +54,35 @@ def _plain(text: str) -> str:
 
 
 def new_to(text: str, already: str) -> str:
-    """`text` less what `already` says word for word: each dated line (or, in
-    text with no dates, each sentence) that `already` holds is said once, there.
-    With one other person, what a character carries of them is often what it
-    carries at all, and a prompt pays for each copy."""
+    """`text` less what `already` says word for word: each sentence that
+    `already` holds is said once, there, whatever date or speaker stands before
+    it (a dated line left with none is dropped whole). With one other person,
+    what a character carries of them is often what it carries at all, and the
+    summary in the same prompt quotes the same lines: a prompt pays for each copy."""
     text = text.strip()
     if not already.strip():
         return text
     held = _plain(already)
     pieces = _STAMPED.split(text)  # unit, space before the next, unit, ...
-    if len(pieces) == 1:
-        pieces = _SENTENCE_END.split(text)
+    kept = ""
+    for n in range(0, len(pieces), 2):
+        unit = _unsaid(pieces[n], held)
+        if unit:
+            kept += (pieces[n - 1] if kept else "") + unit
+    return kept.strip()
+
+
+def _unsaid(unit: str, held: str) -> str:
+    """A dated line (or undated text) less its sentences `held` holds: its date and
+    speaker and what is left, or "" when nothing is."""
+    found = _HEADER.match(unit)
+    head = found.group() if found else ""
+    pieces = _SENTENCE_END.split(unit[len(head):])
     kept = ""
     for n in range(0, len(pieces), 2):
         if _plain(pieces[n]) not in held:
             kept += (pieces[n - 1] if kept else "") + pieces[n]
-    return kept.strip()
+    return head + kept if kept.strip() else ""
 
 
 def _remembered(view: WorldView, me: str, key: str, name: str) -> list[str]:
