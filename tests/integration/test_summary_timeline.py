@@ -14,7 +14,7 @@ from omoide.chat.session import ChatSession
 from omoide.config.settings import Settings
 from omoide.domain.chat import Recap
 from omoide.llm.base import ChatMessage
-from omoide.memory.prompt.layers import RECAP_LABEL
+from omoide.memory.prompt.layers import RECAP_LABEL, SUMMARY_LABEL
 from omoide.memory.shared import task_of
 from omoide.store import Store
 from tests.scripted import ScriptedBackend
@@ -97,14 +97,23 @@ async def test_in_a_scene_every_speaker_reads_the_parts_in_its_window(store: Sto
         assert recaps(prompts[-1])
 
 
-async def test_a_rewrite_puts_the_whole_summary_back_before_the_window(store: Store) -> None:
+async def test_a_rewrite_takes_the_parts_out_and_goes_in_the_window_where_it_was_written(store: Store) -> None:
+    """A rewrite too only removes text and adds its own at the end: the head stays
+    as it was, and the window as the last prompt had it, less the old parts."""
     chat = scripting(replies())
     settings = Settings(user_name="Kai", recent_messages=2, summary_threshold=3, summary_merge_chars=250)
     session = await ChatSession.open(store, MIKA, settings, chat, summarizer=summarizer())
-    await talk(session, 7)
+    await talk(session, 9)
     prompts = [c["messages"] for c in chat.calls]
-    at = next(i for i, p in enumerate(prompts) if "merged" in p[0]["content"])
-    assert any(recaps(p) for p in prompts[:at]) and not recaps(prompts[at])
+    at = next(i for i, p in enumerate(prompts) if any("merged" in m["content"] for m in p[1:]))
+    assert recaps(prompts[at - 1]) and all(p[0]["content"] == prompts[0][0]["content"] for p in prompts)
+    whole = [m["content"] for m in prompts[at][1:] if m["content"].startswith(SUMMARY_LABEL)]
+    assert len(whole) == 1 and "merged" in whole[0] and "melon pan" in whole[0]
+    assert not recaps(prompts[at])  # the parts it replaced are gone
+    old = [m["content"] for m in prompts[at - 1][1:-1]]  # less the volatile tail
+    new = [m["content"] for m in prompts[at][1:]]
+    kept = [line for line in old if line in new]
+    assert kept and new[: len(kept)] == kept and new.index(whole[0]) >= len(kept)  # nothing before what the cache holds
 
 
 async def test_head_placement_and_other_backends_keep_the_summary_before_the_window(store: Store) -> None:
@@ -175,4 +184,5 @@ async def test_the_walk_skips_a_diary_checkpoint_and_stops_at_a_rewrite(store: S
     rewrite = await add(chat, path[5].id, content="[all] A and B.", covers_to_id=path[3].id, diary_to_id=None)
     third = await add(chat, path[6].id, content="[all] A and B.\n\n[three] C.", covers_to_id=path[4].id, diary_to_id=None)
     base, parts = await summary_timeline(store, third)
-    assert base == rewrite and parts == [Recap(path[6].id, "[three] C.")] and first.content in second.content
+    assert base is None and first.content in second.content
+    assert parts == [Recap(rewrite.anchor_id, "[all] A and B.", whole=True), Recap(path[6].id, "[three] C.")]

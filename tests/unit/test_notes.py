@@ -38,10 +38,11 @@ def test_a_part_of_the_summary_in_the_window_is_not_counted_as_a_message() -> No
     """doChatInject counts chat messages; a summary part placed in the window
     (memory/timeline.py) goes with the message before it, so a note lands where
     it would without it, and never between a message and its part."""
+    from omoide.domain.chat import Recap
     from omoide.memory.prompt.layers import recap_message
     from omoide.memory.prompt.notes import inject_notes
 
-    part = recap_message("[04/01 22:15] They talked.")
+    part = recap_message(Recap(1, "[04/01 22:15] They talked."))
     window = [WINDOW[0], WINDOW[1], part, WINDOW[2], WINDOW[3]]
     out = [m["content"] for m in inject_notes(window, [DepthNote("N", 2, "system", "authors_note")])]  # type: ignore[arg-type]
     assert out == ["a1", "u1", part["content"], "N", "a2", "u2"]
@@ -135,3 +136,14 @@ def test_a_record_at_the_head_being_answered_does_not_count() -> None:
     """World Info, Timed Effects rule 3: "Active timed effects are removed if the chat doesn't
     advance": a record at the same length (a swipe, a regenerated reply) is ignored."""
     assert not timers_at([Activation("e", 5)], {"e": Rules(sticky=3)}, 5).sticky
+
+
+def test_the_fit_drops_old_lines_but_not_the_summary_among_them_until_it_cuts_the_summary() -> None:
+    from omoide.domain.chat import Recap
+    from omoide.memory.prompt.layers import SUMMARY_LABEL, kept_recaps, recap_message
+
+    whole, part = recap_message(Recap(1, "Kai has a sister, Aoi.", whole=True)), recap_message(Recap(2, "Aoi is in Leeds."))
+    dropped = [WINDOW[0], whole, WINDOW[1], part]
+    assert kept_recaps(dropped, None) == [whole, part]
+    cut = kept_recaps(dropped, len(part["content"]) + 5)
+    assert [m["content"] for m in cut] == ["Aoi.", part["content"]] and SUMMARY_LABEL in whole["content"]

@@ -153,19 +153,22 @@ class Summary:
 
 @dataclass(frozen=True, slots=True)
 class Recap:
-    """A part a compression appended to the running summary, and the message at
-    which it was written (its checkpoint's anchor)."""
+    """A part a compression appended to the running summary, or the summary a
+    rewrite made (`whole`), and the message at which it was written (its
+    checkpoint's anchor)."""
 
     anchor_id: int
     text: str
+    whole: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class SummaryTimeline:
-    """The running summary as it stood at its last rewrite (`base`), with each
-    part appended since: a prompt whose window only grows shows the base before
-    the window and each part where it was written, so a compression only ever
-    adds text after what a prompt cache holds (memory/timeline.py)."""
+    """The running summary laid out in the window: the last rewrite and each part
+    appended since, each where it was written (`base`, before the window, is
+    what of it is older than the checkpoints walked), so a compression or a
+    rewrite only ever adds text after what a prompt cache holds
+    (memory/timeline.py)."""
 
     base: str
     recaps: tuple[Recap, ...]

@@ -148,10 +148,13 @@ def memos_text(ctx: PromptContext, state: MemoryState) -> str:
 
 RECAP_LABEL = "Summary, continued:"
 """Opens a part of the summary placed in the window (MemoryState.timeline)."""
+SUMMARY_LABEL = "Summary of the story so far:"
+"""Opens the summary a rewrite made, placed in the window."""
 
 
-def recap_message(text: str) -> ChatMessage:
-    return {"role": "system", "content": f"{RECAP_LABEL} {text}", "recap": True}
+def recap_message(recap: Recap) -> ChatMessage:
+    label = SUMMARY_LABEL if recap.whole else RECAP_LABEL
+    return {"role": "system", "content": f"{label} {recap.text}", "recap": True}
 
 
 def window_messages(window: Sequence[Message], tz: tzinfo | None, scene: SceneFacts | None = None,
@@ -161,17 +164,35 @@ def window_messages(window: Sequence[Message], tz: tzinfo | None, scene: SceneFa
     (parts of the summary) go right after the message each was written at, or
     first when that message is no longer in the window."""
     on = {m.id for m in window}
-    after: dict[int, list[str]] = {}
+    after: dict[int, list[Recap]] = {}
     out: list[ChatMessage] = []
     for recap in recaps:
         if recap.anchor_id in on:
-            after.setdefault(recap.anchor_id, []).append(recap.text)
+            after.setdefault(recap.anchor_id, []).append(recap)
         else:
-            out.append(recap_message(recap.text))
+            out.append(recap_message(recap))
     for message in window:
         _add_line(out, message, tz, scene, user_name)
-        out += [recap_message(text) for text in after.get(message.id, ())]
+        out += [recap_message(recap) for recap in after.get(message.id, ())]
     return out
+
+
+def kept_recaps(dropped: Sequence[ChatMessage], summary_chars: int | None) -> list[ChatMessage]:
+    """The parts of the summary among the oldest lines the fit drops: kept (the
+    summary is cut last, as when it stands before the window), at most their
+    last `summary_chars` characters when the fit cuts the summary too."""
+    recaps = [m for m in dropped if m.get("recap")]
+    if summary_chars is None:
+        return recaps
+    out: list[ChatMessage] = []
+    left = summary_chars
+    for message in reversed(recaps):
+        if left <= 0:
+            break
+        text = message["content"][-left:]
+        left -= len(text)
+        out.append({"role": "system", "content": text.lstrip(), "recap": True})
+    return out[::-1]
 
 
 def _add_line(out: list[ChatMessage], message: Message, tz: tzinfo | None, scene: SceneFacts | None, user_name: str) -> None:
@@ -250,7 +271,7 @@ def assemble(
     memos = "" if drop_diary else memos_text(ctx, state)
     if rendered_window is None:
         rendered_window = window_messages(state.window, ctx.tz, ctx.scene, ctx.user_name, timeline.recaps if timeline else ())
-    plain = list(rendered_window[drop_oldest:])
+    plain = [*kept_recaps(rendered_window[:drop_oldest], summary_chars), *rendered_window[drop_oldest:]]
     window, notes = place_notes(plain, ctx.placement.at_depth, _env(ctx, card=False))
     passages = passages_layer(ctx)
     tail = tail_text(ctx, state)
