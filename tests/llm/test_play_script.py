@@ -36,4 +36,5 @@ def test_a_longer_chat_keeps_the_earlier_script_as_its_prefix() -> None:
 
 def test_a_reply_being_continued_ends_inside_the_character_s_line() -> None:
     text = script_prompt([*CHAT, {"role": "assistant", "content": "Mochi. She"}], "Kai", "Suzune")
-    assert text.endswith("[11/22 20:07] Kai: What's the cat's name?\nSuzune: Mochi. She")
+    # A reply carries no stamp of its own: it is at the time of the line it answers, as the script said it would be.
+    assert text.endswith("[11/22 20:07] Kai: What's the cat's name?\n[11/22 20:07] Suzune: Mochi. She")

@@ -72,3 +72,34 @@ async def test_on_a_server_of_several_slots_the_chat_keeps_its_slot_while_the_mo
     shares = await reuse_after_compressions(llama_server_slots, "auto", tmp_path, writer="model")
     assert len(shares) >= 2, shares
     assert min(shares) > 0.5 and sum(shares) / len(shares) > 0.65, shares
+
+
+async def test_each_reply_is_read_back_from_the_servers_cache_on_the_next_turn(llama_server_reusing: str, tmp_path: Path) -> None:
+    # The server caches a reply as the model wrote it. The next prompt shows it with no stamp before it, so the
+    # server reads it (and the header before it) from its cache: what it evaluates again is the user's new message
+    # and the turn's note. With "[04/01 22:15]" before the reply, the server evaluated the reply again every turn.
+    settings = Settings(base_url=llama_server_reusing, model="smollm2", temperature=0.0, max_tokens=80, context_size=4096,
+                        user_name="Kai", memory_style="summary", summary_threshold=100, recall_passages=0)
+    backend = OpenAICompatBackend(settings.backend)
+    store = await Store.open(tmp_path / "replies.db")
+    session = await ChatSession.open(store, MIKA, settings, backend)
+    turns: list[tuple[int, int, int]] = []  # prompt tokens, read from the cache, reply tokens
+    try:
+        for line in LINES[:6]:
+            async for _ in session.send(line):
+                pass
+            await session.wait_for_memory_work()
+            usage = session.last_prompt.usage if session.last_prompt else None
+            assert usage is not None and usage.prompt_tokens and usage.completion_tokens is not None
+            turns.append((usage.prompt_tokens, usage.cache_read_tokens or 0, usage.completion_tokens))
+    finally:
+        await backend.aclose()
+        await store.close()
+    checked = 0
+    for (prompt, _, reply), (next_prompt, read, _) in zip(turns, turns[1:], strict=False):
+        if reply < 40:  # too short for a run the server shifts into place (32 tokens)
+            continue
+        checked += 1
+        # Evaluated again: less than what the turn added (the reply, the new message and their headers).
+        assert next_prompt - read < next_prompt - prompt, turns
+    assert checked >= 2, turns

@@ -56,8 +56,8 @@ def script_prompt(messages: Sequence[Mapping[str, Any]], user: str, character: s
             when = split_stamp(named[-1])[0] or when
         elif role in ("user", "assistant"):
             stamp, text = split_stamp(content)
-            when = stamp or when
-            lines.append(f"{stamp + ' ' if stamp else ''}{user if role == 'user' else character}: {text}")
+            when = stamp or when  # a reply without a stamp is at the time of the line it answers
+            lines.append(f"{when + ' ' if when else ''}{user if role == 'user' else character}: {text}")
         elif content:  # a note for this turn (date, fresh diary lines, lore) or a tool's answer
             lines.append(f"({content})")
     if task:

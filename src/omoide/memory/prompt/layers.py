@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import replace
-from datetime import datetime, tzinfo
+from datetime import datetime, timedelta, tzinfo
 from typing import Literal
 
 from omoide.characters.macros import MacroEnv, expand
@@ -171,10 +171,26 @@ def window_messages(window: Sequence[Message], tz: tzinfo | None, scene: SceneFa
             after.setdefault(recap.anchor_id, []).append(recap)
         else:
             out.append(recap_message(recap))
+    before: Message | None = None
     for message in window:
-        _add_line(out, message, tz, scene, user_name)
+        _add_line(out, message, tz, scene, user_name, own_stamp=not _answers(message, before))
         out += [recap_message(recap) for recap in after.get(message.id, ())]
+        before = message
     return out
+
+
+REPLY_MOMENT = timedelta(minutes=15)
+"""A reply written this soon after the line before it is at that line's time."""
+
+
+def _answers(message: Message, before: Message | None) -> bool:
+    """Whether `message` is the character's reply to the line just before it (or
+    the window's first line): it then carries no stamp of its own. A server
+    caches the reply as the model wrote it, with no stamp; a stamp put before it
+    in a later prompt would make the server evaluate the reply and everything
+    after it again. So a line only ever loses its stamp, when it becomes the first."""
+    return message.role is Role.ASSISTANT and (
+        before is None or timedelta(0) <= message.created_at - before.created_at <= REPLY_MOMENT)
 
 
 def kept_recaps(dropped: Sequence[ChatMessage], summary_chars: int | None) -> list[ChatMessage]:
@@ -195,13 +211,14 @@ def kept_recaps(dropped: Sequence[ChatMessage], summary_chars: int | None) -> li
     return out[::-1]
 
 
-def _add_line(out: list[ChatMessage], message: Message, tz: tzinfo | None, scene: SceneFacts | None, user_name: str) -> None:
+def _add_line(out: list[ChatMessage], message: Message, tz: tzinfo | None, scene: SceneFacts | None, user_name: str,
+              *, own_stamp: bool = True) -> None:
     if message.role not in (Role.USER, Role.ASSISTANT):
         return
     if message.status is MessageStatus.FAILED and not message.content:
         return
     role: Literal["user", "assistant"] = "user" if message.role is Role.USER else "assistant"
-    text = f"{stamp(message.created_at, tz)} {message.content.strip()}"
+    text = f"{stamp(message.created_at, tz)} {message.content.strip()}" if own_stamp else message.content.strip()
     if scene is not None:
         who = user_name if role == "user" else scene.names.get(scene.speaker(message), scene.speaker(message))
         role = "assistant" if role == "assistant" and scene.speaker(message) == scene.me else "user"
