@@ -256,6 +256,9 @@ def test_a_fact_after_a_blank_line_in_a_message_is_read_with_its_messages_date()
     # A summary's undated paragraph takes no date from the paragraph before it.
     summary = "<system>\n[03/04 19:00 – 03/04 20:00] They talked.\n\nToday we flew kites on the dunes.\n"
     assert not Reader(f"{summary}{TAIL}\n", s).read(when).right
-    # Nor does a message take the date of the one before it.
-    undated = "<user>\n[03/04 19:03] Hello.\n<assistant>\nWhat a day.\n\nToday we flew kites on the dunes.\n"
+    # A reply with no stamp answers the line before it, at its time (the prompt stamps no such reply)...
+    answered = "<user>\n[03/04 19:03] Hello.\n<assistant>\nWhat a day.\n\nToday we flew kites on the dunes.\n"
+    assert Reader(f"{answered}<system>\n{TAIL}\n", s).read(when).right
+    # ...but a message of the user's with no stamp takes no date from the one before it.
+    undated = "<assistant>\n[03/04 19:03] Hello.\n<user>\nWhat a day.\n\nToday we flew kites on the dunes.\n"
     assert not Reader(f"{undated}<system>\n{TAIL}\n", s).read(when).right

@@ -133,11 +133,13 @@ def statements(text: str, today: date | None) -> list[Statement]:
     """Every sentence of `text` that states something (not a question), with the
     dates nearest before it in its paragraph, or, in a message that opens with
     its stamp, the message's date (a reply's later paragraphs were said then
-    too); and who it says said it."""
+    too), in a reply with no stamp the date of the message before it (the
+    prompt stamps no reply to the line just before it); and who it says said it."""
     out: list[Statement] = []
     span: tuple[date, date] | None = None
     message: tuple[date, date] | None = None
-    opening = False
+    last_said: tuple[date, date] | None = None
+    opening = reply = False
     position = 0
     for paragraph in text.split("\n\n"):
         span = message
@@ -145,12 +147,15 @@ def statements(text: str, today: date | None) -> list[Statement]:
             if role := _ROLE.fullmatch(line.strip()):
                 span = message = None
                 opening = role.group(0) in ("<user>", "<assistant>")  # a chat message, stamped when it was said
+                reply = role.group(0) == "<assistant>"
                 continue
             marks = list(_DATES.finditer(line))
             if opening:
                 opening = False
                 if marks and marks[0].start() == 0:
-                    message = _span(marks[0], today)
+                    message = last_said = _span(marks[0], today)
+                elif reply:
+                    message = span = last_said
             cuts = [0, *(m.start() for m in marks), len(line)]
             for start, end in zip(cuts, cuts[1:]):
                 piece = line[start:end]
