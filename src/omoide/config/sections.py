@@ -191,11 +191,11 @@ class MemorySettings(Section):
     told as said; 'auto': 'extract' on the embedded models, whose summaries invent
     what nobody said (docs/memory.md), 'model' on any other."""
     summary_placement: Literal["auto", "head"] = "auto"
-    """Where the parts a compression appended since the summary's last rewrite go:
-    'head': with the rest of the summary, before the window; 'auto': in the window
-    where they were written (the embedded model's play script and OpenAI-compatible
-    servers), so a compression never makes a prompt cache read the window again;
-    before the window on Anthropic and on an embedded chat template."""
+    """Where the summary goes: 'head': before the window; 'auto': each part a
+    compression writes (a rewrite too) in the window after the message it was
+    written at (the embedded model's play script and OpenAI-compatible servers),
+    so a compression never makes a prompt cache read the window again; before the
+    window on Anthropic and on an embedded chat template."""
     diary_prompt_lines: Annotated[int, Range(ge=1)] = 50
     """Diary lines injected into every prompt."""
     diary_compress_lines: Annotated[int, Range(ge=2)] = 50
