@@ -97,7 +97,7 @@ async def test_each_reply_is_read_back_from_the_servers_cache_on_the_next_turn(l
         await store.close()
     checked = 0
     for (prompt, _, reply), (next_prompt, read, _) in zip(turns, turns[1:], strict=False):
-        if reply < 40:  # too short for a run the server shifts into place (32 tokens)
+        if reply < 30:  # with its header, too short for a run the server shifts into place (32 tokens)
             continue
         checked += 1
         # Evaluated again: less than what the turn added (the reply, the new message and their headers).
