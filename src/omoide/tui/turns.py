@@ -71,7 +71,10 @@ class TurnsApp(NoticesApp):
             await asyncio.sleep(0)
 
     async def on_turn_update(self, message: TurnUpdate) -> None:
-        await self.apply_turn_event(message.event)
+        try:
+            await self.apply_turn_event(message.event)
+        except NoMatches:  # the app closed while the event was shown: its widgets are gone
+            pass
 
     async def apply_turn_event(self, event: TurnEvent) -> None:
         status = self.query_one(StatusBar)
@@ -140,10 +143,7 @@ class TurnsApp(NoticesApp):
         """The reply went to a branch: show the chat as the other window left it."""
         if self._show_after_reply:
             self._show_after_reply = False
-            try:
-                await self.show_chat()
-            except NoMatches:  # the app closed meanwhile: nothing left to show it in
-                pass
+            await self.show_chat()
 
     async def watch_other_writers(self) -> None:
         """Every second: if another window (or `omoide say`) moved this chat on,
