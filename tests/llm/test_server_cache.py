@@ -6,6 +6,7 @@ status bar's "cache: N read" shows."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -82,10 +83,14 @@ async def test_each_reply_is_read_back_from_the_servers_cache_on_the_next_turn(l
                         user_name="Kai", memory_style="summary", summary_threshold=100, recall_passages=0)
     backend = OpenAICompatBackend(settings.backend)
     store = await Store.open(tmp_path / "replies.db")
+    now = [datetime(2026, 4, 1, 20, 15, tzinfo=UTC)]  # today's date in the prompt would pick the replies' lengths
+    store.clock = lambda: now[0]
     session = await ChatSession.open(store, MIKA, settings, backend)
+    session.clock = lambda: now[0]
     turns: list[tuple[int, int, int]] = []  # prompt tokens, read from the cache, reply tokens
     try:
         for line in LINES[:6]:
+            now[0] += timedelta(minutes=3)
             async for _ in session.send(line):
                 pass
             await session.wait_for_memory_work()
