@@ -204,3 +204,21 @@ async def test_a_day_asked_about_brings_back_what_was_said_on_it_and_later_lines
     assert prompt is not None
     [why] = [w for w in prompt.passages if "03/05 12:00" in w]
     assert "a day asked about" in why, prompt.passages
+
+
+async def test_a_line_comes_with_the_question_asked_back_about_it_and_its_answer(store: Store) -> None:
+    """What a story tells of an event is often the answer to "how was it?", which
+    shares none of its words: with room for one passage, the camping line brings
+    the question asked back about it and the answer after that."""
+    store.clock = ticking(datetime(2026, 3, 4, 19, 3, tzinfo=UTC))
+    chat_id = await told_long_ago(store, [
+        (Role.ASSISTANT, "I took my family camping in the hills last week."),
+        (Role.USER, "Sounds great! How was it?"),
+        (Role.ASSISTANT, "We roasted marshmallows-3302 and hiked to the top for the view.")])
+    backend = ScriptedBackend(default=lambda m: ["Mm."])
+    session = await ChatSession.open(store, MIKA, settings(recall_passages=1), backend, chat_id=chat_id)
+
+    await turn(session, "Do you remember the camping?")
+
+    closing = str(chat_calls(backend)[-1][-1]["content"])
+    assert closing.index("family camping") < closing.index("How was it?") < closing.index("marshmallows-3302"), closing

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from omoide.config.sections import MemorySettings
+
 SEARCH = "search"
 DEFAULT_STYLE = "summary+world"
-SEARCH_PERCENT = 30
+SEARCH_PERCENT = MemorySettings().memory_percent
 """The share of the context plain retrieval fills when the run has no default style to
-match (check/run.py gives it the tokens the default style's memory took)."""
+match (check/run.py gives it the tokens the default style's memory took): what the
+default style's memory may take."""
 NO_MEMORY = ("diary", "world", "profile", "pinned", "corrections")
 """What the baselines hide: the window (or the search) is all they have."""
 

@@ -228,7 +228,7 @@ class MemorySettings(Section):
     """Share of context_size, in percent, those passages take at least, however much the
     other memory layers take (estimated at 4 characters a token): a larger context
     remembers more of the story's own words."""
-    memory_percent: Annotated[int, Range(ge=0, le=80)] = 30
+    memory_percent: Annotated[int, Range(ge=0, le=80)] = 32
     """Share of context_size, in percent, the memory layers may take together (summary,
     diary, memos, world, passages): the passages fill what the others leave, at least
     recall_passages_percent."""

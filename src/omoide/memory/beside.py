@@ -1,7 +1,8 @@
 """The lines that come with a memory that comes to mind (memory/passages.py):
 the replies to the best word matches, as candidates of their own, and the line
 each chosen passage completes (a question's answer, an answer's question, the
-line a line points back to), so a value never comes back without what it is."""
+line a line points back to, what was asked back about it and answered), so a
+value never comes back without what it is."""
 
 from __future__ import annotations
 
@@ -77,9 +78,12 @@ def completes_before(text: str, before: str) -> bool:
 async def beside(store: Store, head_id: int, ranked: Sequence[Passage], shown: set[int], voices: Voices,
                  reader: Reader | None) -> dict[int, list[Passage]]:
     """The lines each of the `ranked` passages completes, by passage: the answer after
-    a question, the question before an answer, the line a line points back to."""
+    a question, the question before an answer, the line a line points back to, and
+    the question a reply asks back about a line, with its answer ("We went camping."
+    -> "How was it?" -> "We roasted marshmallows and hiked.")."""
     parents, children = await store.recall.beside([p.message_id for p in ranked])
     wanted: list[tuple[Passage, Candidate]] = []
+    asked_back: list[tuple[Passage, Candidate]] = []  # a reply that asks about the passage ("How was it?")
     for passage in ranked:
         text = passage.text
         parent = parents.get(passage.message_id)
@@ -89,8 +93,15 @@ async def beside(store: Store, head_id: int, ranked: Sequence[Passage], shown: s
             continue
         if text.rstrip().endswith("?"):
             wanted += [(passage, c) for c in children.get(passage.message_id, [])]
+        else:
+            asked_back += [(passage, c) for c in children.get(passage.message_id, []) if c.text.rstrip().endswith("?")]
         if parent is not None and completes_before(text, parent.text):
             wanted.append((passage, parent))
+    if asked_back:  # the question comes with its answer, or not at all: alone it tells nothing
+        _, answered = await store.recall.beside([c.message_id for _, c in asked_back])
+        for passage, question in asked_back:
+            if answered.get(question.message_id):
+                wanted += [(passage, question), *((passage, a) for a in answered[question.message_id])]
     wanted = [(p, c) for p, c in wanted if c.message_id not in shown and c.role in ("user", "assistant")
               and c.text.strip() and _readable(c, reader)]
     if not wanted:
