@@ -75,7 +75,10 @@ async def test_editors_help_and_copy_never_pass_an_escape_to_the_terminal(omoide
             await until(lambda: "Reply ␛]0;PWNED␇" in pane(), "the reply showing inert")
             # Ctrl+Up, e: the reply's editor; then the greeting's (two messages up)
             await keys("C-Up", "e", then=lambda: "Ctrl+S saves it as a new version" in pane(), what="the reply's editor")
-            await keys("Escape", "Up", "Up", "e", then=lambda: "*waves* ␛]0;PWNED" in pane(), what="the greeting's editor")
+            await keys("Escape", then=lambda: "Ctrl+S saves" not in pane(), what="the reply's editor closed")
+            # the editor's own heading: the greeting's text stands in the chat log too
+            await keys("Up", "Up", "e", then=lambda: "Edit Evil's message #1" in pane() and "*waves* ␛]0;PWNED" in pane(),
+                       what="the greeting's editor")
             await keys("Escape", "Escape", then=lambda: "Ctrl+S saves" not in pane(), what="back to the composer")
             # /memos, e: the memo's editor
             await keys("/memos", "Enter", then=lambda: "A memo" in pane(), what="the memo book")
