@@ -69,10 +69,14 @@ async def answers(store: Store, head_id: int, candidates: Sequence[Candidate], r
     return out
 
 
+def _asks(text: str) -> bool:
+    return text.rstrip().endswith("?")
+
+
 def completes_before(text: str, before: str) -> bool:
     """Whether `text` says what it is only with the line `before` it: an answer to
     a question ("Lilies. I can't bear them."), or a line that opens by pointing back."""
-    return before.rstrip().endswith("?") or bool(_POINTS_BACK.match(" ".join(text.split())))
+    return _asks(before) or bool(_POINTS_BACK.match(" ".join(text.split())))
 
 
 async def beside(store: Store, head_id: int, ranked: Sequence[Passage], shown: set[int], voices: Voices,
@@ -91,10 +95,10 @@ async def beside(store: Store, head_id: int, ranked: Sequence[Passage], shown: s
             if parent is not None:
                 wanted.append((passage, parent))
             continue
-        if text.rstrip().endswith("?"):
+        if _asks(text):
             wanted += [(passage, c) for c in children.get(passage.message_id, [])]
         else:
-            asked_back += [(passage, c) for c in children.get(passage.message_id, []) if c.text.rstrip().endswith("?")]
+            asked_back += [(passage, c) for c in children.get(passage.message_id, []) if _asks(c.text)]
         if parent is not None and completes_before(text, parent.text):
             wanted.append((passage, parent))
     if asked_back:  # the question comes with its answer, or not at all: alone it tells nothing
