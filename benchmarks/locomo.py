@@ -39,14 +39,14 @@ from omoide.safe_text import json_text, safe
 def conversations(path: Path) -> list[tuple[str, dict[str, Any]]]:
     data = json.loads(path.read_text(encoding="utf-8"))
     if isinstance(data, list):
-        return [(str(item.get("sample_id") or f"{path.stem}-{n}"), item.get("conversation", item))
-                for n, item in enumerate(data, 1) if isinstance(item, dict)]
-    return [(f"locomo-{path.stem}", data.get("conversation", data) if "conversation" in data else data)]
+        return [(str(item.get("sample_id") or f"{path.stem}-{n}"), item) for n, item in enumerate(data, 1)
+                if isinstance(item, dict)]
+    return [(f"locomo-{path.stem}", data)]  # convert reads a locomo10.json item (qa beside its conversation) too
 
 
 def counts(console: Console, name: str, conversion: Conversion) -> None:
     console.print(safe(f"\n{name}: LoCoMo questions kept and dropped", "bold"))
-    for category in CATEGORY_NAMES.values():
+    for category in [*CATEGORY_NAMES.values(), *(["unknown"] if "unknown" in conversion.dropped else [])]:
         dropped = conversion.dropped.get(category, {})
         console.print(safe(f"  {category:<12} kept {conversion.kept.get(category, 0):>3}, "
                            f"dropped {sum(dropped.values()):>3}"))

@@ -115,6 +115,26 @@ def test_questions_are_kept_by_category_with_facts_from_their_evidence_turns() -
     assert planted == {"q5", "q3.1", "q3.2"}  # a line plants one fact (its horizon): q1 shares q5's line
 
 
+def test_a_question_list_with_broken_entries_keeps_the_good_ones_and_counts_the_rest() -> None:
+    broken = {**CONVERSATION, "qa": [None, "What?", {"question": None, "category": 4}, {"question": "Why?", "category": "x"},
+                                     {"question": "Why not?", "category": [4]}, *CONVERSATION["qa"]]}
+    conversion = convert(broken, name="tiny", host="suzune", host_name="Suzune")
+    whole = convert(CONVERSATION, name="tiny", host="suzune", host_name="Suzune")
+    assert [q["ask"] for q in conversion.scenario["questions"]] == [q["ask"] for q in whole.scenario["questions"]]
+    assert conversion.kept == whole.kept
+    assert conversion.dropped["unknown"] == {"no category or no question": 4}
+    assert conversion.dropped["single-hop"]["no category or no question"] == 1  # a category, but no question
+    assert convert({**CONVERSATION, "qa": "not a list"}).scenario["questions"] == []
+
+
+def test_an_item_of_locomo10_json_converts_with_the_questions_kept_beside_its_conversation() -> None:
+    sessions = {key: value for key, value in CONVERSATION.items() if key != "qa"}
+    item = {"sample_id": "conv-x", "qa": CONVERSATION["qa"], "conversation": sessions, "event_summary": {}}
+    whole = convert(CONVERSATION, name="tiny", host="suzune", host_name="Suzune")
+    nested = convert(item, name="tiny", host="suzune", host_name="Suzune")
+    assert nested.scenario == whole.scenario and nested.kept == whole.kept and len(whole.scenario["questions"]) == 5
+
+
 def test_one_day_is_read_from_an_answer_and_a_span_is_not() -> None:
     assert answer_day("7 May 2023") == date(2023, 5, 7)
     assert answer_day("19 January, 2023") == date(2023, 1, 19)

@@ -69,12 +69,10 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from omoide.check.locomo_words import answer_day, content, match_in, parse_when, relative_phrases, stem, words
+from omoide.check.locomo_words import (CATEGORY_NAMES, answer_day, category_of, content, match_in, parse_when,
+                                        relative_phrases, stem, words)
 
 __all__ = ["CATEGORY_NAMES", "CUE", "Conversion", "answer_day", "convert"]
-
-CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
-"""LoCoMo's categories, numbered as in its own evaluation code."""
 
 CUE = "…"
 """The line on the other side of a turn nobody answered or cued."""
@@ -113,17 +111,13 @@ class Conversion:
 
 
 def _rename(text: str, old: str, new: str) -> str:
-    if not old or old == new:
-        return text
-    return re.sub(rf"(?<![\w]){re.escape(old)}(?![\w])", new, text)
+    return text if not old or old == new else re.sub(rf"(?<![\w]){re.escape(old)}(?![\w])", new, text)
 
 
 def _turn_text(turn: Mapping[str, Any]) -> str:
     text = str(turn.get("text", "") or "").strip()
     caption = str(turn.get("blip_caption", "") or "").strip()
-    if caption:
-        text = f"{text} [shares {caption}]".strip()
-    return text
+    return f"{text} [shares {caption}]".strip() if caption else text
 
 
 def sessions(data: Mapping[str, Any]) -> list[tuple[int, datetime, list[Mapping[str, Any]]]]:
@@ -241,8 +235,8 @@ class Converter:
         return list(dict.fromkeys(found for w in wanted if (found := match_in(w, said)) is not None))
 
     def question(self, n: int, qa: Mapping[str, Any], ask_day: date) -> dict[str, Any] | None:
-        category = CATEGORY_NAMES.get(int(qa.get("category", 0) or 0), "unknown")
-        ask = self.rename(str(qa.get("question", "")).strip())
+        category = category_of(qa)
+        ask = self.rename(str(qa.get("question") or "").strip())
         qid = f"q{n}"
         if category == "unknown" or not ask:
             self.out.drop(category, "no category or no question")
@@ -350,8 +344,10 @@ class Converter:
         last = dated[-1][1].date()
         ask_day = last + timedelta(days=1)
         questions = []
-        for n, qa in enumerate(self.data.get("qa", []) or [], 1):
-            category = CATEGORY_NAMES.get(int(qa.get("category", 0) or 0), "unknown")
+        listed = self.data.get("qa")
+        for n, qa in enumerate(listed if isinstance(listed, list) else [], 1):
+            qa = qa if isinstance(qa, Mapping) else {}  # not a question object: dropped as "no question"
+            category = category_of(qa)
             made = self.question(n, qa, ask_day)
             if made is not None:
                 questions.append(made)
@@ -390,9 +386,11 @@ class Converter:
 
 
 def convert(data: Mapping[str, Any], *, name: str = "locomo", host: str = "suzune", host_name: str = "Suzune") -> Conversion:
-    """A LoCoMo conversation object (`speaker_a`, `speaker_b`, `session_N`,
-    `session_N_date_time`, `qa`) as a format-1 scenario and the categories'
+    """A LoCoMo conversation object (`speaker_a`, `speaker_b`, `session_N`, `session_N_date_time`, `qa`; or an item
+    of locomo10.json, which keeps them in `conversation` beside `qa`) as a format-1 scenario and the categories'
     counts (the module docstring has the rules)."""
+    if isinstance(data, Mapping) and isinstance(data.get("conversation"), Mapping):
+        data = {**data["conversation"], "qa": data.get("qa", data["conversation"].get("qa"))}
     if not isinstance(data, Mapping) or not {"speaker_a", "speaker_b"} <= set(data):
         raise ValueError("not a LoCoMo conversation: it needs speaker_a, speaker_b and session_N")
     return Converter(data, name=name, host=host, host_name=host_name).convert()

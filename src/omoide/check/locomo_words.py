@@ -1,13 +1,23 @@
 """The words and days of a LoCoMo conversation, for its conversion into a
 scenario (locomo.py): content words, their plural and tense endings, the
-sessions' dates, the one day a temporal answer names, and the phrases that name
-one day from the day they are said."""
+sessions' dates, the one day a temporal answer names, the phrases that name
+one day from the day they are said, and the questions' categories."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import date, datetime, timedelta
+from typing import Any
+
+CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+"""LoCoMo's categories, numbered as in its own evaluation code."""
+
+
+def category_of(qa: Mapping[str, Any]) -> str:
+    """A question's category name; "unknown" for a number not in `CATEGORY_NAMES`, or none."""
+    found = re.fullmatch(r"\s*(\d+)\s*", str(qa.get("category", "")))
+    return CATEGORY_NAMES.get(int(found.group(1)), "unknown") if found else "unknown"
 
 STOPWORDS = frozenset("""
 a about above after again against all also am an and any are aren't as at be because been before being below
