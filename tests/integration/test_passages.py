@@ -222,3 +222,31 @@ async def test_a_line_comes_with_the_question_asked_back_about_it_and_its_answer
 
     closing = str(chat_calls(backend)[-1][-1]["content"])
     assert closing.index("family camping") < closing.index("How was it?") < closing.index("marshmallows-3302"), closing
+
+
+async def test_a_line_that_names_what_a_passage_names_comes_too_unless_many_lines_name_it(store: Store) -> None:
+    """Where she moved from is said in another line, months apart, that shares
+    no word with the question but "home country" with the line that matches it:
+    that line comes to mind too, and /prompt says why. A pair many lines hold
+    names nothing in particular and brings nothing."""
+    store.clock = ticking(datetime(2026, 3, 4, 19, 3, tzinfo=UTC))
+    told = [(Role.USER, "I moved here four years ago, from my home country, right after the breakup."),
+            (Role.ASSISTANT, "That was brave of you."),
+            *[(Role.USER if i % 2 else Role.ASSISTANT, FILLER.format(i=i)) for i in range(40)],
+            (Role.USER, "This necklace was a gift from my grandma in my home country, Vastmark-4410.")]
+    chat_id = await told_long_ago(store, told)
+    backend = ScriptedBackend(default=lambda m: ["Mm."])
+    session = await ChatSession.open(store, MIKA, settings(), backend, chat_id=chat_id)
+
+    await turn(session, "Where did I move from, years back?")
+
+    assert "Vastmark-4410" in str(chat_calls(backend)[-1][-1]["content"])
+    prompt = session.last_prompt
+    assert prompt is not None
+    [why] = [w for w in prompt.passages if "names" in w]
+    assert 'names "home country" as a better passage does' in why, prompt.passages
+
+    crowded = await told_long_ago(store, [*told, *[(Role.ASSISTANT, f"Tea {i} from the home country shop.") for i in range(5)]])
+    session = await ChatSession.open(store, MIKA, settings(), backend, chat_id=crowded)
+    await turn(session, "Where did I move from, years back?")
+    assert session.last_prompt is not None and not [w for w in session.last_prompt.passages if "names" in w]

@@ -209,3 +209,5 @@ def test_recall_ranks_by_relevance_and_recency() -> None:
 
 def test_recall_queries_drop_common_words() -> None:
     assert query_terms("What was the name of the lighthouse keeper, the old one?") == ["name", "lighthouse", "keeper", "old"]
+    # words that say when, not what: a day asked about comes back by its own rule (memory/days.py)
+    assert query_terms("What did you paint recently? The one from two weeks ago, lately?") == ["paint", "two", "weeks"]

@@ -33,6 +33,9 @@ class Passage:
     on_day: bool = False
     """Said on a day the newest message asks about ("on 7 May", "three days ago"), or the day after, or in the week
     after it in a line that names it."""
+    names: str | None = None
+    """The pair of words it shares with a better passage, which few other lines hold ("home country"; memory/links.py):
+    what brought it, though it may match none of the query's words."""
 
     def line(self, tz: tzinfo | None = None) -> str:
         return f"{stamp(self.when, tz)} {self.who}: {self.text}"
@@ -41,7 +44,8 @@ class Passage:
         """Why it came to mind, for /prompt."""
         if self.completes is not None:
             return f"      {stamp(self.when, tz)} {self.who}: the line beside a passage, which it completes"
-        found = (f"follows a line that matched {', '.join(self.matched)}" if self.follows is not None
+        found = (f"names \"{self.names}\" as a better passage does" if self.names is not None
+                 else f"follows a line that matched {', '.join(self.matched)}" if self.follows is not None
                  else f"matched {', '.join(self.matched)}" if self.matched else
                  "said on or of a day asked about" if self.on_day else "near in meaning")
         if self.on_day and self.matched:

@@ -20,7 +20,8 @@ is asked back as often as what the user tells.
 Each passage comes with the line it completes (`beside`): a question with the
 answer after it, an answer or a line that points back ("It was her.") with
 the line before it, so a value never comes back without what it is.
-The budget is a share of the context (`recall_passages_percent`).
+Lines that name what the best matches name ("home country") come too
+(memory/links.py). The budget is a share of the context (`recall_passages_percent`).
 
 Plain retrieval (`plain`, the memory check's `search` baseline): bm25 over
 whole messages for the newest one alone and the messages nearest it by
@@ -46,6 +47,7 @@ from omoide.llm.embeddings import Embed, cosine
 from omoide.memory.beside import answers, beside
 from omoide.memory.passage import PASSAGE_CHARS, Passage, Voices, cut, estimate_tokens
 from omoide.memory.days import asked_days
+from omoide.memory.links import linked
 from omoide.memory.meaning import FLOOR
 from omoide.memory.recall import MAX_TERMS, query_terms
 from omoide.memory.weights import DEFAULT_IMPORTANCE, HIGH_IMPORTANCE
@@ -259,6 +261,16 @@ async def come_to_mind(
     if not plain:
         candidates += await answers(store, head_id, candidates, relevance, shown, reader, follows)
     importance = {} if plain else await store.recall.importance([c.message_id for c in candidates])
+
+    def recency_of(c: Candidate) -> float:
+        return float(0.5 ** (max((now - c.created_at).total_seconds() / 86400, 0.0) / half_life_days))
+
+    def naming(c: Candidate, fit: float, pair: str) -> Passage:
+        """A line that names what a better passage names (memory/links.py), at the default importance."""
+        weight, recency = DEFAULT_IMPORTANCE / HIGH_IMPORTANCE, recency_of(c)
+        return Passage(c.message_id, c.created_at, voices.who(c.role, c.speaker), cut(c.text, pair.split()), (), fit,
+                       weight, recency, fit * (0.5 + 0.3 * weight + 0.2 * recency), names=pair)
+
     scored: list[Passage] = []
     for c in candidates:
         text = c.text
@@ -271,7 +283,7 @@ async def come_to_mind(
         if c.message_id in on_day:  # said on a day the newest message asks about
             fit = DAY_WEIGHT + (1 - DAY_WEIGHT) * fit
         weight = (importance.get(c.message_id) or DEFAULT_IMPORTANCE) / HIGH_IMPORTANCE
-        recency = 0.5 ** (max((now - c.created_at).total_seconds() / 86400, 0.0) / half_life_days)
+        recency = recency_of(c)
         # Plain: the word matches by bm25, then what is nearest by meaning fills what room is left
         score = (1.0 + relevance[c.message_id] if c.message_id in relevance else fit) if plain \
             else fit * (0.5 + 0.3 * weight + 0.2 * recency)
@@ -288,6 +300,11 @@ async def come_to_mind(
     if embed is not None and scored and not plain:
         scored = await by_meaning([*map(trimmed, scored[:MEANING_POOL]), *scored[MEANING_POOL:]], asked, embed)
     ranked = [trimmed(p) for p in with_a_place_for_meaning(scored, limit)[: None if plain else BESIDE_POOL * limit]]
+    if not plain:  # a line found that names what a better passage names weighs as that (memory/links.py)
+        named = {p.message_id: p for p in await linked(store, chat_id, head_id, ranked, shown, name_words(names),
+                                                      reader, naming)}
+        kept = {p.message_id: p for p in ranked if p.score >= named.get(p.message_id, p).score}
+        ranked = sorted({**named, **kept}.values(), key=lambda p: (-p.score, -p.message_id))
     companions = {} if plain else await beside(store, head_id, ranked, shown, voices, reader)
     chosen: list[Passage] = []
     taken: set[int] = set()
