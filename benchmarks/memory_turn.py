@@ -13,8 +13,11 @@ or "actually" (the corrections' cue words, which are everywhere in real chats)
 and 8 of them, spread over the chat, are real corrections ("Actually my cat is
 Mochi-1 now, not Biscuit-1."). Suzune has 5 pins.
 
-Each turn stores a reply and your next message (make_chat's words and three
-Zipf words), then builds the prompt at your message with
+Each turn stores a reply and your next message (three Zipf words, then
+make_chat's words: the query takes a message's first 12 content words, and
+with make_chat's first it held no word the passages could find, so before
+2026-12-03 this measured the passages by meaning alone), then builds the
+prompt at your message with
 `ChatSession.build_prompt`, as a turn does before its request: memory state,
 profile, world, lore, pins, corrections, passages, the layers, the fit and the
 token count (the embedded SmolLM2 tokenizer, the default setup; `--estimate`
@@ -171,7 +174,9 @@ async def measure(n: int, turns: int, estimate: bool) -> tuple[dict[str, list[Sp
             head = (await session.refresh()).head_id
             assert head is not None
             for role in (Role.ASSISTANT, Role.USER):
-                text = f"{sentence(rng, rng.randint(8, 30))} {zipf_words(rng).capitalize()}."
+                # The Zipf words first: a query takes a message's first 12 content words, and make_chat's
+                # (in every message) would fill them, leaving the passages nothing to find by words.
+                text = f"{zipf_words(rng).capitalize()}. {sentence(rng, rng.randint(8, 30))}"
                 head = (await store.messages.add(chat_id, head, role, text, expected_head=head)).id
             session.accept_head(head)
             await session.refresh()
