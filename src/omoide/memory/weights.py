@@ -34,7 +34,8 @@ during each even ever every from further have having here hers herself himself i
 most much must myself never only other ours ourselves over really said same says should since some still such than that
 their theirs them themselves then there these they thing things think this those though through today told tomorrow
 under until very want wants well went were what when where which while will with would your yours yourself yourselves
-yesterday recently lately ago soon earlier later currently nowadays going gonna little maybe back time good feel felt look looked looks okay yeah right away something anything
+yesterday going gonna little maybe back time good feel felt look looked looks okay yeah right away something anything
+recently lately ago soon earlier later currently nowadays
 the and was are you for but not his her she him had has who why how can did our out its all any one too yes get got
 """.split())
 """Words that never identify a memory (the short ones matter to recall queries)."""
