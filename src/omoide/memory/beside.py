@@ -10,7 +10,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from omoide.memory.passage import Passage, Voices, cut
+from omoide.memory.passage import Passage, Voices, cut, readable
 
 if TYPE_CHECKING:
     from omoide.domain.witness import Reader
@@ -26,10 +26,6 @@ REPLY_DEPTH = 2
 _POINTS_BACK = re.compile(r"^\W*(?:\w+,\s+)?(?:it|it's|that|that's|this|those|these|they|them|he|she|her|him|yes|yeah|no"
                           r"|nope|yep|sure|right|exactly|actually|scratch that)\b", re.I)
 """A line that opens by pointing at what the line before it said."""
-
-
-def _readable(c: Candidate, reader: Reader | None) -> bool:
-    return reader is None or not reader.bounded or reader.reads(None, c.depth)
 
 
 async def answers(store: Store, head_id: int, candidates: Sequence[Candidate], relevance: dict[int, float],
@@ -50,7 +46,7 @@ async def answers(store: Store, head_id: int, candidates: Sequence[Candidate], r
         _, children = await store.recall.beside([c.message_id for c, _, _ in level])
         found = [(child, weight, match) for parent, weight, match in level for child in children.get(parent.message_id, [])
                  if child.message_id not in shown and child.role in ("user", "assistant") and child.text.strip()
-                 and _readable(child, reader)]
+                 and readable(child, reader)]
         on_path = await store.recall.on_path(head_id, sorted({c.message_id for c, _, _ in found})) if found else set()
         reached: dict[int, tuple[Candidate, float, int]] = {}  # a reply of several lines leads on once, at its best
         for child, weight, match in found:
@@ -107,7 +103,7 @@ async def beside(store: Store, head_id: int, ranked: Sequence[Passage], shown: s
             if answered.get(question.message_id):
                 wanted += [(passage, question), *((passage, a) for a in answered[question.message_id])]
     wanted = [(p, c) for p, c in wanted if c.message_id not in shown and c.role in ("user", "assistant")
-              and c.text.strip() and _readable(c, reader)]
+              and c.text.strip() and readable(c, reader)]
     if not wanted:
         return {}
     on_path = await store.recall.on_path(head_id, sorted({c.message_id for _, c in wanted}))

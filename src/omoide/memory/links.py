@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from omoide.memory.passage import Passage
+from omoide.memory.passage import Passage, readable, stem
 from omoide.memory.weights import STOPWORDS
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ def pairs(text: str, excluded: set[str], matched: Sequence[str] = ()) -> list[st
     """Two content words side by side ("home country"), casefolded: no stop word, no number and none of `excluded`
     (the speakers' names); in order, or the nearest a word of `matched` (or a form of it) first."""
     words = [w.casefold() for w in _WORD.findall(text)]
-    hits = [i for i, w in enumerate(words) if any(w.startswith(m[:max(4, len(m) - 3)]) for m in matched)]
+    hits = [i for i, w in enumerate(words) if any(w.startswith(stem(m)) for m in matched)]
     found = [(min((abs(i - h) for h in hits), default=0), f"{a} {b}")
              for i, (a, b) in enumerate(zip(words, words[1:])) if _content(a, excluded) and _content(b, excluded)]
     return list(dict.fromkeys(pair for _, pair in sorted(found, key=lambda f: f[0])))
@@ -65,13 +65,12 @@ async def linked(store: Store, chat_id: int, head_id: int, ranked: Sequence[Pass
         return []
     found = [c for c in await store.recall.candidates(chat_id, rare, limit=PAIR_AT_MOST * len(rare), diary=False,
                                                       whole=True)
-             if c.message_id not in taken and c.role in ("user", "assistant")
-             and (reader is None or not reader.bounded or reader.reads(None, c.depth))]
+             if c.message_id not in taken and c.role in ("user", "assistant") and readable(c, reader)]
     on_path = await store.recall.on_path(head_id, sorted({c.message_id for c in found})) if found else set()
     out: list[Passage] = []
     for c in found:
         held = set(pairs(c.text, excluded))  # the index stems: "home countries" is not the pair
         shared = next((p for p in rare if p in held), None)
-        if c.message_id in on_path and shared is not None and all(p.message_id != c.message_id for p in out):
+        if c.message_id in on_path and shared is not None:  # the index gives each message once
             out.append(make(c, LINK_WEIGHT * named[shared].relevance, shared))
     return out

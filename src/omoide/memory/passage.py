@@ -6,8 +6,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
+from typing import TYPE_CHECKING
 
 from omoide.llm.stamps import stamp
+
+if TYPE_CHECKING:
+    from omoide.domain.witness import Reader
+    from omoide.store.recall import Candidate
 
 PASSAGE_CHARS = 600
 """A passage longer than this is cut around its first matched word."""
@@ -53,6 +58,17 @@ class Passage:
         return (f"{self.score:.2f}  {stamp(self.when, tz)} {self.who}: {found} "
                 f"(relevance {self.relevance:.2f}, importance {self.importance:.2f}, recency {self.recency:.2f}"
                 + ("" if self.meaning is None else f", meaning {self.meaning:.2f}") + ")")
+
+
+def stem(word: str) -> str:
+    """What of `word` its other forms share (the index stems with porter: "realize"
+    finds "realized"), for telling which of the query's words a message holds."""
+    return word if len(word) <= 4 else word[: max(4, len(word) - 3)]
+
+
+def readable(line: Candidate, reader: Reader | None) -> bool:
+    """Whether the speaker heard `line` (a scene's knowledge boundary; every line without one)."""
+    return reader is None or not reader.bounded or reader.reads(None, line.depth)
 
 
 def estimate_tokens(text: str) -> int:

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING
 from omoide.domain.chat import Message, Role
 from omoide.llm.embeddings import Embed, cosine
 from omoide.memory.beside import answers, beside
-from omoide.memory.passage import PASSAGE_CHARS, Passage, Voices, cut, estimate_tokens
+from omoide.memory.passage import PASSAGE_CHARS, Passage, Voices, cut, estimate_tokens, readable, stem
 from omoide.memory.days import asked_days
 from omoide.memory.links import linked
 from omoide.memory.meaning import FLOOR
@@ -137,12 +137,6 @@ def _words(text: str) -> frozenset[str]:
     """The words of a message, casefolded: kept for the candidates of the last few turns, which come up again
     (a few turns only: a message may be huge)."""
     return frozenset(map(str.casefold, _WORD.findall(text)))
-
-
-def stem(word: str) -> str:
-    """What of `word` its other forms share (the index stems with porter: "realize"
-    finds "realized"), for telling which of the query's words a message holds."""
-    return word if len(word) <= 4 else word[: max(4, len(word) - 3)]
 
 
 def words_in(text: str, terms: Sequence[str]) -> tuple[str, ...]:
@@ -250,7 +244,7 @@ async def come_to_mind(
                 if c.message_id not in shown:
                     pool.setdefault(c.message_id, c)
                     on_day.add(c.message_id)
-    candidates = [c for c in pool.values() if reader is None or not reader.bounded or reader.reads(None, c.depth)]
+    candidates = [c for c in pool.values() if readable(c, reader)]
     if not candidates:
         return []
     on_path = await store.recall.on_path(head_id, sorted(c.message_id for c in candidates))
